@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what pgokit needs to build, test and benchmark, when it is missing.
+# Idempotent: a second run installs nothing. Debian 12 (bookworm) packages.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential gcc-12 make pkg-config
+  clang-19 llvm-19 lld-19 clang-14
+  autofdo linux-perf qemu-user valgrind
+  libzydis-dev zlib1g-dev libzstd-dev
+  binutils python3
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"

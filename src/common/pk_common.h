@@ -1,0 +1,115 @@
+/* pk_common.h — errors as values, byte readers, files, growable arrays.
+ *
+ * Every fallible library function takes a `pk_err *` and returns an int:
+ * 0 on success, -1 on failure with a message in the pk_err. The library never
+ * prints and never exits; the CLI decides what to do with the message.
+ * Messages about bad input name the file and the byte offset:
+ *     pk_err_set(err, "%s: offset %llu: record size %u is smaller than 8", ...)
+ */
+#ifndef PK_COMMON_H
+#define PK_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PK_ERR_MAX 1024
+
+typedef struct pk_err {
+    char msg[PK_ERR_MAX];
+} pk_err;
+
+/* Sets the message (printf-style) and returns -1, so callers can write
+ * `return pk_err_set(err, ...);`. A NULL err is allowed and ignored. */
+int pk_err_set(pk_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prepends "prefix: " to an existing message; returns -1. */
+int pk_err_prefix(pk_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Message for errno-style failures: "<what>: <strerror(errno)>"; returns -1. */
+int pk_err_errno(pk_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- unaligned little-endian loads and stores (perf.data in pipe mode is
+ * not 8-byte aligned, ELF/DWARF fields rarely are) ---- */
+static inline uint16_t pk_ld16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t pk_ld32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t pk_ld64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void pk_st16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void pk_st32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void pk_st64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* ---- a read-only view of a whole file (mmap, or read for pipes/empty) ---- */
+typedef struct pk_mapped_file {
+    const uint8_t *data;
+    size_t size;
+    char *path;      /* owned copy, for error messages */
+    int is_mmap;
+} pk_mapped_file;
+
+int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
+void pk_file_unmap(pk_mapped_file *f);
+
+/* ---- output written to "<path>.tmp.<pid>" and renamed on commit, so a failed
+ * run never leaves a half-written file under the final name ---- */
+typedef struct pk_out_file {
+    int fd;
+    char *path;      /* final name */
+    char *tmp_path;  /* where bytes go until commit */
+    uint64_t written;
+    int failed;      /* a write failed: commit will refuse */
+    char buf[1 << 16];
+    size_t buf_len;
+} pk_out_file;
+
+int pk_out_open(pk_out_file *o, const char *path, pk_err *err);
+int pk_out_write(pk_out_file *o, const void *data, size_t len, pk_err *err);
+int pk_out_printf(pk_out_file *o, pk_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Seek-and-patch bytes already written (flushes first). */
+int pk_out_pwrite(pk_out_file *o, const void *data, size_t len, uint64_t offset, pk_err *err);
+int pk_out_commit(pk_out_file *o, pk_err *err); /* flush, fsync-free close, rename */
+void pk_out_abort(pk_out_file *o);              /* close and unlink the temporary */
+
+/* ---- growable array of fixed-size elements ---- */
+typedef struct pk_vec {
+    void *data;
+    size_t len, cap, elem;
+} pk_vec;
+
+static inline void pk_vec_init(pk_vec *v, size_t elem) { v->data = NULL; v->len = v->cap = 0; v->elem = elem; }
+void *pk_vec_push(pk_vec *v);          /* returns a zeroed slot, NULL on OOM */
+int pk_vec_reserve(pk_vec *v, size_t n);
+void pk_vec_free(pk_vec *v);
+#define PK_VEC_AT(v, T, i) (((T *)(v)->data)[i])
+
+/* ---- allocation helpers that never return NULL silently: callers check ---- */
+void *pk_xrealloc_array(void *p, size_t n, size_t elem); /* NULL on overflow/OOM */
+
+/* ---- 64-bit hash ---- */
+static inline uint64_t pk_hash64(uint64_t x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+uint64_t pk_hash_bytes(const void *p, size_t n);
+
+/* ---- open-addressed map u64 → u64 (key 0 is allowed; values are counts or
+ * indexes). The hot structure of aggregation: flat, no per-entry allocation. */
+typedef struct pk_u64map {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint8_t *used;
+    size_t cap;   /* power of two */
+    size_t len;
+} pk_u64map;
+
+int pk_u64map_init(pk_u64map *m, size_t initial_cap);
+void pk_u64map_free(pk_u64map *m);
+/* Returns a pointer to the value slot for key, inserting 0 if absent; NULL on OOM. */
+uint64_t *pk_u64map_slot(pk_u64map *m, uint64_t key);
+/* Returns a pointer to the value, or NULL if absent. */
+uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key);
+/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ... */
+
+#endif

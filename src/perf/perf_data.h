@@ -1,0 +1,191 @@
+/* perf_data.h — reading and writing perf.data, and reading `perf script` text.
+ *
+ * A perf.data file (file mode or pipe mode, optionally zstd-compressed) is read
+ * once, front to back, and each record is handed to a callback, as perf's own
+ * session does. Memory does not grow with the file: records are decoded in
+ * place from the mmapped file (or from a bounded decompression window), and the
+ * pointers inside an event are valid only during the callback.
+ *
+ * The writer emits what `pgokit record` produces: one attr, COMM / MMAP2 /
+ * FORK / EXIT / SAMPLE records, the BUILD_ID and BRANCH_STACK features. perf,
+ * llvm-profgen and create_llvm_prof read its files.
+ *
+ * Layout references: ../shared/research/perf-data-inference-libs.md §1–2.
+ */
+#ifndef PK_PERF_DATA_H
+#define PK_PERF_DATA_H
+
+#include "common/pk_common.h"
+
+/* ---- constants from the kernel ABI (uapi/linux/perf_event.h) ---- */
+enum {
+    PK_SAMPLE_IP = 1u << 0, PK_SAMPLE_TID = 1u << 1, PK_SAMPLE_TIME = 1u << 2,
+    PK_SAMPLE_ADDR = 1u << 3, PK_SAMPLE_READ = 1u << 4, PK_SAMPLE_CALLCHAIN = 1u << 5,
+    PK_SAMPLE_ID = 1u << 6, PK_SAMPLE_CPU = 1u << 7, PK_SAMPLE_PERIOD = 1u << 8,
+    PK_SAMPLE_STREAM_ID = 1u << 9, PK_SAMPLE_RAW = 1u << 10, PK_SAMPLE_BRANCH_STACK = 1u << 11,
+    PK_SAMPLE_REGS_USER = 1u << 12, PK_SAMPLE_STACK_USER = 1u << 13, PK_SAMPLE_WEIGHT = 1u << 14,
+    PK_SAMPLE_DATA_SRC = 1u << 15, PK_SAMPLE_IDENTIFIER = 1u << 16,
+};
+enum { PK_BRANCH_USER = 1u << 0, PK_BRANCH_ANY = 1u << 3, PK_BRANCH_HW_INDEX = 1u << 17 };
+
+/* Call-chain context markers: any entry >= PK_CONTEXT_MAX is a marker. */
+#define PK_CONTEXT_HV           ((uint64_t)-32)
+#define PK_CONTEXT_KERNEL       ((uint64_t)-128)
+#define PK_CONTEXT_USER         ((uint64_t)-512)
+#define PK_CONTEXT_GUEST        ((uint64_t)-2048)
+#define PK_CONTEXT_MAX          ((uint64_t)-4095)
+
+/* misc & 7 */
+enum { PK_CPUMODE_KERNEL = 1, PK_CPUMODE_USER = 2 };
+
+typedef struct pk_perf_attr {
+    uint32_t type;
+    uint64_t config;
+    uint64_t sample_period;     /* or frequency when freq */
+    uint64_t sample_type;       /* PK_SAMPLE_* */
+    uint64_t read_format;
+    uint64_t flags;             /* the bitfield word at offset 40 */
+    uint64_t branch_sample_type;
+    uint64_t sample_regs_user;
+    uint64_t sample_regs_intr;
+    uint32_t size;              /* as written in the file */
+    const uint64_t *ids;        /* event ids tied to this attr */
+    uint32_t nr_ids;
+} pk_perf_attr;
+
+/* One branch-stack entry: newest first in pk_sample.branches. */
+typedef struct pk_branch {
+    uint64_t from, to;
+    uint64_t flags;             /* bit 0 mispred, 1 predicted, 4..19 cycles, 20..23 type */
+} pk_branch;
+
+typedef struct pk_sample {
+    const pk_perf_attr *attr;   /* the attr this sample belongs to */
+    uint16_t misc;              /* cpumode = misc & 7 */
+    uint32_t pid, tid;
+    uint32_t cpu;
+    uint64_t ip, time, addr, id, period;
+    uint64_t callchain_nr;      /* entries as written: markers included, leaf first */
+    const uint64_t *callchain;  /* may be unaligned in pipe mode: read with pk_ld64 */
+    uint64_t branch_nr;
+    const pk_branch *branches;  /* newest first; may be unaligned: read with pk_ld64 */
+    uint64_t hw_idx;
+    bool has_hw_idx;
+    uint64_t file_offset;       /* where the record starts (in the decompressed
+                                   stream for compressed files) */
+} pk_sample;
+
+typedef struct pk_mmap_event {
+    bool is_mmap2;
+    uint16_t misc;
+    uint32_t pid, tid;
+    uint64_t addr, len, pgoff;
+    /* MMAP2 inode flavour */
+    uint32_t maj, min;
+    uint64_t ino, ino_generation;
+    uint32_t prot, flags;
+    /* MMAP2 build-id flavour (misc & PK_MISC_MMAP_BUILD_ID) */
+    bool has_build_id;
+    uint8_t build_id_size;
+    uint8_t build_id[20];
+    const char *filename;
+    uint64_t time;              /* from the sample_id trailer, 0 if absent */
+} pk_mmap_event;
+
+enum { PK_MISC_COMM_EXEC = 1u << 13, PK_MISC_MMAP_BUILD_ID = 1u << 14 };
+
+typedef struct pk_comm_event {
+    uint32_t pid, tid;
+    bool exec;                  /* misc & PK_MISC_COMM_EXEC */
+    const char *comm;
+    uint64_t time;
+} pk_comm_event;
+
+typedef struct pk_task_event {  /* FORK and EXIT */
+    bool is_fork;
+    uint32_t pid, ppid, tid, ptid;
+    uint64_t time;
+} pk_task_event;
+
+/* A build-id from the BUILD_ID feature or a HEADER_BUILD_ID record. */
+typedef struct pk_build_id_event {
+    int32_t pid;
+    uint16_t misc;
+    uint8_t size;               /* 20 for SHA-1 */
+    uint8_t build_id[20];
+    const char *filename;
+} pk_build_id_event;
+
+/* Callbacks: any may be NULL. A non-zero return stops reading and is returned
+ * by pk_perf_read (the callback sets err itself if it wants a message). In file
+ * mode, build_id callbacks (from the BUILD_ID feature) come before any record. */
+typedef struct pk_perf_callbacks {
+    void *ctx;
+    int (*attr)(void *ctx, const pk_perf_attr *attr);
+    int (*sample)(void *ctx, const pk_sample *s);
+    int (*mmap)(void *ctx, const pk_mmap_event *m);
+    int (*comm)(void *ctx, const pk_comm_event *c);
+    int (*task)(void *ctx, const pk_task_event *t);
+    int (*build_id)(void *ctx, const pk_build_id_event *b);
+} pk_perf_callbacks;
+
+typedef struct pk_perf_stats {
+    uint64_t records;           /* every record seen, including skipped ones */
+    uint64_t samples;
+    uint64_t mmaps, comms, forks, exits;
+    uint64_t lost_events;       /* sum of LOST / LOST_SAMPLES counts */
+    uint64_t skipped_records;   /* types we do not interpret */
+    uint64_t compressed_bytes, decompressed_bytes;
+    bool pipe_mode, compressed;
+} pk_perf_stats;
+
+/* Reads a perf.data file; path "-" reads standard input (pipe mode). Streams:
+ * a compressed file is decompressed through a bounded window. Returns 0 or -1
+ * with err naming the file and byte offset of the problem. */
+int pk_perf_read(const char *path, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
+/* Same, from an open descriptor (file or pipe); `name` is for messages. */
+int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
+
+/* ---- writer ---- */
+typedef struct pk_perf_writer pk_perf_writer;
+
+typedef struct pk_perf_writer_opts {
+    uint32_t event_type;        /* default 0 (HARDWARE); with config 0 shows as cycles */
+    uint64_t event_config;
+    uint64_t sample_period;
+    bool callchain;             /* PK_SAMPLE_CALLCHAIN */
+    bool branch_stack;          /* PK_SAMPLE_BRANCH_STACK, branch_sample_type USER|ANY */
+    bool hw_idx;                /* write the hw_idx word (PK_BRANCH_HW_INDEX) */
+    bool cpu;                   /* PK_SAMPLE_CPU */
+    const char *hostname, *os_release, *cmdline; /* optional string features */
+} pk_perf_writer_opts;
+
+/* Creates "<path>.tmp.<pid>"; the final name appears only on successful close. */
+pk_perf_writer *pk_perf_writer_open(const char *path, const pk_perf_writer_opts *opts, pk_err *err);
+int pk_perf_write_comm(pk_perf_writer *w, const pk_comm_event *c, pk_err *err);
+/* Writes MMAP2 (build-id flavour when m->has_build_id); remembers the build-id
+ * for the BUILD_ID feature. */
+int pk_perf_write_mmap(pk_perf_writer *w, const pk_mmap_event *m, pk_err *err);
+int pk_perf_write_task(pk_perf_writer *w, const pk_task_event *t, pk_err *err);
+/* Uses s->ip, pid, tid, time, cpu, period (0 → opts.sample_period), callchain,
+ * branches (newest first), hw_idx. */
+int pk_perf_write_sample(pk_perf_writer *w, const pk_sample *s, pk_err *err);
+int pk_perf_write_lost(pk_perf_writer *w, uint64_t lost, pk_err *err);
+/* Writes the feature sections, patches the header, renames into place, frees w. */
+int pk_perf_writer_close(pk_perf_writer *w, pk_err *err);
+/* Discards everything written; frees w. */
+void pk_perf_writer_abort(pk_perf_writer *w);
+
+/* ---- `perf script` text (the forms llvm-profgen accepts) ----
+ * LBR-only: one line per sample with "0xFROM/0xTO/..." entries.
+ * Stack + LBR: call-stack lines (one address per line, leaf first) followed by
+ * one LBR line, blocks separated by blank lines. Also PERF_RECORD_MMAP2 lines
+ * (from `perf script --show-mmap-events`). Leading spaces and event-name
+ * padding are tolerated; malformed lines are an error naming line and column. */
+typedef struct pk_script_stats {
+    uint64_t lines, samples, mmaps;
+} pk_script_stats;
+
+int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);
+
+#endif

@@ -1,0 +1,70 @@
+/* test_main.c — the runner behind test.h (linked into every unit test). */
+#include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#define MAX_TESTS 512
+static struct { const char *name; pk_test_fn fn; } tests[MAX_TESTS];
+static int ntests;
+int pk_test_failed_checks;
+static char tmpdir[256];
+
+void pk_test_register(const char *name, pk_test_fn fn)
+{
+    if (ntests < MAX_TESTS) {
+        tests[ntests].name = name;
+        tests[ntests].fn = fn;
+        ntests++;
+    }
+}
+
+static void cleanup_tmp(void)
+{
+    if (tmpdir[0] && !getenv("PK_KEEP_TMP")) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "warning: could not remove %s\n", tmpdir);
+    }
+}
+
+const char *pk_test_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/pktest.XXXXXX", base ? base : "/tmp");
+        if (!mkdtemp(tmpdir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+        atexit(cleanup_tmp);
+    }
+    return tmpdir;
+}
+
+const char *pk_test_srcdir(void)
+{
+    const char *d = getenv("PK_TEST_SRCDIR");
+    return d ? d : "tests";
+}
+
+int pk_test_main(void)
+{
+    int passed = 0, failed = 0;
+    const char *only = getenv("PK_TEST_ONLY");
+    for (int i = 0; i < ntests; i++) {
+        if (only && !strstr(tests[i].name, only))
+            continue;
+        int before = pk_test_failed_checks;
+        tests[i].fn();
+        if (pk_test_failed_checks == before) {
+            passed++;
+        } else {
+            failed++;
+            fprintf(stderr, "FAIL %s\n", tests[i].name);
+        }
+    }
+    printf("unit: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

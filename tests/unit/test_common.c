@@ -1,0 +1,93 @@
+/* test_common.c — errors, mapped files, atomic outputs, the u64 map. */
+#include "test.h"
+#include "common/pk_common.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TEST(err_set_returns_minus_one_and_formats)
+{
+    pk_err e;
+    CHECK(pk_err_set(&e, "%s: offset %d: bad", "f.data", 42) == -1);
+    CHECK_STR(e.msg, "f.data: offset 42: bad");
+    pk_err_prefix(&e, "reading %s", "x");
+    CHECK_STR(e.msg, "reading x: f.data: offset 42: bad");
+}
+
+TEST(map_missing_file_names_it)
+{
+    pk_mapped_file f;
+    pk_err e;
+    CHECK(pk_file_map(&f, "/nonexistent/pk.data", &e) == -1);
+    CHECK(strstr(e.msg, "/nonexistent/pk.data") != NULL);
+}
+
+TEST(out_file_commit_and_abort)
+{
+    char path[512], tmp[600];
+    snprintf(path, sizeof path, "%s/out.bin", pk_test_tmpdir());
+    pk_out_file o;
+    pk_err e;
+    CHECK_OK(pk_out_open(&o, path, &e), &e);
+    snprintf(tmp, sizeof tmp, "%s", o.tmp_path);
+    CHECK_OK(pk_out_printf(&o, &e, "hello %d\n", 7), &e);
+    uint32_t z = 0;
+    CHECK_OK(pk_out_write(&o, &z, 4, &e), &e);
+    uint32_t patched = 0x01020304;
+    CHECK_OK(pk_out_pwrite(&o, &patched, 4, 8, &e), &e);
+    struct stat st;
+    CHECK(stat(path, &st) != 0);          /* not visible before commit */
+    CHECK_OK(pk_out_commit(&o, &e), &e);
+    CHECK(stat(tmp, &st) != 0);           /* temporary gone */
+    pk_mapped_file f;
+    CHECK_OK(pk_file_map(&f, path, &e), &e);
+    CHECK_EQ_U64(f.size, 12);
+    CHECK(memcmp(f.data, "hello 7\n", 8) == 0);
+    CHECK_EQ_U64(pk_ld32(f.data + 8), 0x01020304);
+    pk_file_unmap(&f);
+
+    char path2[512];
+    snprintf(path2, sizeof path2, "%s/aborted.bin", pk_test_tmpdir());
+    CHECK_OK(pk_out_open(&o, path2, &e), &e);
+    snprintf(tmp, sizeof tmp, "%s", o.tmp_path);
+    CHECK_OK(pk_out_write(&o, "x", 1, &e), &e);
+    pk_out_abort(&o);
+    CHECK(stat(path2, &st) != 0);
+    CHECK(stat(tmp, &st) != 0);
+}
+
+TEST(u64map_counts_and_grows)
+{
+    pk_u64map m;
+    CHECK(pk_u64map_init(&m, 4) == 0);
+    for (uint64_t i = 0; i < 10000; i++)
+        *pk_u64map_slot(&m, i * 7919) += i;
+    *pk_u64map_slot(&m, 0) += 5;
+    CHECK_EQ_U64(m.len, 10000);
+    CHECK_EQ_U64(*pk_u64map_get(&m, 0), 5);
+    CHECK_EQ_U64(*pk_u64map_get(&m, 9999 * 7919), 9999);
+    CHECK(pk_u64map_get(&m, 3) == NULL);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < m.cap; i++)
+        if (m.used[i])
+            sum += m.vals[i];
+    CHECK_EQ_U64(sum, 9999ull * 10000 / 2 + 5);
+    pk_u64map_free(&m);
+}
+
+TEST(vec_push_zeroes)
+{
+    pk_vec v;
+    pk_vec_init(&v, sizeof(uint64_t));
+    for (int i = 0; i < 1000; i++) {
+        uint64_t *s = pk_vec_push(&v);
+        CHECK(s && *s == 0);
+        *s = (uint64_t)i;
+    }
+    CHECK_EQ_U64(v.len, 1000);
+    CHECK_EQ_U64(PK_VEC_AT(&v, uint64_t, 999), 999);
+    pk_vec_free(&v);
+}
+
+int main(void) { return pk_test_main(); }
