@@ -5,10 +5,10 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential gcc-12 make pkg-config
-  clang-19 llvm-19 lld-19 clang-14
+  clang-19 llvm-19 lld-19 clang-14 libclang-rt-19-dev
   autofdo linux-perf qemu-user valgrind
   libzydis-dev zlib1g-dev libzstd-dev
-  binutils python3
+  binutils python3 time bc dpkg-dev
 )
 
 missing=()

@@ -30,7 +30,19 @@ case $cmd in
     "$0" obtain
     cd "$W"; v=${1:?variant}; shift
     exec 9>"$W/.lock-build-$v"; flock 9
-    bash "$shared/build.sh" "$v" "$@" ;;
+    # PK_WORKLOADS_CACHE=1 (tests): skip a workload already built with the same
+    # XFLAGS. Off by default: a profile can change under an unchanged flag.
+    names=${*:-sqlite lua bzip2 zstd}; todo=()
+    for n in $names; do
+      stamp="$W/out/$v/.xflags-$n"
+      if [ "${PK_WORKLOADS_CACHE:-0}" = 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${XFLAGS:-}" ]; then
+        continue
+      fi
+      todo+=("$n")
+    done
+    [ ${#todo[@]} -eq 0 ] && exit 0
+    bash "$shared/build.sh" "$v" "${todo[@]}"
+    for n in "${todo[@]}"; do printf '%s' "${XFLAGS:-}" > "$W/out/$v/.xflags-$n"; done ;;
   run)
     cd "$W"; bash "$shared/run.sh" "$@" ;;
   *) echo "workloads.sh: unknown command $cmd" >&2; exit 2 ;;

@@ -7,7 +7,8 @@ void *pk_xrealloc_array(void *p, size_t n, size_t elem)
 {
     if (elem && n > SIZE_MAX / elem)
         return NULL;
-    return realloc(p, n * elem ? n * elem : 1);
+    size_t bytes = n * elem;
+    return realloc(p, bytes != 0 ? bytes : 1);
 }
 
 int pk_vec_reserve(pk_vec *v, size_t n)
@@ -130,4 +131,46 @@ uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key)
         j = (j + 1) & mask;
     }
     return NULL;
+}
+
+uint64_t pk_cursor_uleb(pk_cursor *c)
+{
+    uint64_t v = 0;
+    const uint8_t *p = c->pos;
+    for (unsigned shift = 0; !c->bad; shift += 7) {
+        if (p >= c->end || shift > 63) {
+            c->bad = true;
+            break;
+        }
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            c->pos = p;
+            return v;
+        }
+    }
+    return 0;
+}
+
+int64_t pk_cursor_sleb(pk_cursor *c)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    const uint8_t *p = c->pos;
+    while (!c->bad) {
+        if (p >= c->end || shift > 63) {
+            c->bad = true;
+            break;
+        }
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (shift < 64 && (b & 0x40))
+                v |= ~(uint64_t)0 << shift;
+            c->pos = p;
+            return (int64_t)v;
+        }
+    }
+    return 0;
 }

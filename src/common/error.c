@@ -26,7 +26,13 @@ int pk_err_prefix(pk_err *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    /* Assembled by hand: the result is deliberately cut at PK_ERR_MAX. */
+    size_t lp = strnlen(prefix, sizeof prefix), lo = strnlen(old, sizeof old), at = 0;
+    const size_t room = sizeof err->msg - 1;
+    for (size_t i = 0; i < lp && at < room; i++) err->msg[at++] = prefix[i];
+    for (size_t i = 0; i < 2 && at < room; i++) err->msg[at++] = ": "[i];
+    for (size_t i = 0; i < lo && at < room; i++) err->msg[at++] = old[i];
+    err->msg[at] = 0;
     return -1;
 }
 

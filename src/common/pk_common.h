@@ -112,4 +112,42 @@ uint64_t *pk_u64map_slot(pk_u64map *m, uint64_t key);
 uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key);
 /* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ... */
 
+
+/* ---- bounds-checked cursor over bytes, with LEB128 (DWARF, extbinary,
+ * pseudo-probes). A failed read sets `bad` and leaves the cursor at the
+ * offending byte, so the caller can report `base_offset + (pos - start)`. ---- */
+typedef struct pk_cursor {
+    const uint8_t *start, *pos, *end;
+    bool bad;
+} pk_cursor;
+
+static inline void pk_cursor_init(pk_cursor *c, const void *data, size_t size)
+{
+    c->start = c->pos = data;
+    c->end = c->start + size;
+    c->bad = false;
+}
+static inline size_t pk_cursor_offset(const pk_cursor *c) { return (size_t)(c->pos - c->start); }
+static inline size_t pk_cursor_left(const pk_cursor *c) { return (size_t)(c->end - c->pos); }
+static inline bool pk_cursor_need(pk_cursor *c, size_t n)
+{
+    if (c->bad || (size_t)(c->end - c->pos) < n) {
+        c->bad = true;
+        return false;
+    }
+    return true;
+}
+static inline uint8_t pk_cursor_u8(pk_cursor *c) { return pk_cursor_need(c, 1) ? *c->pos++ : 0; }
+static inline uint16_t pk_cursor_u16(pk_cursor *c)
+{ if (!pk_cursor_need(c, 2)) return 0; uint16_t v = pk_ld16(c->pos); c->pos += 2; return v; }
+static inline uint32_t pk_cursor_u32(pk_cursor *c)
+{ if (!pk_cursor_need(c, 4)) return 0; uint32_t v = pk_ld32(c->pos); c->pos += 4; return v; }
+static inline uint64_t pk_cursor_u64(pk_cursor *c)
+{ if (!pk_cursor_need(c, 8)) return 0; uint64_t v = pk_ld64(c->pos); c->pos += 8; return v; }
+static inline const uint8_t *pk_cursor_bytes(pk_cursor *c, size_t n)
+{ if (!pk_cursor_need(c, n)) return NULL; const uint8_t *p = c->pos; c->pos += n; return p; }
+/* ULEB128/SLEB128 of at most 10 bytes; longer or truncated encodings set bad. */
+uint64_t pk_cursor_uleb(pk_cursor *c);
+int64_t pk_cursor_sleb(pk_cursor *c);
+
 #endif

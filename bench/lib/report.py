@@ -1,0 +1,136 @@
+"""Scoreboard report: reads bench/work/<workload>/{meas,gen}/ and writes a
+Markdown table and an SVG chart into bench/results/, and prints the table.
+
+Run-time ratios are medians of per-round ratios (variant CPU / baseline CPU in
+the same interleaved round), with the interquartile range as the spread."""
+import argparse, datetime, os, statistics, subprocess, sys
+
+def quartiles(xs):
+    xs = sorted(xs)
+    if len(xs) < 4:
+        return xs[0], xs[-1]
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+def version(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0].strip()
+    except Exception:
+        return "?"
+
+def load_workload(work, w):
+    d = os.path.join(work, w)
+    times = {}
+    with open(os.path.join(d, "meas", "times.tsv")) as f:
+        for line in f:
+            r, v, wall, u, s = line.split("\t")
+            times.setdefault(v, {})[int(r)] = float(u) + float(s)
+    counts = {}
+    with open(os.path.join(d, "meas", "counts.tsv")) as f:
+        for line in f:
+            v, ir, text = line.rstrip("\n").split("\t")
+            counts[v] = (int(ir), int(text))
+    gen = {}
+    gdir = os.path.join(d, "gen")
+    for name in os.listdir(gdir) if os.path.isdir(gdir) else []:
+        if name.endswith(".time") and not name[:-5].rsplit("-", 1)[-1].isdigit():
+            with open(os.path.join(gdir, name)) as f:
+                secs, rss = f.read().split()[-2:]
+            gen[name[:-5]] = (float(secs), int(rss))
+    load = []
+    for name in ("load-before.txt", "load-after.txt"):
+        p = os.path.join(d, "meas", name)
+        if os.path.exists(p):
+            load.append(open(p).read().strip())
+    return times, counts, gen, load
+
+def rows_for(times, counts, gen):
+    base = times["base"]
+    base_ir = counts["base"][0]
+    rows = []
+    for v in times:
+        ratios = [times[v][r] / base[r] for r in times[v] if r in base and base[r] > 0]
+        med = statistics.median(ratios)
+        lo, hi = quartiles(ratios)
+        cpu = statistics.median(times[v].values())
+        ir, text = counts.get(v, (0, 0))
+        g = gen.get(v)
+        rows.append(dict(variant=v, cpu=cpu, ratio=med, lo=lo, hi=hi, n=len(ratios),
+                         ir=ir, ir_ratio=ir / base_ir if base_ir else 0, text=text,
+                         gen_s=g[0] if g else None, gen_rss=g[1] if g else None))
+    order = ["base", "probe", "instr"]
+    rows.sort(key=lambda r: (order.index(r["variant"]) if r["variant"] in order else 9, r["variant"]))
+    return rows
+
+def pct(x):
+    return f"{(x - 1) * 100:+.1f}%"
+
+def markdown(w, rows, load):
+    out = [f"### {w}", "", f"machine load (1/5/15 min) before / after timing: {' / '.join(load) or '?'}", "",
+           "| variant | CPU s (median) | time vs -O2 (median, IQR) | instructions | instr. vs -O2 | .text bytes | generator s | generator RSS MiB |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        gs = f"{r['gen_s']:.2f}" if r["gen_s"] is not None else ""
+        gr = f"{r['gen_rss'] / 1024:.0f}" if r["gen_rss"] is not None else ""
+        out.append(f"| {r['variant']} | {r['cpu']:.3f} | {pct(r['ratio'])} ({pct(r['lo'])} .. {pct(r['hi'])}, n={r['n']}) "
+                   f"| {r['ir']:,} | {pct(r['ir_ratio'])} | {r['text']:,} | {gs} | {gr} |")
+    return "\n".join(out) + "\n"
+
+def svg(all_rows):
+    """Grouped horizontal bars: run-time change vs -O2 per variant, per workload."""
+    bar_h, gap, left, width = 14, 22, 190, 520
+    lines, y = [], 30
+    scale = 400.0  # pixels per 100 %
+    zero = left + width / 2
+    for w, rows in all_rows:
+        lines.append(f'<text x="10" y="{y}" font-weight="bold">{w}</text>')
+        y += 8
+        for r in rows:
+            if r["variant"] == "base":
+                continue
+            d = (r["ratio"] - 1) * scale
+            x = zero + min(0, d)
+            color = "#2a7" if d < 0 else "#c44"
+            lines.append(f'<text x="10" y="{y + bar_h - 3}" font-size="12">{r["variant"]}</text>')
+            lines.append(f'<rect x="{x:.1f}" y="{y}" width="{abs(d):.1f}" height="{bar_h}" fill="{color}"/>')
+            lo, hi = zero + (r["lo"] - 1) * scale, zero + (r["hi"] - 1) * scale
+            lines.append(f'<line x1="{lo:.1f}" x2="{hi:.1f}" y1="{y + bar_h / 2}" y2="{y + bar_h / 2}" stroke="#333"/>')
+            lines.append(f'<text x="{left + width + 10}" y="{y + bar_h - 3}" font-size="12">{pct(r["ratio"])}</text>')
+            y += bar_h + 4
+        y += gap
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{y + 10}" '
+            f'font-family="sans-serif" font-size="13">'
+            f'<text x="{left}" y="15">CPU time vs clang-19 -O2 (median of interleaved rounds; whiskers: IQR)</text>'
+            f'<line x1="{zero}" x2="{zero}" y1="20" y2="{y}" stroke="#888"/>')
+    return head + "".join(lines) + "</svg>\n"
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("workloads", nargs="+")
+    a = ap.parse_args()
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
+    md = [f"# pgokit scoreboard {stamp}", "",
+          f"- {version(['clang-19', '--version'])}; {version(['llvm-profgen-19', '--version'])}",
+          f"- {version(['uname', '-sr'])}, {os.cpu_count()} CPUs, no PMU (emulated LBR recordings)", ""]
+    all_rows = []
+    for w in a.workloads:
+        try:
+            times, counts, gen, load = load_workload(a.work, w)
+        except FileNotFoundError as e:
+            sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
+        rows = rows_for(times, counts, gen)
+        all_rows.append((w, rows))
+        md.append(markdown(w, rows, load))
+    os.makedirs(a.out, exist_ok=True)
+    base = os.path.join(a.out, f"scoreboard-{stamp}")
+    with open(base + ".md", "w") as f:
+        f.write("\n".join(md))
+    with open(base + ".svg", "w") as f:
+        f.write(svg(all_rows))
+    print("\n".join(md))
+    print(f"written: {base}.md {base}.svg")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+/* probe_loader.c — pseudo-probes of an ELF: sections + GUID → address. */
+#include "binary/probe_loader.h"
+#include "common/md5.h"
+
+bool pk_elf_has_pseudo_probes(const pk_elf *elf)
+{
+    return pk_elf_section_by_name(elf, ".pseudo_probe_desc") != NULL;
+}
+
+static int resolve_guid(void *ctx, uint64_t guid, uint64_t *addr)
+{
+    uint64_t *a = pk_u64map_get(ctx, guid);
+    if (!a)
+        return -1;
+    *addr = *a;
+    return 0;
+}
+
+int pk_probe_info_load(pk_probe_info *info, pk_elf *elf, const pk_u64map *keep, pk_err *err)
+{
+    memset(info, 0, sizeof *info);
+    const char *path = pk_elf_path(elf);
+    const pk_elf_section *desc_sec = pk_elf_section_by_name(elf, ".pseudo_probe_desc");
+    if (!desc_sec)
+        return pk_err_set(err, "%s: no .pseudo_probe_desc section (not built with -fpseudo-probe-for-profiling?)", path);
+    const uint8_t *data;
+    size_t size;
+    if (pk_elf_section_data(elf, desc_sec, &data, &size, err))
+        return -1;
+    if (pk_probe_descs_decode(&info->descs, data, size, desc_sec->offset, path, err))
+        return -1;
+
+    const pk_elf_section *probe_sec = pk_elf_section_by_name(elf, ".pseudo_probe");
+    if (!probe_sec)
+        return 0; /* descriptors only: nothing was probed into this binary's code */
+    if (pk_elf_section_data(elf, probe_sec, &data, &size, err))
+        goto fail;
+
+    /* Records start at the function named by their GUID: MD5 of every
+     * function symbol's name (the probe name equals the symbol name, with
+     * its .__uniq suffix for internal functions). */
+    pk_u64map by_guid;
+    size_t nfuncs;
+    const pk_elf_symbol *funcs = pk_elf_funcs(elf, &nfuncs);
+    if (pk_u64map_init(&by_guid, nfuncs * 2 + 16)) {
+        pk_err_set(err, "%s: out of memory", path);
+        goto fail;
+    }
+    for (size_t i = 0; i < nfuncs; i++) {
+        uint64_t *slot = pk_u64map_slot(&by_guid, pk_md5_guid(funcs[i].name, strlen(funcs[i].name)));
+        if (!slot) {
+            pk_u64map_free(&by_guid);
+            pk_err_set(err, "%s: out of memory", path);
+            goto fail;
+        }
+        if (*slot == 0)
+            *slot = funcs[i].addr;
+    }
+    int rc = pk_probe_table_decode(&info->table, data, size, probe_sec->offset, path,
+                                   resolve_guid, &by_guid, keep, err);
+    pk_u64map_free(&by_guid);
+    if (rc)
+        goto fail;
+    return 0;
+fail:
+    pk_probe_descs_free(&info->descs);
+    return -1;
+}
+
+void pk_probe_info_free(pk_probe_info *info)
+{
+    pk_probe_descs_free(&info->descs);
+    pk_probe_table_free(&info->table);
+}

@@ -1,0 +1,25 @@
+/* probe_loader.h — the pseudo-probes of an ELF binary: finds the two
+ * sections, resolves record start addresses through the MD5 of function
+ * symbol names, and decodes (only the wanted top-level functions, if a set is
+ * given). Builds on pseudo_probe.h, which knows only bytes. */
+#ifndef PK_PROBE_LOADER_H
+#define PK_PROBE_LOADER_H
+
+#include "binary/binary.h"
+#include "binary/pseudo_probe.h"
+
+typedef struct pk_probe_info {
+    pk_probe_descs descs;
+    pk_probe_table table;
+} pk_probe_info;
+
+/* A binary without `.pseudo_probe_desc` is an error ("not built with
+ * -fpseudo-probe-for-profiling"); one with descriptors but no probes is not.
+ * `keep`: top-level GUIDs to decode (NULL: all). */
+int pk_probe_info_load(pk_probe_info *info, pk_elf *elf, const pk_u64map *keep, pk_err *err);
+void pk_probe_info_free(pk_probe_info *info);
+
+/* True when the ELF has a `.pseudo_probe_desc` section. */
+bool pk_elf_has_pseudo_probes(const pk_elf *elf);
+
+#endif
