@@ -1,0 +1,118 @@
+/* unwind.h — the CSSPGO virtual unwinder: synchronized stack + LBR samples
+ * → fall-through ranges and taken branches, each attributed to its full
+ * calling context (the CSSPGO paper's Algorithm 1; llvm-profgen.md §4.1).
+ *
+ * A sample's call stack says where the program was when the sample was
+ * taken; its LBR says how it got there. Walking the LBR from the newest
+ * branch to the oldest, the unwinder moves backwards in time: crossing a
+ * call backwards pops a frame (we were in the callee, we go back to the
+ * caller), crossing a return backwards pushes one (we were in the caller
+ * after the return, we go back into the callee at its ret), other branches
+ * move within the frame. Each range of straight-line code between two
+ * branches is recorded under the context current at that point.
+ *
+ * Contexts are address-based: the list of call-site addresses (link-time
+ * vaddrs of the call instructions), outermost first; the leaf function is
+ * implied by the addresses of the ranges recorded under it. Symbolization
+ * (DWARF inline frames or pseudo-probe inline chains) happens later, once
+ * per distinct context and address, not per sample. Recursion is compressed
+ * and depth limited when a context is interned.
+ *
+ * Everything here is on link-time addresses of one binary: the caller maps
+ * runtime addresses first (pk_agg_translate) and passes PK_AGG_EXTERNAL for
+ * addresses outside the binary.
+ */
+#ifndef PK_UNWIND_H
+#define PK_UNWIND_H
+
+#include "aggregate/aggregate.h"
+
+/* What the unwinder needs to know about the code. */
+typedef struct pk_unwind_code {
+    void *ctx;
+    /* PK_INSN_* class of the instruction starting at vaddr; -1 when vaddr is
+     * not an instruction boundary of a known function. */
+    int (*insn_class)(void *ctx, uint64_t vaddr);
+    /* The address of the call instruction that ends exactly at vaddr (vaddr
+     * is a return address); -1 when the instruction before vaddr is not a call. */
+    int (*call_before)(void *ctx, uint64_t vaddr, uint64_t *call_addr);
+} pk_unwind_code;
+
+/* The pk_binary implementation of pk_unwind_code (bin must outlive it). */
+struct pk_binary;
+void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin);
+
+/* Counters for the closing summary: why samples or parts of them were lost. */
+typedef struct pk_unwind_stats {
+    uint64_t samples, samples_unwound;
+    uint64_t samples_no_lbr, samples_no_stack;
+    uint64_t stack_truncated_external;    /* callers above an address outside the binary */
+    uint64_t stack_truncated_not_call;    /* return address not preceded by a call */
+    uint64_t call_mismatch;               /* LBR call source differs from the stack's call site */
+    uint64_t return_not_after_call;       /* LBR return target not preceded by a call */
+    uint64_t stopped_external;            /* LBR walk left the binary: older entries unused */
+    uint64_t ranges, ranges_dropped;      /* recorded / invalid (backwards, too long, half external) */
+    uint64_t branches;
+    uint64_t recursion_compressed;        /* frames removed by recursion compression */
+    uint64_t depth_trimmed;               /* frames removed by the depth limit */
+} pk_unwind_stats;
+
+/* The context-sensitive raw profile: interned address contexts and, per
+ * context, range and branch counts. Addresses are stored as offsets from
+ * `base` (the binary's preferred base) and must be below 4 GiB from it. */
+#define PK_CS_EXTERNAL_OFF 0xffffffffu
+
+typedef struct pk_csraw {
+    uint64_t base;
+    pk_vec frames;            /* uint64_t call-site vaddrs of every context, concatenated */
+    pk_vec ctxs;              /* struct pk_cs_ctx */
+    pk_u64map ctx_by_hash;    /* hash of the address list → ctx id + 1 (probing on collisions) */
+    pk_pairmap ranges;        /* (ctx << 32 | begin offset, end offset) → count */
+    pk_pairmap branches;      /* (ctx << 32 | source offset or PK_CS_EXTERNAL_OFF, target offset) → count */
+} pk_csraw;
+
+typedef struct pk_cs_ctx {
+    uint32_t first, len;      /* slice of frames */
+} pk_cs_ctx;
+
+int pk_csraw_init(pk_csraw *r, uint64_t base, pk_err *err);
+void pk_csraw_free(pk_csraw *r);
+/* Interns a context (call-site vaddrs, outermost first). */
+int pk_csraw_intern(pk_csraw *r, const uint64_t *sites, uint32_t n, uint32_t *ctx, pk_err *err);
+static inline const uint64_t *pk_csraw_ctx(const pk_csraw *r, uint32_t ctx, uint32_t *n)
+{
+    const pk_cs_ctx *c = &PK_VEC_AT(&r->ctxs, pk_cs_ctx, ctx);
+    *n = c->len;
+    return &PK_VEC_AT(&r->frames, uint64_t, c->first);
+}
+static inline size_t pk_csraw_num_ctxs(const pk_csraw *r) { return r->ctxs.len; }
+/* Decodes a range/branch key back into (ctx, begin/source vaddr or
+ * PK_AGG_EXTERNAL, end/target vaddr). */
+void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b);
+
+typedef struct pk_unwind_opts {
+    int max_depth;            /* keep at most this many innermost call sites; < 0: unlimited */
+    int compress_recursion;   /* longest repeated sequence removed; < 0: any length, 0: off */
+    uint64_t max_range_len;   /* bytes; 0 → 1 MiB */
+} pk_unwind_opts;
+
+typedef struct pk_unwinder pk_unwinder;
+
+pk_unwinder *pk_unwinder_new(const pk_unwind_code *code, const pk_unwind_opts *opts,
+                             pk_csraw *out, pk_err *err);
+void pk_unwinder_free(pk_unwinder *u);
+
+/* Unwinds one sample given in link-time addresses (PK_AGG_EXTERNAL outside
+ * the binary): `stack` is the call chain without context markers, leaf
+ * first (stack[0] is the sample IP, then return addresses); `lbr` newest
+ * first. */
+int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
+                     const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err);
+const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
+
+/* Glue for the perf reader: translates a pk_sample's call chain and LBR
+ * through the aggregator's address spaces (which must have seen the mmap,
+ * comm and task events before) and unwinds it. */
+int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_err *err);
+
+#endif

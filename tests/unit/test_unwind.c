@@ -1,0 +1,155 @@
+/* test_unwind.c — the virtual unwinder on a hand-made program:
+ *   main 0x1000: cjmp 0x1008→0x100c, call foo at 0x1010 (returns to 0x1015)
+ *   foo  0x2000: call bar at 0x200b (→0x2010), cjmp 0x2018→0x201c, call bar at 0x2020 (→0x2025)
+ *   bar  0x3000: ret at 0x3010
+ * and the LBR of one sample taken in bar's second call, traced by hand. */
+#include "test.h"
+#include "unwind/unwind.h"
+#include "binary/binary.h"
+
+static int fake_class(void *ctx, uint64_t a)
+{
+    (void)ctx;
+    switch (a) {
+    case 0x1010: case 0x200b: case 0x2020: return PK_INSN_CALL;
+    case 0x3010: return PK_INSN_RET;
+    case 0x1008: case 0x2018: return PK_INSN_CJMP;
+    }
+    return (a >= 0x1000 && a < 0x1100) || (a >= 0x2000 && a < 0x2100) || (a >= 0x3000 && a < 0x3100)
+               ? PK_INSN_OTHER : -1;
+}
+
+static int fake_call_before(void *ctx, uint64_t a, uint64_t *site)
+{
+    (void)ctx;
+    switch (a) {
+    case 0x1015: *site = 0x1010; return 0;
+    case 0x2010: *site = 0x200b; return 0;
+    case 0x2025: *site = 0x2020; return 0;
+    }
+    return -1;
+}
+
+static const pk_unwind_code fake = {NULL, fake_class, fake_call_before};
+
+static uint64_t range_count(const pk_csraw *r, const uint64_t *ctx, uint32_t n, uint64_t b, uint64_t e)
+{
+    uint32_t id;
+    pk_err err;
+    /* interning an existing context returns its id (and adds nothing) */
+    size_t before = pk_csraw_num_ctxs(r);
+    if (pk_csraw_intern((pk_csraw *)r, ctx, n, &id, &err) || pk_csraw_num_ctxs(r) != before)
+        return (uint64_t)-1;
+    return pk_pairmap_get(&r->ranges, (uint64_t)id << 32 | (b - r->base), e - r->base);
+}
+
+TEST(walks_calls_and_returns_backwards)
+{
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    CHECK(u != NULL);
+    const uint64_t stack[] = {0x3004, 0x2025, 0x1015};
+    const pk_branch lbr[] = {
+        {0x2020, 0x3000, 0}, {0x2018, 0x201c, 0}, {0x3010, 0x2010, 0},
+        {0x200b, 0x3000, 0}, {0x1010, 0x2000, 0}, {0x1008, 0x100c, 0},
+    };
+    CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 6, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 6, 2, &err), &err);
+    const uint64_t in_main[] = {0x1010}, in_foo_first[] = {0x1010, 0x200b};
+    CHECK_EQ_U64(range_count(&r, in_main, 1, 0x201c, 0x2020), 3);
+    CHECK_EQ_U64(range_count(&r, in_main, 1, 0x2010, 0x2018), 3);
+    CHECK_EQ_U64(range_count(&r, in_foo_first, 2, 0x3000, 0x3010), 3);
+    CHECK_EQ_U64(range_count(&r, in_main, 1, 0x2000, 0x200b), 3);
+    CHECK_EQ_U64(range_count(&r, NULL, 0, 0x100c, 0x1010), 3);
+    CHECK_EQ_U64(r.ranges.len, 5);
+    CHECK_EQ_U64(pk_csraw_num_ctxs(&r), 3);
+    /* the call into bar's second instance is a branch of foo's context */
+    uint32_t id;
+    CHECK_OK(pk_csraw_intern(&r, in_main, 1, &id, &err), &err);
+    CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)id << 32 | 0x2020, 0x3000), 3);
+    const pk_unwind_stats *st = pk_unwinder_stats(u);
+    CHECK_EQ_U64(st->samples_unwound, 2);
+    CHECK_EQ_U64(st->call_mismatch, 0);
+    CHECK_EQ_U64(st->ranges_dropped, 0);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
+TEST(external_frames_and_lbr_entries_cut_the_walk)
+{
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    /* foo called from a library: its caller frame is external */
+    const uint64_t stack[] = {0x2004, PK_AGG_EXTERNAL, 0x1015};
+    const pk_branch lbr[] = {
+        {0x2018, 0x201c, 0}, {PK_AGG_EXTERNAL, 0x2000, 0}, {0x1008, 0x100c, 0},
+    };
+    CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 3, 1, &err), &err);
+    const pk_unwind_stats *st = pk_unwinder_stats(u);
+    CHECK_EQ_U64(st->stack_truncated_external, 1);
+    CHECK_EQ_U64(st->stopped_external, 1);
+    CHECK_EQ_U64(range_count(&r, NULL, 0, 0x2000, 0x2018), 1);
+    CHECK_EQ_U64(r.ranges.len, 1);        /* nothing older than the external entry */
+    CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)PK_CS_EXTERNAL_OFF, 0x2000), 1);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
+TEST(recursion_is_compressed_and_depth_trimmed)
+{
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    /* foo recursing through its call at 0x200b three times under main */
+    const uint64_t stack[] = {0x2004, 0x2010, 0x2010, 0x2010, 0x1015};
+    const pk_branch lbr[] = {{0x2018, 0x201c, 0}, {0x2018, 0x201c, 0}};
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    CHECK_OK(pk_unwind_sample(u, stack, 5, lbr, 2, 1, &err), &err);
+    /* the backwards range is dropped; the branches interned the compressed context only */
+    CHECK_EQ_U64(pk_csraw_num_ctxs(&r), 1);
+    uint32_t n;
+    const uint64_t *got = pk_csraw_ctx(&r, 0, &n);
+    CHECK(n == 2 && got[0] == 0x1010 && got[1] == 0x200b);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->recursion_compressed, 2);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 1);
+    pk_unwinder_free(u);
+
+    pk_unwind_opts o = {.max_depth = 1, .compress_recursion = 0};
+    u = pk_unwinder_new(&fake, &o, &r, &err);
+    const pk_branch lbr2[] = {{0x2018, 0x201c, 0}, {0x1008, 0x2000, 0}};
+    CHECK_OK(pk_unwind_sample(u, stack, 5, lbr2, 2, 1, &err), &err);
+    const uint64_t trimmed[] = {0x200b};
+    CHECK_EQ_U64(range_count(&r, trimmed, 1, 0x2000, 0x2018), 1);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->depth_trimmed, 3);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
+TEST(interning_is_stable_under_many_contexts)
+{
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    uint64_t sites[3];
+    for (uint64_t i = 0; i < 20000; i++) {
+        sites[0] = i; sites[1] = i * 3; sites[2] = i ^ 0x55;
+        uint32_t id;
+        CHECK_OK(pk_csraw_intern(&r, sites, 1 + i % 3, &id, &err), &err);
+        CHECK_EQ_U64(id, i);
+    }
+    for (uint64_t i = 0; i < 20000; i += 997) {
+        sites[0] = i; sites[1] = i * 3; sites[2] = i ^ 0x55;
+        uint32_t id, n;
+        CHECK_OK(pk_csraw_intern(&r, sites, 1 + i % 3, &id, &err), &err);
+        CHECK_EQ_U64(id, i);
+        const uint64_t *got = pk_csraw_ctx(&r, id, &n);
+        CHECK(n == 1 + i % 3 && got[0] == i);
+    }
+    pk_csraw_free(&r);
+}
+
+int main(void) { return pk_test_main(); }
