@@ -1,0 +1,619 @@
+/* preinline.c — the CSSPGO pre-inliner (see preinline.h). */
+#include "profgen/preinline.h"
+
+#include <stdlib.h>
+
+#define NONE UINT32_MAX
+enum { ST_DEAD = 1, ST_INLINED = 2, ST_MERGED = 4 };
+
+/* A node of the context trie: function `name` called at (line, disc) of its
+ * parent's function; root children are the outermost frames. */
+struct tnode {
+    pk_name_id name;
+    uint32_t line, disc;
+    uint32_t parent, first_child, next_sibling;
+    uint32_t state;
+    pk_fprof *prof;
+};
+
+struct trie {
+    pk_profset *ps;
+    pk_vec nodes;             /* struct tnode; 0 is the root */
+    pk_u64map child;          /* hash(parent, name, loc) → node + 1 */
+    pk_u64map list_of;        /* name → index into lists + 1 */
+    pk_vec lists;             /* pk_vec of uint32_t: nodes holding a profile of that function */
+    pk_ctx_frame *frames;     /* scratch */
+    size_t frames_cap;
+    pk_preinline_stats *st;
+    pk_err *err;
+};
+
+#define NODE(t, i) (&PK_VEC_AT(&(t)->nodes, struct tnode, i))
+
+static uint64_t child_hash(uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
+{
+    return pk_hash64(((uint64_t)parent << 32 | name) ^ pk_hash64(pk_loc(line, disc) + 0x632be59bd9b4e019ULL));
+}
+
+/* Finds (creating or reviving) the child; NONE on OOM. */
+static uint32_t get_child(struct trie *t, uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
+{
+    for (uint64_t h = child_hash(parent, name, line, disc);; h++) {
+        uint64_t *v = pk_u64map_slot(&t->child, h);
+        if (!v)
+            break;
+        if (*v) {
+            struct tnode *n = NODE(t, *v - 1);
+            if (n->parent != parent || n->name != name || n->line != line || n->disc != disc)
+                continue;
+            n->state &= ~(uint32_t)ST_DEAD; /* dead nodes stay linked: revive in place */
+            return (uint32_t)(*v - 1);
+        }
+        struct tnode *n = pk_vec_push(&t->nodes);
+        if (!n)
+            break;
+        uint32_t id = (uint32_t)(t->nodes.len - 1);
+        n->name = name, n->line = line, n->disc = disc, n->parent = parent;
+        n->first_child = NONE;
+        struct tnode *p = NODE(t, parent);
+        n->next_sibling = p->first_child;
+        p->first_child = id;
+        *v = id + 1u;
+        return id;
+    }
+    pk_err_set(t->err, "out of memory");
+    return NONE;
+}
+
+static uint32_t find_child(struct trie *t, uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
+{
+    for (uint64_t h = child_hash(parent, name, line, disc);; h++) {
+        uint64_t *v = pk_u64map_get(&t->child, h);
+        if (!v)
+            return NONE;
+        struct tnode *n = NODE(t, *v - 1);
+        if (n->parent == parent && n->name == name && n->line == line && n->disc == disc)
+            return (n->state & ST_DEAD) ? NONE : (uint32_t)(*v - 1);
+    }
+}
+
+static int list_add(struct trie *t, pk_name_id name, uint32_t node)
+{
+    uint64_t *idx = pk_u64map_slot(&t->list_of, name);
+    if (!idx)
+        return pk_err_set(t->err, "out of memory");
+    if (!*idx) {
+        pk_vec *l = pk_vec_push(&t->lists);
+        if (!l)
+            return pk_err_set(t->err, "out of memory");
+        pk_vec_init(l, sizeof(uint32_t));
+        *idx = t->lists.len;
+    }
+    uint32_t *slot = pk_vec_push(&PK_VEC_AT(&t->lists, pk_vec, *idx - 1));
+    if (!slot)
+        return pk_err_set(t->err, "out of memory");
+    *slot = node;
+    return 0;
+}
+
+/* The context of a node, outermost first, into t->frames. */
+static size_t node_frames(struct trie *t, uint32_t node)
+{
+    size_t n = 0;
+    for (uint32_t i = node; i != 0; i = NODE(t, i)->parent)
+        n++;
+    if (n > t->frames_cap) {
+        pk_ctx_frame *f = realloc(t->frames, n * 2 * sizeof *f);
+        if (!f)
+            return 0;
+        t->frames = f;
+        t->frames_cap = n * 2;
+    }
+    uint32_t loc_line = 0, loc_disc = 0;
+    size_t k = n;
+    for (uint32_t i = node; i != 0; i = NODE(t, i)->parent) {
+        struct tnode *x = NODE(t, i);
+        t->frames[--k] = (pk_ctx_frame){x->name, loc_line, loc_disc};
+        loc_line = x->line, loc_disc = x->disc;
+    }
+    return n;
+}
+
+/* A fresh, empty profile for the node's context. */
+static pk_fprof *node_new_profile(struct trie *t, uint32_t node)
+{
+    size_t n = node_frames(t, node);
+    pk_ctx_id id;
+    if (!n || pk_profset_intern_ctx(t->ps, t->frames, n, &id, t->err))
+        return NULL;
+    return pk_profset_get_ctx(t->ps, id, t->err);
+}
+
+/* Merges the subtree of `from` into `to` (LLVM's promoteMergeContextSamplesTree
+ * below the destination): profiles merged or moved, children recursively. */
+static int merge_subtree(struct trie *t, uint32_t from, uint32_t to)
+{
+    struct tnode *f = NODE(t, from);
+    if (f->prof) {
+        pk_fprof *src = f->prof;
+        if (NODE(t, to)->prof) {
+            pk_fprof *dst = NODE(t, to)->prof;
+            if (pk_fprof_merge(t->ps, dst, t->ps, src, 1, t->err))
+                return -1;
+            dst->attrs |= src->attrs & PK_ATTR_SHOULD_BE_INLINED;
+            f = NODE(t, from);
+            f->state |= ST_MERGED;
+        } else {
+            pk_fprof *dst = node_new_profile(t, to);
+            if (!dst || pk_fprof_merge(t->ps, dst, t->ps, src, 1, t->err))
+                return -1;
+            dst->checksum = src->checksum;
+            dst->attrs = src->attrs;
+            NODE(t, to)->prof = dst;
+            NODE(t, to)->state &= ~(uint32_t)(ST_INLINED | ST_MERGED);
+            if (list_add(t, NODE(t, to)->name, to))
+                return -1;
+        }
+        pk_profset_remove(t->ps, src);
+        t->st->merged_into_base++;
+        f = NODE(t, from);
+        f->prof = NULL;
+    }
+    for (uint32_t c = NODE(t, from)->first_child; c != NONE; c = NODE(t, c)->next_sibling) {
+        struct tnode *cn = NODE(t, c);
+        if (cn->state & ST_DEAD)
+            continue;
+        uint32_t tc = get_child(t, to, cn->name, cn->line, cn->disc);
+        if (tc == NONE || merge_subtree(t, c, tc))
+            return -1;
+    }
+    NODE(t, from)->state |= ST_DEAD;
+    return 0;
+}
+
+/* The base profile of a function, after merging into it every context of
+ * the function that no caller decided to inline. */
+static int base_of(struct trie *t, pk_name_id name, uint32_t *base)
+{
+    *base = find_child(t, 0, name, 0, 0);
+    uint64_t *idx = pk_u64map_get(&t->list_of, name);
+    if (idx) {
+        pk_vec *l = &PK_VEC_AT(&t->lists, pk_vec, *idx - 1);
+        for (size_t i = 0; i < l->len; i++) { /* the list can grow meanwhile */
+            uint32_t n = PK_VEC_AT(l, uint32_t, i);
+            struct tnode *x = NODE(t, n);
+            if ((x->state & (ST_DEAD | ST_INLINED | ST_MERGED)) || !x->prof || n == *base)
+                continue;
+            uint32_t to = get_child(t, 0, name, 0, 0);
+            if (to == NONE || merge_subtree(t, n, to))
+                return -1;
+            *base = to;
+            l = &PK_VEC_AT(&t->lists, pk_vec, *idx - 1);
+        }
+    }
+    if (*base != NONE && !NODE(t, *base)->prof)
+        *base = NONE;
+    return 0;
+}
+
+/* ---- candidate counts ---- */
+
+static uint64_t head_estimate(const pk_profset *ps, const pk_fprof *f, pk_err *err)
+{
+    if (f->head)
+        return f->head;
+    pk_fprof_view v;
+    uint64_t count = 0;
+    if (pk_fprof_view_build(ps, f, &v, err) == 0) {
+        bool body_first = v.nbody && (!v.nsites || pk_loc(v.body[0].line, v.body[0].disc) <
+                                                      pk_loc(v.sites[0].line, v.sites[0].disc));
+        if (body_first) {
+            count = v.body[0].count;
+        } else {
+            for (size_t i = 0; i < v.nsites && v.sites[i].line == v.sites[0].line &&
+                               v.sites[i].disc == v.sites[0].disc; i++)
+                count += head_estimate(ps, v.sites[i].callee, err);
+        }
+        pk_fprof_view_free(&v);
+    }
+    return count ? count : f->total > 0;
+}
+
+static uint64_t call_count(const pk_profset *ps, const pk_fprof *caller, uint32_t line, uint32_t disc,
+                           pk_name_id callee, pk_err *err)
+{
+    pk_fprof_view v;
+    uint64_t count = 0;
+    if (pk_fprof_view_build(ps, caller, &v, err))
+        return 0;
+    for (size_t i = 0; i < v.nbody; i++) {
+        if (v.body[i].line != line || v.body[i].disc != disc)
+            continue;
+        for (uint32_t k = 0; k < v.body[i].ncalls; k++)
+            if (v.body[i].calls[k].name == callee)
+                count = v.body[i].calls[k].count;
+    }
+    pk_fprof_view_free(&v);
+    return count;
+}
+
+/* ---- the profiled call graph and its top-down order ---- */
+
+struct edge { uint32_t from, to; };
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* Functions (as name ids) in top-down order: Tarjan's SCCs of the graph whose
+ * edges are the trie's parent → child calls above the cold threshold, from a
+ * virtual entry calling every function in discovery order, reversed. */
+static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, size_t *norder)
+{
+    pk_u64map fid;                 /* name → function index + 1 */
+    pk_vec funcs, edges;           /* pk_name_id; struct edge */
+    pk_vec_init(&funcs, sizeof(pk_name_id));
+    pk_vec_init(&edges, sizeof(struct edge));
+    uint32_t *queue = malloc(t->nodes.len * sizeof *queue);
+    int rc = -1;
+    if (!queue || pk_u64map_init(&fid, 256)) {
+        free(queue);
+        return pk_err_set(t->err, "out of memory");
+    }
+    size_t qh = 0, qt = 0;
+    queue[qt++] = 0;
+    while (qh < qt) { /* breadth first, as llvm-profgen's ProfiledCallGraph */
+        uint32_t n = queue[qh++];
+        struct tnode *caller = NODE(t, n);
+        for (uint32_t c = caller->first_child; c != NONE; c = NODE(t, c)->next_sibling) {
+            struct tnode *cn = NODE(t, c);
+            if (cn->state & ST_DEAD)
+                continue;
+            queue[qt++] = c;
+            uint64_t *slot = pk_u64map_slot(&fid, cn->name);
+            pk_name_id *fn = slot && !*slot ? pk_vec_push(&funcs) : NULL;
+            if (!slot || (!*slot && !fn))
+                goto oom;
+            if (!*slot) {
+                *fn = cn->name;
+                *slot = funcs.len;
+            }
+            if (n == 0)
+                continue;
+            uint64_t w = 0;
+            if (cn->prof && caller->prof) {
+                uint64_t entry = head_estimate(t->ps, cn->prof, t->err);
+                uint64_t site = call_count(t->ps, caller->prof, cn->line, cn->disc, cn->name, t->err);
+                w = entry > site ? entry : site;
+                caller = NODE(t, n);
+            }
+            if (w <= cold)
+                continue;
+            struct edge *e = pk_vec_push(&edges);
+            if (!e)
+                goto oom;
+            e->from = (uint32_t)*pk_u64map_get(&fid, caller->name) - 1;
+            e->to = (uint32_t)*pk_u64map_get(&fid, cn->name) - 1;
+        }
+    }
+    size_t nf = funcs.len, ne = edges.len;
+    if (ne > 1)
+        qsort(edges.data, ne, sizeof(struct edge), cmp_edge);
+    /* adjacency (CSR) with a virtual entry node nf → every function */
+    uint32_t *first = calloc(nf + 2, sizeof *first), *adj = malloc((ne + nf + 1) * sizeof *adj);
+    uint32_t *idx = malloc((nf + 1) * sizeof *idx), *low = malloc((nf + 1) * sizeof *low);
+    uint32_t *stack = malloc((nf + 1) * sizeof *stack), *cstack = malloc((nf + 1) * sizeof *cstack);
+    uint32_t *citer = malloc((nf + 1) * sizeof *citer);
+    bool *on = calloc(nf + 1, sizeof *on);
+    pk_name_id *out = malloc((nf + 1) * sizeof *out);
+    if (!first || !adj || !idx || !low || !stack || !cstack || !citer || !on || !out)
+        goto oom2;
+    size_t na = 0;
+    for (size_t i = 0, e = 0; i < nf; i++) {
+        first[i] = (uint32_t)na;
+        uint32_t last = NONE;
+        for (; e < ne && PK_VEC_AT(&edges, struct edge, e).from == i; e++) {
+            uint32_t to = PK_VEC_AT(&edges, struct edge, e).to;
+            if (to != last)
+                adj[na++] = last = to;
+        }
+    }
+    first[nf] = (uint32_t)na;
+    for (size_t i = 0; i < nf; i++)
+        adj[na++] = (uint32_t)i;
+    first[nf + 1] = (uint32_t)na;
+    for (size_t i = 0; i <= nf; i++)
+        idx[i] = NONE;
+    /* iterative Tarjan from the entry */
+    uint32_t counter = 0, sp = 0, cp = 0;
+    size_t nout = 0;
+    cstack[cp] = (uint32_t)nf, citer[cp++] = first[nf];
+    idx[nf] = low[nf] = counter++;
+    stack[sp++] = (uint32_t)nf, on[nf] = true;
+    while (cp) {
+        uint32_t v = cstack[cp - 1];
+        if (citer[cp - 1] < first[v + 1]) {
+            uint32_t w = adj[citer[cp - 1]++];
+            if (idx[w] == NONE) {
+                idx[w] = low[w] = counter++;
+                stack[sp++] = w, on[w] = true;
+                cstack[cp] = w, citer[cp++] = first[w];
+            } else if (on[w] && idx[w] < low[v]) {
+                low[v] = idx[w];
+            }
+            continue;
+        }
+        cp--;
+        if (cp && low[v] < low[cstack[cp - 1]])
+            low[cstack[cp - 1]] = low[v];
+        if (low[v] == idx[v]) { /* an SCC: emitted callees first */
+            uint32_t w;
+            do {
+                w = stack[--sp];
+                on[w] = false;
+                if (w != nf)
+                    out[nout++] = PK_VEC_AT(&funcs, pk_name_id, w);
+            } while (w != v);
+        }
+    }
+    for (size_t i = 0; i < nout / 2; i++) { /* reversed: callers first */
+        pk_name_id x = out[i];
+        out[i] = out[nout - 1 - i];
+        out[nout - 1 - i] = x;
+    }
+    *order = out;
+    *norder = nout;
+    out = NULL;
+    rc = 0;
+oom2:
+    if (rc)
+        pk_err_set(t->err, "out of memory");
+    free(first), free(adj), free(idx), free(low), free(stack), free(cstack), free(citer), free(on), free(out);
+    goto done;
+oom:
+    pk_err_set(t->err, "out of memory");
+done:
+    free(queue);
+    pk_u64map_free(&fid);
+    pk_vec_free(&funcs);
+    pk_vec_free(&edges);
+    return rc;
+}
+
+/* ---- decisions ---- */
+
+struct cand {
+    uint32_t node;
+    uint64_t count;
+    uint32_t size;
+    uint64_t guid;
+};
+
+/* llvm-profgen's order: zero-size first, then hotter, then smaller, then GUID. */
+static bool cand_before(const struct cand *a, const struct cand *b)
+{
+    if ((a->size == 0 || b->size == 0) && a->size != b->size)
+        return a->size == 0;
+    if (a->count != b->count)
+        return a->count > b->count;
+    if (a->size != b->size)
+        return a->size < b->size;
+    return a->guid > b->guid;
+}
+
+struct heap {
+    struct cand *c;
+    size_t n, cap;
+};
+
+static int heap_push(struct heap *h, struct cand c)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 16;
+        struct cand *nc = realloc(h->c, cap * sizeof *nc);
+        if (!nc)
+            return -1;
+        h->c = nc, h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i && cand_before(&c, &h->c[(i - 1) / 2])) {
+        h->c[i] = h->c[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->c[i] = c;
+    return 0;
+}
+
+static struct cand heap_pop(struct heap *h)
+{
+    struct cand top = h->c[0], last = h->c[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const struct cand *best = &last;
+        if (l < h->n && cand_before(&h->c[l], best))
+            m = l, best = &h->c[l];
+        if (r < h->n && cand_before(&h->c[r], best))
+            m = r;
+        if (m == i)
+            break;
+        h->c[i] = h->c[m];
+        i = m;
+    }
+    if (h->n)
+        h->c[i] = last;
+    return top;
+}
+
+struct ctx {
+    struct trie *t;
+    const pk_ctx_sizes *sizes;
+    const pk_preinline_opts *o;
+    uint64_t cold, p10;
+};
+
+static uint32_t node_size(struct ctx *c, uint32_t node)
+{
+    if (c->o->use_sample_count_size || !c->sizes)
+        return pk_fprof_num_body(NODE(c->t, node)->prof);
+    size_t n = node_frames(c->t, node);
+    return pk_ctx_sizes_lookup(c->sizes, c->t->frames, n);
+}
+
+static int add_candidates(struct ctx *c, struct heap *h, uint32_t caller)
+{
+    struct trie *t = c->t;
+    for (uint32_t k = NODE(t, caller)->first_child; k != NONE; k = NODE(t, k)->next_sibling) {
+        struct tnode *kn = NODE(t, k);
+        if ((kn->state & ST_DEAD) || !kn->prof)
+            continue;
+        uint64_t entry = head_estimate(t->ps, kn->prof, t->err);
+        uint64_t site = call_count(t->ps, NODE(t, caller)->prof, kn->line, kn->disc, kn->name, t->err);
+        struct cand cd = {k, entry > site ? entry : site, node_size(c, k),
+                          pk_profset_name_guid(t->ps, NODE(t, k)->name)};
+        if (heap_push(h, cd))
+            return pk_err_set(t->err, "out of memory");
+    }
+    return 0;
+}
+
+static bool should_inline(struct ctx *c, const struct cand *cd)
+{
+    const pk_fprof *f = NODE(c->t, cd->node)->prof;
+    bool was_inlined = f->attrs & PK_ATTR_WAS_INLINED;
+    if (c->o->replay)
+        return was_inlined;
+    double threshold = c->o->cold_threshold;
+    if (cd->count > c->cold) {
+        double hot = c->p10 > c->cold ? ((double)cd->count - (double)c->cold) / ((double)c->p10 - (double)c->cold) : 1.0;
+        if (hot > 1.0)
+            hot = 1.0;
+        threshold = (double)c->o->hot_threshold * hot * 100 + c->o->cold_threshold;
+        if (was_inlined)
+            threshold *= c->o->prev_inline_multiplier;
+    }
+    return (double)cd->size <= threshold;
+}
+
+static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
+{
+    struct trie *t = c->t;
+    uint32_t base;
+    if (base_of(t, name, &base))
+        return -1;
+    if (base == NONE)
+        return 0;
+    t->st->functions++;
+    uint64_t size = node_size(c, base), final_size = size;
+    uint64_t limit = size * c->o->growth_limit;
+    if (limit > c->o->limit_max)
+        limit = c->o->limit_max;
+    if (limit < c->o->limit_min)
+        limit = c->o->limit_min;
+    h->n = 0;
+    if (add_candidates(c, h, base))
+        return -1;
+    while (h->n && final_size < limit) {
+        struct cand cd = heap_pop(h);
+        if (should_inline(c, &cd)) {
+            struct tnode *n = NODE(t, cd.node);
+            n->state |= ST_INLINED;
+            n->prof->attrs |= PK_ATTR_SHOULD_BE_INLINED;
+            final_size += cd.size;
+            t->st->inlined++;
+            if (add_candidates(c, h, cd.node))
+                return -1;
+        } else {
+            t->st->not_inlined++;
+        }
+    }
+    if (h->n)
+        t->st->hit_size_limit++;
+    return 0;
+}
+
+void pk_preinline_defaults(pk_preinline_opts *o)
+{
+    *o = (pk_preinline_opts){.hot_threshold = 1500, .cold_threshold = 0, .growth_limit = 12,
+                             .limit_min = 100, .limit_max = 50000, .prev_inline_multiplier = 100};
+}
+
+int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
+                 pk_preinline_stats *st, pk_err *err)
+{
+    memset(st, 0, sizeof *st);
+    if (!(ps->kind & PK_PROF_CS))
+        return pk_err_set(err, "pre-inliner: the profile is not context-sensitive");
+    struct trie t = {.ps = ps, .st = st, .err = err};
+    pk_vec_init(&t.nodes, sizeof(struct tnode));
+    pk_vec_init(&t.lists, sizeof(pk_vec));
+    struct heap h = {0};
+    pk_name_id *order = NULL;
+    size_t norder = 0;
+    int rc = -1;
+    struct tnode *root = pk_vec_push(&t.nodes);
+    if (!root || pk_u64map_init(&t.child, 1024) || pk_u64map_init(&t.list_of, 256)) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    root->parent = root->first_child = root->next_sibling = NONE;
+    /* the trie of every live context profile */
+    for (size_t i = 0; i < ps->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (f->removed)
+            continue;
+        st->contexts_before++;
+        size_t n;
+        const pk_ctx_frame *fr = pk_profset_ctx(ps, f->ctx, &n);
+        uint32_t node = 0, line = 0, disc = 0;
+        for (size_t k = 0; k < n; k++) {
+            node = get_child(&t, node, fr[k].name, line, disc);
+            if (node == NONE)
+                goto done;
+            fr = pk_profset_ctx(ps, f->ctx, &n); /* no interning happened, but stay safe */
+            line = fr[k].line, disc = fr[k].disc;
+        }
+        NODE(&t, node)->prof = f;
+        if (list_add(&t, NODE(&t, node)->name, node))
+            goto done;
+    }
+    pk_summary sum;
+    if (pk_profset_summary(ps, &sum, err))
+        goto done;
+    struct ctx c = {&t, sizes, o, pk_summary_threshold(&sum, 999999), pk_summary_threshold(&sum, 100000)};
+    if (top_down_order(&t, c.cold, &order, &norder))
+        goto done;
+    for (size_t i = 0; i < norder; i++)
+        if (process_function(&c, order[i], &h))
+            goto done;
+    /* contexts nobody inlined were merged into base profiles: drop them */
+    for (size_t i = 1; i < t.nodes.len; i++) {
+        struct tnode *n = NODE(&t, i);
+        if (!n->prof)
+            continue;
+        /* (a dead node can only hold a profile after merging a recursive
+         * context into its own ancestor: never emit it as a stray context) */
+        if ((n->state & ST_DEAD) || (n->parent != 0 && !(n->state & ST_INLINED))) {
+            pk_profset_remove(ps, n->prof);
+            n->prof = NULL;
+        }
+    }
+    ps->kind |= PK_PROF_PREINLINED;
+    st->contexts_after = pk_profset_count(ps);
+    rc = 0;
+done:
+    for (size_t i = 0; i < t.lists.len; i++)
+        pk_vec_free(&PK_VEC_AT(&t.lists, pk_vec, i));
+    pk_vec_free(&t.lists);
+    pk_vec_free(&t.nodes);
+    pk_u64map_free(&t.child);
+    pk_u64map_free(&t.list_of);
+    free(t.frames);
+    free(h.c);
+    free(order);
+    return rc;
+}

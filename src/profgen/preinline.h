@@ -1,0 +1,68 @@
+/* preinline.h — the CSSPGO pre-inliner (the paper's Algorithm 2) and the
+ * context-sensitive code sizes it decides with (Algorithm 3).
+ *
+ * Context sizes: every instruction of every profiled function is attributed,
+ * with its byte size, to its full inline context (DWARF inline frames; in
+ * probe binaries the call-site locations are the call probes encoded in the
+ * call discriminators), in a callee-first trie. The size of a context is the
+ * size of the longest matching suffix; a context never seen in the binary
+ * falls back to the same function's size under another context. Inlinees
+ * whose code was optimized away but whose probes remain get size 0.
+ *
+ * Pre-inliner: over the profiled call graph (context trie edges heavier than
+ * the cold threshold), functions are visited top-down. For each, all its
+ * contexts not chosen for inlining by a caller are merged, with their whole
+ * subtrees, into its base profile [f]; then its callee contexts are inlined
+ * hottest first while the size stays under min(max(size × growth, min),
+ * max) and each candidate's size is under a threshold that grows with the
+ * call count (llvm-profgen's defaults: hot 1500, cold 0, growth 12, min 100,
+ * max 50000, ×100 when the binary had inlined that context). Kept contexts
+ * are marked ContextShouldBeInlined; the rest end up in base profiles.
+ * pk_cs_nest then turns the flat result into the nested form clang reads.
+ */
+#ifndef PK_PREINLINE_H
+#define PK_PREINLINE_H
+
+#include "binary/binary.h"
+#include "profile/profile.h"
+
+typedef struct pk_ctx_sizes pk_ctx_sizes;
+
+/* Sizes for the functions named in `ps` (frames of any context), from the
+ * binary's instructions and DWARF. `probe_locations`: outer-frame locations
+ * are probe ids decoded from call discriminators (probe binaries). */
+int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
+                       bool probe_locations, pk_err *err);
+void pk_ctx_sizes_free(pk_ctx_sizes *s);
+/* Size in bytes of a context (frames outermost first, as in pk_profset). */
+uint32_t pk_ctx_sizes_lookup(const pk_ctx_sizes *s, const pk_ctx_frame *frames, size_t n);
+/* Marks (size 0) a context whose code is gone but which the binary still
+ * describes (an inline-tree node with probes and no instructions). */
+int pk_ctx_sizes_add(pk_ctx_sizes *s, const pk_ctx_frame *frames, size_t n, uint32_t bytes, pk_err *err);
+
+typedef struct pk_preinline_opts {
+    uint32_t hot_threshold;           /* 1500 */
+    uint32_t cold_threshold;          /* 0 */
+    uint32_t growth_limit;            /* 12 */
+    uint32_t limit_min, limit_max;    /* 100, 50000 */
+    uint32_t prev_inline_multiplier;  /* 100 */
+    bool replay;                      /* keep exactly what the binary inlined */
+    bool use_sample_count_size;       /* size = number of body samples, not bytes */
+} pk_preinline_opts;
+
+void pk_preinline_defaults(pk_preinline_opts *o);
+
+typedef struct pk_preinline_stats {
+    uint64_t functions;               /* visited top-down */
+    uint64_t inlined, not_inlined;    /* candidate decisions */
+    uint64_t hit_size_limit;          /* functions that stopped on the size limit */
+    uint64_t merged_into_base;        /* context profiles merged into a base profile */
+    uint64_t contexts_before, contexts_after;
+} pk_preinline_stats;
+
+/* Runs on a flat context-sensitive set (PK_PROF_CS) in place. `sizes` may be
+ * NULL when o->use_sample_count_size is set. */
+int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
+                 pk_preinline_stats *st, pk_err *err);
+
+#endif

@@ -1,0 +1,438 @@
+/* probe_gen.c — probe-only and context-sensitive probe profiles (see
+ * probe_gen.h for the semantics). */
+#include "profgen/probe_gen.h"
+#include "profgen/profgen.h"
+
+#include <stdlib.h>
+
+#define NO_NAME UINT32_MAX
+
+/* Per-run state shared by both generators. */
+struct gen {
+    pk_binary *bin;
+    const pk_probe_info *pi;
+    pk_profset *ps;
+    pk_probe_gen_stats *st;
+    pk_err *err;
+    pk_name_id *node_name;      /* per inline-tree node: interned function name */
+    uint32_t *node_first;       /* probes of node n: probe_of[node_first[n] .. node_first[n+1]) */
+    uint32_t *probe_of;
+    pk_ctx_frame *frames;       /* scratch for contexts */
+    size_t frames_cap;
+};
+
+static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_profset *ps,
+                    pk_probe_gen_stats *st, pk_err *err)
+{
+    memset(g, 0, sizeof *g);
+    memset(st, 0, sizeof *st);
+    g->bin = bin, g->pi = pi, g->ps = ps, g->st = st, g->err = err;
+    const pk_probe_table *t = &pi->table;
+    g->node_name = malloc((t->n_nodes + 1) * sizeof *g->node_name);
+    g->node_first = calloc(t->n_nodes + 2, sizeof *g->node_first);
+    g->probe_of = malloc((t->n + 1) * sizeof *g->probe_of);
+    if (!g->node_name || !g->node_first || !g->probe_of)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const pk_probe_desc *d = pk_probe_descs_find(&pi->descs, t->nodes[i].guid);
+        g->node_name[i] = NO_NAME;
+        if (d && pk_profset_intern(ps, d->name, d->name_len, &g->node_name[i], err))
+            return -1;
+    }
+    /* probes grouped by node (counting sort), for zero filling */
+    for (size_t i = 0; i < t->n; i++)
+        g->node_first[t->probes[i].node + 1]++;
+    for (size_t n = 0; n < t->n_nodes; n++)
+        g->node_first[n + 1] += g->node_first[n];
+    uint32_t *fill = calloc(t->n_nodes + 1, sizeof *fill);
+    if (!fill)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < t->n; i++) {
+        uint32_t n = t->probes[i].node;
+        g->probe_of[g->node_first[n] + fill[n]++] = (uint32_t)i;
+    }
+    free(fill);
+    return 0;
+}
+
+static void gen_free(struct gen *g)
+{
+    free(g->node_name);
+    free(g->node_first);
+    free(g->probe_of);
+    free(g->frames);
+}
+
+static int frames_reserve(struct gen *g, size_t n)
+{
+    if (n <= g->frames_cap)
+        return 0;
+    size_t cap = g->frames_cap ? g->frames_cap * 2 : 64;
+    while (cap < n)
+        cap *= 2;
+    pk_ctx_frame *f = realloc(g->frames, cap * sizeof *f);
+    if (!f)
+        return pk_err_set(g->err, "out of memory");
+    g->frames = f;
+    g->frames_cap = cap;
+    return 0;
+}
+
+/* True when every body on the node's inline chain has a descriptor. */
+static bool chain_named(const struct gen *g, uint32_t node)
+{
+    for (; node != PK_PROBE_NO_NODE; node = g->pi->table.nodes[node].parent)
+        if (g->node_name[node] == NO_NAME)
+            return false;
+    return true;
+}
+
+/* Appends the inline chain of `node` at frames[at], outermost first: each
+ * inliner with the call-site probe, then the node itself with `leaf_loc`. */
+static int append_chain(struct gen *g, size_t at, uint32_t node, uint32_t leaf_loc, size_t *n)
+{
+    uint32_t depth = g->pi->table.nodes[node].depth;
+    if (frames_reserve(g, at + depth + 1))
+        return -1;
+    uint32_t loc = leaf_loc;
+    for (size_t k = at + depth + 1; k-- > at;) {
+        const pk_probe_node *pn = &g->pi->table.nodes[node];
+        g->frames[k].name = g->node_name[node];
+        g->frames[k].line = loc;
+        g->frames[k].disc = 0;
+        loc = pn->callsite_probe;
+        node = pn->parent;
+    }
+    *n = at + depth + 1;
+    return 0;
+}
+
+static uint64_t checksum_of(const struct gen *g, uint32_t node)
+{
+    const pk_probe_desc *d = pk_probe_descs_find(&g->pi->descs, g->pi->table.nodes[node].guid);
+    return d ? d->cfg_hash : 0;
+}
+
+/* The name a call target is recorded under: the function whose entry is
+ * exactly `addr`, canonicalized as clang looks it up. */
+static int callee_at(struct gen *g, uint64_t addr, pk_name_id *id)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(g->bin), addr);
+    if (!f || f->addr != addr)
+        return -1;
+    return pk_profset_intern(g->ps, f->name, pk_profgen_canonical_len(f->name), id, g->err) ? -2 : 0;
+}
+
+/* The first call probe at addr (as llvm-profgen's getCallProbeForAddr). */
+static const pk_probe *call_probe_at(const pk_probe_table *t, uint64_t addr)
+{
+    size_t n;
+    const pk_probe *p = pk_probe_table_at(t, addr, &n);
+    for (size_t i = 0; i < n; i++)
+        if (p[i].type != PK_PROBE_BLOCK)
+            return &p[i];
+    return NULL;
+}
+
+/* ---- probe-only ---- */
+
+static pk_fprof *node_profile(struct gen *g, pk_fprof **cache, uint32_t node)
+{
+    if (cache[node])
+        return cache[node];
+    const pk_probe_node *pn = &g->pi->table.nodes[node];
+    pk_fprof *f;
+    if (pn->parent == PK_PROBE_NO_NODE) {
+        f = pk_profset_get_func(g->ps, g->node_name[node], g->err);
+    } else {
+        pk_fprof *parent = node_profile(g, cache, pn->parent);
+        f = parent ? pk_fprof_callsite(g->ps, parent, pn->callsite_probe, 0, g->node_name[node], g->err) : NULL;
+    }
+    if (f)
+        f->checksum = checksum_of(g, node);
+    return cache[node] = f;
+}
+
+static uint32_t root_of(const pk_probe_table *t, uint32_t node)
+{
+    while (t->nodes[node].parent != PK_PROBE_NO_NODE)
+        node = t->nodes[node].parent;
+    return node;
+}
+
+int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
+                     pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
+{
+    struct gen g;
+    const pk_probe_table *t = &probes->table;
+    uint64_t *counts = calloc(t->n + 1, sizeof *counts);
+    bool *touched = calloc(t->n_nodes + 1, sizeof *touched);
+    pk_fprof **cache = calloc(t->n_nodes + 1, sizeof *cache);
+    int rc = -1;
+    if (gen_init(&g, bin, probes, out, stats, err))
+        goto done;
+    if (!counts || !touched || !cache) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    out->kind |= PK_PROF_PROBE;
+    for (size_t i = 0; i < raw->ranges.cap; i++) {
+        const pk_pair_count *e = &raw->ranges.e[i];
+        if (!e->n)
+            continue;
+        stats->ranges++;
+        for (size_t k = pk_probe_table_lower_bound(t, e->a); k < t->n && t->probes[k].addr <= e->b; k++)
+            counts[k] += e->n;
+    }
+    for (size_t k = 0; k < t->n; k++)
+        if (counts[k]) {
+            stats->probes_hit++;
+            touched[root_of(t, t->probes[k].node)] = true;
+        }
+    for (size_t k = 0; k < t->n; k++) {
+        const pk_probe *p = &t->probes[k];
+        if (!touched[root_of(t, p->node)])
+            continue;
+        if (!chain_named(&g, p->node)) {
+            stats->missing_desc++;
+            continue;
+        }
+        pk_fprof *f = node_profile(&g, cache, p->node);
+        if (!f || pk_fprof_add_body(f, p->index, p->discriminator, counts[k], err))
+            goto done;
+        if (p->index == 1 && p->node != PK_PROBE_NO_NODE && t->nodes[p->node].parent == PK_PROBE_NO_NODE)
+            f->head += counts[k];
+    }
+    for (size_t i = 0; i < raw->branches.cap; i++) {
+        const pk_pair_count *e = &raw->branches.e[i];
+        if (!e->n)
+            continue;
+        stats->branches++;
+        if (e->a == PK_AGG_EXTERNAL)
+            continue;
+        const pk_probe *cp = call_probe_at(t, e->a);
+        pk_name_id callee;
+        if (!cp || !chain_named(&g, cp->node))
+            continue;
+        int c = callee_at(&g, e->b, &callee);
+        if (c == -2)
+            goto done;
+        if (c < 0)
+            continue;
+        pk_fprof *f = node_profile(&g, cache, cp->node);
+        if (!f || pk_fprof_add_call(f, cp->index, 0, callee, e->n, err))
+            goto done;
+        stats->call_targets++;
+    }
+    for (size_t i = 0; i < out->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
+        if (!f->removed) {
+            pk_fprof_recompute_total(f);
+            stats->profiles++;
+        }
+    }
+    rc = 0;
+done:
+    gen_free(&g);
+    free(counts);
+    free(touched);
+    free(cache);
+    return rc;
+}
+
+/* ---- context-sensitive ---- */
+
+/* Context frames of a csraw context: the call probes at its call sites, each
+ * with its inline chain, from the innermost site outwards until a site has
+ * no call probe (the context is cut there). */
+static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_frame **out, size_t *n)
+{
+    const pk_probe_table *t = &g->pi->table;
+    uint32_t nsites;
+    const uint64_t *sites = pk_csraw_ctx(raw, ctx, &nsites);
+    uint32_t first = nsites;
+    while (first > 0) {
+        const pk_probe *cp = call_probe_at(t, sites[first - 1]);
+        if (!cp || !chain_named(g, cp->node))
+            break;
+        first--;
+    }
+    if (first > 0)
+        g->st->contexts_truncated++;
+    size_t len = 0;
+    for (uint32_t i = first; i < nsites; i++) {
+        const pk_probe *cp = call_probe_at(t, sites[i]);
+        if (append_chain(g, len, cp->node, cp->index, &len))
+            return -1;
+    }
+    pk_ctx_frame *copy = malloc((len + 1) * sizeof *copy);
+    if (!copy)
+        return pk_err_set(g->err, "out of memory");
+    if (len)
+        memcpy(copy, g->frames, len * sizeof *copy);
+    *out = copy;
+    *n = len;
+    return 0;
+}
+
+/* The profile of the context prefix + the inline chain of `node`. */
+static pk_fprof *ctx_profile(struct gen *g, const pk_ctx_frame *prefix, size_t nprefix, uint32_t node)
+{
+    size_t n;
+    if (frames_reserve(g, nprefix + 1))
+        return NULL;
+    if (nprefix)
+        memcpy(g->frames, prefix, nprefix * sizeof *prefix);
+    if (append_chain(g, nprefix, node, 0, &n))
+        return NULL;
+    pk_ctx_id id;
+    if (pk_profset_intern_ctx(g->ps, g->frames, n, &id, g->err))
+        return NULL;
+    pk_fprof *f = pk_profset_get_ctx(g->ps, id, g->err);
+    if (f && !f->checksum) {
+        f->checksum = checksum_of(g, node);
+        if (g->pi->table.nodes[node].parent != PK_PROBE_NO_NODE)
+            f->attrs |= PK_ATTR_WAS_INLINED;
+    }
+    return f;
+}
+
+int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
+                        pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
+{
+    struct gen g;
+    const pk_probe_table *t = &probes->table;
+    size_t nctx = pk_csraw_num_ctxs(raw);
+    pk_ctx_frame **prefix = calloc(nctx + 1, sizeof *prefix);
+    size_t *nprefix = calloc(nctx + 1, sizeof *nprefix);
+    pk_pairmap counts = {0}, touched = {0};
+    int rc = -1;
+    if (gen_init(&g, bin, probes, out, stats, err))
+        goto done;
+    if (!prefix || !nprefix || pk_pairmap_init(&counts, 1 << 12) || pk_pairmap_init(&touched, 1 << 10)) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    out->kind |= PK_PROF_PROBE | PK_PROF_CS;
+    for (size_t c = 0; c < nctx; c++)
+        if (ctx_prefix(&g, raw, (uint32_t)c, &prefix[c], &nprefix[c]))
+            goto done;
+
+    /* block probes inside each context's ranges: (ctx, probe) → count */
+    for (size_t i = 0; i < raw->ranges.cap; i++) {
+        const pk_pair_count *e = &raw->ranges.e[i];
+        if (!e->n)
+            continue;
+        stats->ranges++;
+        uint32_t ctx;
+        uint64_t b, end;
+        pk_csraw_key(raw, e, &ctx, &b, &end);
+        for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++)
+            if (t->probes[k].type == PK_PROBE_BLOCK && pk_pairmap_add(&counts, ctx, k, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto done;
+            }
+    }
+    size_t ncounts;
+    pk_pair_count *sorted = pk_pairmap_sorted(&counts, &ncounts); /* deterministic order */
+    if (!sorted && ncounts) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ncounts; i++) {
+        uint32_t ctx = (uint32_t)sorted[i].a;
+        const pk_probe *p = &t->probes[sorted[i].b];
+        uint64_t n = sorted[i].n;
+        if (!chain_named(&g, p->node)) {
+            stats->missing_desc++;
+            continue;
+        }
+        stats->probes_hit++;
+        pk_fprof *f = ctx_profile(&g, prefix[ctx], nprefix[ctx], p->node);
+        if (!f || pk_fprof_add_body(f, p->index, p->discriminator, n, err)) {
+            free(sorted);
+            goto done;
+        }
+        /* remember (profile, node) for zero filling; the profile pointer is
+         * stable (arena), so it can key the map */
+        if (pk_pairmap_add(&touched, (uint64_t)(uintptr_t)f, p->node, 1)) {
+            free(sorted);
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+        if (p->index != 1)
+            continue;
+        f->head += n;
+        const pk_probe_node *pn = &t->nodes[p->node];
+        if (pn->parent == PK_PROBE_NO_NODE)
+            continue;
+        /* An inlined body was entered: the inliner's call-site probe gets
+         * the count and a call target, as no LBR branch shows inlined calls. */
+        pk_fprof *caller = ctx_profile(&g, prefix[ctx], nprefix[ctx], pn->parent);
+        if (!caller || pk_fprof_add_body(caller, pn->callsite_probe, 0, n, err) ||
+            pk_fprof_add_call(caller, pn->callsite_probe, 0, g.node_name[p->node], n, err)) {
+            free(sorted);
+            goto done;
+        }
+    }
+    free(sorted);
+
+    /* explicit zeros for the probes of every touched body */
+    for (size_t i = 0; i < touched.cap; i++) {
+        const pk_pair_count *e = &touched.e[i];
+        if (!e->n)
+            continue;
+        pk_fprof *f = (pk_fprof *)(uintptr_t)e->a;
+        uint32_t node = (uint32_t)e->b;
+        for (uint32_t k = g.node_first[node]; k < g.node_first[node + 1]; k++) {
+            const pk_probe *p = &t->probes[g.probe_of[k]];
+            if (pk_fprof_add_body(f, p->index, p->discriminator, 0, err))
+                goto done;
+        }
+    }
+
+    /* call targets from branches leaving call probes */
+    for (size_t i = 0; i < raw->branches.cap; i++) {
+        const pk_pair_count *e = &raw->branches.e[i];
+        if (!e->n)
+            continue;
+        stats->branches++;
+        uint32_t ctx;
+        uint64_t src, dst;
+        pk_csraw_key(raw, e, &ctx, &src, &dst);
+        if (src == PK_AGG_EXTERNAL)
+            continue;
+        const pk_probe *cp = call_probe_at(t, src);
+        pk_name_id callee;
+        if (!cp || !chain_named(&g, cp->node))
+            continue;
+        int c = callee_at(&g, dst, &callee);
+        if (c == -2)
+            goto done;
+        if (c < 0)
+            continue;
+        pk_fprof *f = ctx_profile(&g, prefix[ctx], nprefix[ctx], cp->node);
+        if (!f || pk_fprof_add_call(f, cp->index, 0, callee, e->n, err))
+            goto done;
+        stats->call_targets++;
+    }
+    for (size_t i = 0; i < out->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
+        if (!f->removed) {
+            pk_fprof_recompute_total(f);
+            stats->profiles++;
+        }
+    }
+    stats->contexts = stats->profiles;
+    rc = 0;
+done:
+    gen_free(&g);
+    if (prefix)
+        for (size_t c = 0; c < nctx; c++)
+            free(prefix[c]);
+    free(prefix);
+    free(nprefix);
+    pk_pairmap_free(&counts);
+    pk_pairmap_free(&touched);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* probe_gen.h — pseudo-probe based profiles: probe-only (no context) and
+ * context-sensitive (CSSPGO), from ranges and branches.
+ *
+ * Semantics follow what clang's sample loader expects from llvm-profgen
+ * (llvm-profgen.md §3.7, §4.4):
+ *  - every probe located inside an executed range gets the range's count;
+ *    copies of one probe (duplicated code) are summed;
+ *  - the entry probe (index 1) also gives head samples;
+ *  - a call probe at a branch source gives a call target (the function whose
+ *    entry the branch lands on);
+ *  - every probe of a function body that received samples and got no count
+ *    is written as an explicit 0, so the compiler can tell "not executed"
+ *    from "optimized away";
+ *  - each profile carries its function's CFG checksum from
+ *    .pseudo_probe_desc; function names are the probe names.
+ * Context-sensitive profiles count block probes only; a context is built from
+ * the call probes at the caller call sites (each expanded with its inline
+ * chain) followed by the leaf probe's inline chain; a call site without a
+ * call probe cuts the context there (counted). An entry probe of an inlined
+ * body also adds the count as body sample and call target at the inliner's
+ * call-site probe, since no LBR branch exists for an inlined call.
+ */
+#ifndef PK_PROBE_GEN_H
+#define PK_PROBE_GEN_H
+
+#include "aggregate/aggregate.h"
+#include "binary/binary.h"
+#include "binary/probe_loader.h"
+#include "profile/profile.h"
+#include "unwind/unwind.h"
+
+typedef struct pk_probe_gen_stats {
+    uint64_t ranges, branches;            /* distinct entries read */
+    uint64_t probes_hit;                  /* distinct probes with a count */
+    uint64_t call_targets;                /* branches turned into call targets */
+    uint64_t contexts;                    /* context profiles written (CS) */
+    uint64_t contexts_truncated;          /* call site without a call probe */
+    uint64_t missing_desc;                /* probes of a GUID without a descriptor: skipped */
+    uint64_t profiles;                    /* top-level profiles */
+} pk_probe_gen_stats;
+
+/* Probe-only profile of `raw` (no calling contexts). */
+int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
+                     pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
+
+/* Flat context-sensitive profile of `raw` (contexts from the unwinder). */
+int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
+                        pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
+
+#endif

@@ -1,0 +1,100 @@
+/* test_preinline.c — the pre-inliner on a hand-made flat CS profile:
+ * a hot context is kept (ContextShouldBeInlined), a cold one is merged into
+ * the callee's base profile, and the merge carries its subtree along. */
+#include "test.h"
+#include "profgen/preinline.h"
+
+static pk_fprof *ctx_prof(pk_profset *ps, const char *text)
+{
+    pk_ctx_id id;
+    pk_err err;
+    if (pk_profset_ctx_parse(ps, text, strlen(text), &id, &err))
+        return NULL;
+    return pk_profset_get_ctx(ps, id, &err);
+}
+
+static pk_name_id name(pk_profset *ps, const char *s)
+{
+    pk_name_id id = 0;
+    pk_err err;
+    pk_profset_intern(ps, s, strlen(s), &id, &err);
+    return id;
+}
+
+TEST(hot_context_kept_cold_context_merged)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    ps.kind = PK_PROF_CS | PK_PROF_PROBE;
+    pk_fprof *m = ctx_prof(&ps, "main");
+    pk_fprof *mf = ctx_prof(&ps, "main:1 @ foo");
+    pk_fprof *mfb = ctx_prof(&ps, "main:1 @ foo:2 @ bar");
+    pk_fprof *bf = ctx_prof(&ps, "baz:3 @ foo");
+    pk_fprof *bfq = ctx_prof(&ps, "baz:3 @ foo:4 @ qux");
+    pk_fprof *bz = ctx_prof(&ps, "baz");
+    CHECK(m && mf && mfb && bf && bfq && bz);
+    if (!m || !mf || !mfb || !bf || !bfq || !bz)
+        return;
+    for (int i = 1; i <= 3; i++)
+        pk_fprof_add_body(m, i, 0, 1000, &err);
+    pk_fprof_add_call(m, 1, 0, name(&ps, "foo"), 1000, &err);
+    mf->head = 1000;
+    pk_fprof_add_body(mf, 1, 0, 1000, &err);
+    pk_fprof_add_body(mf, 2, 0, 500, &err);
+    pk_fprof_add_call(mf, 2, 0, name(&ps, "bar"), 500, &err);
+    mfb->head = 500;
+    pk_fprof_add_body(mfb, 1, 0, 500, &err);
+    pk_fprof_add_body(bz, 1, 0, 3, &err);
+    pk_fprof_add_call(bz, 3, 0, name(&ps, "foo"), 1, &err);
+    bf->head = 1;
+    pk_fprof_add_body(bf, 1, 0, 1, &err);
+    pk_fprof_add_body(bf, 4, 0, 1, &err);
+    bfq->head = 1;
+    pk_fprof_add_body(bfq, 1, 0, 1, &err);
+    for (size_t i = 0; i < ps.top.len; i++)
+        pk_fprof_recompute_total(PK_VEC_AT(&ps.top, pk_fprof *, i));
+
+    pk_preinline_opts o;
+    pk_preinline_defaults(&o);
+    o.use_sample_count_size = true;
+    pk_preinline_stats st;
+    CHECK_OK(pk_preinline(&ps, NULL, &o, &st, &err), &err);
+    CHECK(ps.kind & PK_PROF_PREINLINED);
+    /* kept: the hot chain under main */
+    CHECK(!mf->removed && (mf->attrs & PK_ATTR_SHOULD_BE_INLINED));
+    CHECK(!mfb->removed && (mfb->attrs & PK_ATTR_SHOULD_BE_INLINED));
+    /* merged: the cold context of foo under baz, into [foo], with its child */
+    CHECK(bf->removed && bfq->removed);
+    pk_fprof *base_foo = pk_profset_find(&ps, "foo");
+    CHECK(base_foo != NULL);
+    if (base_foo) {
+        uint64_t c = 0;
+        CHECK(pk_fprof_get_body(base_foo, 4, 0, &c) == 0 && c == 1);
+    }
+    /* qux has no hot caller, so it is visited first and its only context is
+     * promoted straight into [qux]. Survivors: three bases, the hot chain. */
+    CHECK_EQ_U64(pk_profset_count(&ps), 6);
+    CHECK(pk_profset_find(&ps, "baz") != NULL && pk_profset_find(&ps, "main") != NULL);
+    pk_fprof *base_qux = pk_profset_find(&ps, "qux");
+    CHECK(base_qux != NULL && base_qux->head == 1);
+    CHECK_EQ_U64(st.contexts_before, 6);
+    CHECK(st.inlined >= 2);
+    CHECK(st.merged_into_base >= 2);
+    pk_profset_free(&ps);
+}
+
+TEST(refuses_non_cs_profiles)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    pk_preinline_opts o;
+    pk_preinline_defaults(&o);
+    pk_preinline_stats st;
+    CHECK(pk_preinline(&ps, NULL, &o, &st, &err) == -1);
+    CHECK(strstr(err.msg, "context-sensitive") != NULL);
+    pk_profset_free(&ps);
+}
+
+int main(void) { return pk_test_main(); }
