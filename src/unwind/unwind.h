@@ -115,4 +115,26 @@ const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
  * comm and task events before) and unwinds it. */
 int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_err *err);
 
+/* ---- missing-frame inference for tail calls (llvm-profgen.md §4.8) ----
+ * A function that ends in a tail call (jmp to another function) leaves no
+ * frame: the context shows its caller calling a function it never calls.
+ * For each adjacent pair of call sites in a context, when the function
+ * reached is not what the call site calls but is reachable from it through
+ * exactly one chain of tail calls (seen in the LBR or in the code), the tail
+ * call sites are spliced in. Ambiguous chains are left alone and counted. */
+typedef struct pk_tailcall_stats {
+    uint64_t pairs;               /* adjacent call-site pairs examined */
+    uint64_t mismatched;          /* callee is not the call's target: frames are missing */
+    uint64_t recovered;           /* ... and a unique tail-call chain was spliced in */
+    uint64_t ambiguous;           /* several chains */
+    uint64_t unreachable;         /* no chain found */
+    uint64_t frames_added;
+    uint64_t tail_call_edges;     /* distinct tail-call edges known */
+} pk_tailcall_stats;
+
+/* Rewrites the contexts of `raw` in place (counts are kept; contexts that
+ * become equal are merged). `max_depth` bounds the chain search (0: 64). */
+int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
+                         pk_tailcall_stats *st, pk_err *err);
+
 #endif

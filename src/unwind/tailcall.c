@@ -1,0 +1,295 @@
+/* tailcall.c — missing-frame inference for tail calls (see unwind.h). */
+#include "unwind/unwind.h"
+#include "binary/binary.h"
+
+#include <stdlib.h>
+
+#define MANY 2 /* path counts saturate here: 0, 1 (unique), 2 (ambiguous) */
+
+struct tc_edge {
+    uint64_t site, to;            /* tail-call jump address, entry of the target */
+};
+
+struct tc_memo {
+    uint8_t paths;                /* 0, 1, MANY */
+    uint8_t done;
+    struct tc_edge first;         /* first hop of the unique path */
+};
+
+struct tc {
+    pk_binary *bin;
+    pk_elf *elf;
+    pk_u64map edges_of;           /* function entry → index into lists + 1 */
+    pk_vec lists;                 /* pk_vec of struct tc_edge per function */
+    pk_u64map seen_edge;          /* hash(site, to) → 1 */
+    pk_u64map decoded;            /* function entry → 1 once its static tail calls are in */
+    pk_u64map memo_of;            /* hash(from, to) → index into memo + 1 */
+    pk_vec memo;                  /* struct tc_memo */
+    pk_u64map icall_targets;      /* indirect call site → target entry (0 when several) */
+    pk_tailcall_stats *st;
+    uint32_t max_depth;
+    pk_err *err;
+};
+
+static uint64_t func_entry(struct tc *t, uint64_t addr)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(t->elf, addr);
+    return f ? f->addr : 0;
+}
+
+static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to)
+{
+    uint64_t *seen = pk_u64map_slot(&t->seen_edge, pk_hash64(site) ^ to);
+    if (!seen)
+        return pk_err_set(t->err, "out of memory");
+    if (*seen)
+        return 0;
+    *seen = 1;
+    uint64_t *idx = pk_u64map_slot(&t->edges_of, from);
+    if (!idx)
+        return pk_err_set(t->err, "out of memory");
+    if (!*idx) {
+        pk_vec *l = pk_vec_push(&t->lists);
+        if (!l)
+            return pk_err_set(t->err, "out of memory");
+        pk_vec_init(l, sizeof(struct tc_edge));
+        *idx = t->lists.len;
+    }
+    struct tc_edge *e = pk_vec_push(&PK_VEC_AT(&t->lists, pk_vec, *idx - 1));
+    if (!e)
+        return pk_err_set(t->err, "out of memory");
+    e->site = site;
+    e->to = to;
+    t->st->tail_call_edges++;
+    return 0;
+}
+
+/* Static tail calls of a function: direct jumps to another function's entry. */
+static int decode_static(struct tc *t, uint64_t entry)
+{
+    uint64_t *d = pk_u64map_slot(&t->decoded, entry);
+    if (!d)
+        return pk_err_set(t->err, "out of memory");
+    if (*d)
+        return 0;
+    *d = 1;
+    const pk_elf_symbol *f = pk_elf_func_at(t->elf, entry);
+    const pk_insn *in;
+    size_t n;
+    pk_err ignored;
+    if (!f || pk_binary_func_insns(t->bin, f, &in, &n, &ignored))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((in[i].cls != PK_INSN_JMP && in[i].cls != PK_INSN_CJMP) || !in[i].target)
+            continue;
+        uint64_t to = func_entry(t, in[i].target);
+        if (to == in[i].target && to != entry && add_edge(t, entry, in[i].addr, to))
+            return -1;
+    }
+    return 0;
+}
+
+/* Number of tail-call chains from function `from` to function `to` (0, 1,
+ * MANY), memoized; `depth` bounds the search and cycles are cut. */
+static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth, uint8_t *out)
+{
+    if (from == to) {
+        *out = 1;
+        return 0;
+    }
+    if (depth >= t->max_depth) {
+        *out = 0;
+        return 0;
+    }
+    uint64_t key = pk_hash64(from * 31 + 7) ^ to;
+    uint64_t *mi = pk_u64map_slot(&t->memo_of, key);
+    if (!mi)
+        return pk_err_set(t->err, "out of memory");
+    if (*mi) {
+        struct tc_memo *m = &PK_VEC_AT(&t->memo, struct tc_memo, *mi - 1);
+        *out = m->done ? m->paths : 0; /* on the stack: a cycle, no path through it */
+        return 0;
+    }
+    if (!pk_vec_push(&t->memo))
+        return pk_err_set(t->err, "out of memory");
+    uint64_t my = t->memo.len;
+    *pk_u64map_get(&t->memo_of, key) = my;
+    if (decode_static(t, from))
+        return -1;
+    uint8_t total = 0;
+    struct tc_edge first = {0, 0};
+    /* recursion adds edges of other functions: the map and the lists may
+     * move, so keep the index, not pointers */
+    uint64_t *idx = pk_u64map_get(&t->edges_of, from);
+    uint64_t li = idx ? *idx : 0;
+    size_t nedges = li ? PK_VEC_AT(&t->lists, pk_vec, li - 1).len : 0;
+    for (size_t i = 0; i < nedges && total < MANY; i++) {
+        struct tc_edge e = PK_VEC_AT(&PK_VEC_AT(&t->lists, pk_vec, li - 1), struct tc_edge, i);
+        uint8_t n;
+        if (count_paths(t, e.to, to, depth + 1, &n))
+            return -1;
+        if (n && !total)
+            first = e;
+        total = total + n > MANY ? MANY : total + n;
+    }
+    struct tc_memo *m = &PK_VEC_AT(&t->memo, struct tc_memo, my - 1);
+    m->paths = total;
+    m->first = first;
+    m->done = 1;
+    *out = total;
+    return 0;
+}
+
+/* Appends the tail-call sites of the unique chain from `from` to `to`. */
+static int append_chain(struct tc *t, uint64_t from, uint64_t to, pk_vec *out)
+{
+    for (uint32_t guard = 0; from != to && guard < t->max_depth; guard++) {
+        uint64_t *mi = pk_u64map_get(&t->memo_of, pk_hash64(from * 31 + 7) ^ to);
+        if (!mi)
+            break;
+        struct tc_memo *m = &PK_VEC_AT(&t->memo, struct tc_memo, *mi - 1);
+        uint64_t *slot = pk_vec_push(out);
+        if (!slot)
+            return pk_err_set(t->err, "out of memory");
+        *slot = m->first.site;
+        t->st->frames_added++;
+        from = m->first.to;
+    }
+    return 0;
+}
+
+/* Targets of the call at `site` (direct target, or the one target observed
+ * for an indirect call); 0 when unknown or several. */
+static uint64_t call_target(struct tc *t, uint64_t site)
+{
+    pk_err ignored;
+    const pk_insn *in = pk_binary_insn_at(t->bin, site, &ignored);
+    if (!in)
+        return 0;
+    if (in->cls == PK_INSN_CALL)
+        return in->target;
+    uint64_t *v = pk_u64map_get(&t->icall_targets, site);
+    return v ? *v : 0;
+}
+
+int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
+                         pk_tailcall_stats *st, pk_err *err)
+{
+    memset(st, 0, sizeof *st);
+    struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st,
+                   .max_depth = max_depth ? max_depth : 64, .err = err};
+    pk_vec_init(&t.lists, sizeof(pk_vec));
+    pk_vec_init(&t.memo, sizeof(struct tc_memo));
+    pk_csraw out;
+    pk_vec ctx;
+    pk_vec_init(&ctx, sizeof(uint64_t));
+    uint32_t *remap = NULL;
+    int rc = -1;
+    bool out_ok = false;
+    if (pk_u64map_init(&t.edges_of, 256) || pk_u64map_init(&t.seen_edge, 1024) ||
+        pk_u64map_init(&t.decoded, 256) || pk_u64map_init(&t.memo_of, 1024) ||
+        pk_u64map_init(&t.icall_targets, 256)) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    /* tail calls and indirect call targets seen in the branches */
+    for (size_t i = 0; i < raw->branches.cap; i++) {
+        const pk_pair_count *e = &raw->branches.e[i];
+        if (!e->n)
+            continue;
+        uint32_t c;
+        uint64_t src, dst;
+        pk_csraw_key(raw, e, &c, &src, &dst);
+        if (src == PK_AGG_EXTERNAL)
+            continue;
+        const pk_insn *in = pk_binary_insn_at(bin, src, err);
+        if (!in)
+            continue;
+        uint64_t to = func_entry(&t, dst), from = func_entry(&t, src);
+        if (to != dst || !from)
+            continue;
+        if (in->cls == PK_INSN_ICALL) {
+            uint64_t *v = pk_u64map_slot(&t.icall_targets, src);
+            if (!v)
+                goto oom;
+            *v = (*v == 0 || *v == to) ? to : UINT64_MAX; /* several: unknown */
+        } else if ((in->cls == PK_INSN_JMP || in->cls == PK_INSN_IJMP || in->cls == PK_INSN_CJMP) &&
+                   from != to && add_edge(&t, from, src, to)) {
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < t.icall_targets.cap; i++)
+        if (t.icall_targets.used[i] && t.icall_targets.vals[i] == UINT64_MAX)
+            t.icall_targets.vals[i] = 0;
+
+    size_t nctx = pk_csraw_num_ctxs(raw);
+    remap = malloc((nctx + 1) * sizeof *remap);
+    if (!remap || pk_csraw_init(&out, raw->base, err))
+        goto oom;
+    out_ok = true;
+    for (size_t c = 0; c < nctx; c++) {
+        uint32_t n;
+        const uint64_t *sites = pk_csraw_ctx(raw, (uint32_t)c, &n);
+        ctx.len = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t *slot = pk_vec_push(&ctx);
+            if (!slot)
+                goto oom;
+            *slot = sites[i];
+            if (i + 1 == n)
+                break;
+            st->pairs++;
+            uint64_t target = call_target(&t, sites[i]), callee = func_entry(&t, sites[i + 1]);
+            if (!target || !callee || target == callee)
+                continue;
+            st->mismatched++;
+            uint8_t paths;
+            if (count_paths(&t, target, callee, 0, &paths))
+                goto done;
+            if (paths == 1) {
+                if (append_chain(&t, target, callee, &ctx))
+                    goto done;
+                st->recovered++;
+            } else if (paths) {
+                st->ambiguous++;
+            } else {
+                st->unreachable++;
+            }
+            sites = pk_csraw_ctx(raw, (uint32_t)c, &n);
+        }
+        if (pk_csraw_intern(&out, (const uint64_t *)ctx.data, (uint32_t)ctx.len, &remap[c], err))
+            goto done;
+    }
+    /* counts under the new context ids */
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *from = which ? &raw->branches : &raw->ranges;
+        pk_pairmap *to = which ? &out.branches : &out.ranges;
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(to, (uint64_t)remap[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n))
+                goto oom;
+        }
+    }
+    pk_csraw_free(raw);
+    *raw = out;
+    out_ok = false;
+    rc = 0;
+    goto done;
+oom:
+    pk_err_set(err, "out of memory");
+done:
+    if (out_ok)
+        pk_csraw_free(&out);
+    free(remap);
+    pk_vec_free(&ctx);
+    for (size_t i = 0; i < t.lists.len; i++)
+        pk_vec_free(&PK_VEC_AT(&t.lists, pk_vec, i));
+    pk_vec_free(&t.lists);
+    pk_vec_free(&t.memo);
+    pk_u64map_free(&t.edges_of);
+    pk_u64map_free(&t.seen_edge);
+    pk_u64map_free(&t.decoded);
+    pk_u64map_free(&t.memo_of);
+    pk_u64map_free(&t.icall_targets);
+    return rc;
+}
