@@ -33,7 +33,7 @@ $(1)/obj/%.o: %.c
 $(1)/libpgokit.a: $$(patsubst %.c,$(1)/obj/%.o,$$(LIB_SRC))
 	@rm -f $$@
 	ar rcs $$@ $$^
-$(1)/obj/src/cli/main.o: $(1)/gen/commands.h
+$$(patsubst %.c,$(1)/obj/%.o,$$(CLI_SRC)): $(1)/gen/commands.h
 $(1)/gen/commands.h: $$(CMD_SRC) Makefile
 	@mkdir -p $$(dir $$@)
 	@{ for c in $$(CMDS); do echo "PK_COMMAND($$$$c)"; done; } > $$@.tmp && mv $$@.tmp $$@
