@@ -250,6 +250,8 @@ static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_f
     const pk_probe_table *t = &g->pi->table;
     uint32_t nsites;
     const uint64_t *sites = pk_csraw_ctx(raw, ctx, &nsites);
+    if (nsites)
+        nsites--; /* the last element is the leaf function's entry */
     uint32_t first = nsites;
     while (first > 0) {
         const pk_probe *cp = call_probe_at(t, sites[first - 1]);

@@ -82,6 +82,7 @@ struct pk_unwinder {
     size_t depth, cap;
     uint64_t *key;        /* compressed/trimmed copy of the stack */
     uint32_t cur_ctx;
+    uint64_t cur_leaf;    /* leaf entry of cur_ctx */
     bool ctx_dirty;
     /* translation scratch for pk_unwind_perf_sample */
     uint64_t *tstack;
@@ -129,7 +130,7 @@ static int ensure_stack(pk_unwinder *u, size_t n, pk_err *err)
     size_t cap = u->cap ? u->cap * 2 : 64;
     while (cap < n)
         cap *= 2;
-    uint64_t *s = realloc(u->stack, cap * sizeof *s), *k = realloc(u->key, cap * sizeof *k);
+    uint64_t *s = realloc(u->stack, cap * sizeof *s), *k = realloc(u->key, (cap + 1) * sizeof *k);
     if (s)
         u->stack = s;
     if (k)
@@ -160,9 +161,12 @@ static size_t compress_recursion(uint64_t *s, size_t n, int max_len)
     return n;
 }
 
-static int current_ctx(pk_unwinder *u, uint32_t *ctx, pk_err *err)
+/* The context id of the current stack with the function containing
+ * `addr` as the leaf. */
+static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
 {
-    if (!u->ctx_dirty) {
+    uint64_t leaf = u->code.func_entry ? u->code.func_entry(u->code.ctx, addr) : 0;
+    if (!u->ctx_dirty && leaf == u->cur_leaf) {
         *ctx = u->cur_ctx;
         return 0;
     }
@@ -174,14 +178,16 @@ static int current_ctx(pk_unwinder *u, uint32_t *ctx, pk_err *err)
         u->st.recursion_compressed += n - c;
         n = c;
     }
-    const uint64_t *k = u->key;
+    uint64_t *k = u->key;
     if (u->o.max_depth >= 0 && n > (size_t)u->o.max_depth) {
         u->st.depth_trimmed += n - (size_t)u->o.max_depth;
         k += n - (size_t)u->o.max_depth;
         n = (size_t)u->o.max_depth;
     }
-    if (pk_csraw_intern(u->out, k, (uint32_t)n, &u->cur_ctx, err))
+    k[n] = leaf; /* key has room: it is sized like the stack, plus one */
+    if (pk_csraw_intern(u->out, k, (uint32_t)n + 1, &u->cur_ctx, err))
         return -1;
+    u->cur_leaf = leaf;
     u->ctx_dirty = false;
     *ctx = u->cur_ctx;
     return 0;
@@ -202,7 +208,7 @@ static int record_range(pk_unwinder *u, uint64_t begin, uint64_t end, uint64_t w
         return 0;
     }
     uint32_t ctx;
-    if (current_ctx(u, &ctx, err))
+    if (current_ctx(u, begin, &ctx, err))
         return -1;
     uint64_t base = u->out->base;
     if (pk_pairmap_add(&u->out->ranges, (uint64_t)ctx << 32 | (begin - base), end - base, w))
@@ -216,7 +222,7 @@ static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, uint64_t w,
     if (!fits(u->out, to) || (from != PK_AGG_EXTERNAL && !fits(u->out, from)))
         return 0;
     uint32_t ctx;
-    if (current_ctx(u, &ctx, err))
+    if (current_ctx(u, from == PK_AGG_EXTERNAL ? to : from, &ctx, err))
         return -1;
     uint64_t base = u->out->base;
     uint64_t src = from == PK_AGG_EXTERNAL ? PK_CS_EXTERNAL_OFF : from - base;
@@ -401,9 +407,16 @@ static int bin_call_before(void *ctx, uint64_t vaddr, uint64_t *call_addr)
     return 0;
 }
 
+static uint64_t bin_func_entry(void *ctx, uint64_t vaddr)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(ctx), vaddr);
+    return f ? f->addr : 0;
+}
+
 void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin)
 {
     code->ctx = bin;
     code->insn_class = bin_insn_class;
     code->call_before = bin_call_before;
+    code->func_entry = bin_func_entry;
 }

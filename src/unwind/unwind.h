@@ -12,8 +12,9 @@
  * branches is recorded under the context current at that point.
  *
  * Contexts are address-based: the list of call-site addresses (link-time
- * vaddrs of the call instructions), outermost first; the leaf function is
- * implied by the addresses of the ranges recorded under it. Symbolization
+ * vaddrs of the call instructions), outermost first, followed by the entry
+ * address of the leaf function (0 if unknown) — so that a leaf reached by a
+ * tail call can have its missing frames inferred like any other pair. Symbolization
  * (DWARF inline frames or pseudo-probe inline chains) happens later, once
  * per distinct context and address, not per sample. Recursion is compressed
  * and depth limited when a context is interned.
@@ -36,6 +37,8 @@ typedef struct pk_unwind_code {
     /* The address of the call instruction that ends exactly at vaddr (vaddr
      * is a return address); -1 when the instruction before vaddr is not a call. */
     int (*call_before)(void *ctx, uint64_t vaddr, uint64_t *call_addr);
+    /* Entry address of the function containing vaddr; 0 when unknown. */
+    uint64_t (*func_entry)(void *ctx, uint64_t vaddr);
 } pk_unwind_code;
 
 /* The pk_binary implementation of pk_unwind_code (bin must outlive it). */
@@ -64,7 +67,7 @@ typedef struct pk_unwind_stats {
 
 typedef struct pk_csraw {
     uint64_t base;
-    pk_vec frames;            /* uint64_t call-site vaddrs of every context, concatenated */
+    pk_vec frames;            /* uint64_t: call-site vaddrs then the leaf entry, per context */
     pk_vec ctxs;              /* struct pk_cs_ctx */
     pk_u64map ctx_by_hash;    /* hash of the address list → ctx id + 1 (probing on collisions) */
     pk_pairmap ranges;        /* (ctx << 32 | begin offset, end offset) → count */
@@ -77,7 +80,7 @@ typedef struct pk_cs_ctx {
 
 int pk_csraw_init(pk_csraw *r, uint64_t base, pk_err *err);
 void pk_csraw_free(pk_csraw *r);
-/* Interns a context (call-site vaddrs, outermost first). */
+/* Interns a context (call-site vaddrs outermost first, then the leaf entry). */
 int pk_csraw_intern(pk_csraw *r, const uint64_t *sites, uint32_t n, uint32_t *ctx, pk_err *err);
 static inline const uint64_t *pk_csraw_ctx(const pk_csraw *r, uint32_t ctx, uint32_t *n)
 {
