@@ -3,78 +3,30 @@
 
 #include <stdlib.h>
 
-#define NONE UINT32_MAX
-enum { ST_DEAD = 1, ST_INLINED = 2, ST_MERGED = 4 };
+#include "profgen/ctx_trie.h"
 
-/* A node of the context trie: function `name` called at (line, disc) of its
- * parent's function; root children are the outermost frames. */
-struct tnode {
-    pk_name_id name;
-    uint32_t line, disc;
-    uint32_t parent, first_child, next_sibling;
-    uint32_t state;
-    pk_fprof *prof;
-};
+#define NONE PK_TRIE_NONE
+enum { ST_DEAD = PK_TRIE_DEAD, ST_INLINED = 2, ST_MERGED = 4 };
 
 struct trie {
     pk_profset *ps;
-    pk_vec nodes;             /* struct tnode; 0 is the root */
-    pk_u64map child;          /* hash(parent, name, loc) → node + 1 */
+    pk_ctx_trie tr;
     pk_u64map list_of;        /* name → index into lists + 1 */
     pk_vec lists;             /* pk_vec of uint32_t: nodes holding a profile of that function */
-    pk_ctx_frame *frames;     /* scratch */
-    size_t frames_cap;
     pk_preinline_stats *st;
     pk_err *err;
 };
 
-#define NODE(t, i) (&PK_VEC_AT(&(t)->nodes, struct tnode, i))
+#define NODE(t, i) PK_TRIE_NODE(&(t)->tr, i)
 
-static uint64_t child_hash(uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
-{
-    return pk_hash64(((uint64_t)parent << 32 | name) ^ pk_hash64(pk_loc(line, disc) + 0x632be59bd9b4e019ULL));
-}
-
-/* Finds (creating or reviving) the child; NONE on OOM. */
 static uint32_t get_child(struct trie *t, uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
 {
-    for (uint64_t h = child_hash(parent, name, line, disc);; h++) {
-        uint64_t *v = pk_u64map_slot(&t->child, h);
-        if (!v)
-            break;
-        if (*v) {
-            struct tnode *n = NODE(t, *v - 1);
-            if (n->parent != parent || n->name != name || n->line != line || n->disc != disc)
-                continue;
-            n->state &= ~(uint32_t)ST_DEAD; /* dead nodes stay linked: revive in place */
-            return (uint32_t)(*v - 1);
-        }
-        struct tnode *n = pk_vec_push(&t->nodes);
-        if (!n)
-            break;
-        uint32_t id = (uint32_t)(t->nodes.len - 1);
-        n->name = name, n->line = line, n->disc = disc, n->parent = parent;
-        n->first_child = NONE;
-        struct tnode *p = NODE(t, parent);
-        n->next_sibling = p->first_child;
-        p->first_child = id;
-        *v = id + 1u;
-        return id;
-    }
-    pk_err_set(t->err, "out of memory");
-    return NONE;
+    return pk_ctx_trie_child(&t->tr, parent, name, line, disc, true, t->err);
 }
 
 static uint32_t find_child(struct trie *t, uint32_t parent, pk_name_id name, uint32_t line, uint32_t disc)
 {
-    for (uint64_t h = child_hash(parent, name, line, disc);; h++) {
-        uint64_t *v = pk_u64map_get(&t->child, h);
-        if (!v)
-            return NONE;
-        struct tnode *n = NODE(t, *v - 1);
-        if (n->parent == parent && n->name == name && n->line == line && n->disc == disc)
-            return (n->state & ST_DEAD) ? NONE : (uint32_t)(*v - 1);
-    }
+    return pk_ctx_trie_child(&t->tr, parent, name, line, disc, false, t->err);
 }
 
 static int list_add(struct trie *t, pk_name_id name, uint32_t node)
@@ -96,35 +48,13 @@ static int list_add(struct trie *t, pk_name_id name, uint32_t node)
     return 0;
 }
 
-/* The context of a node, outermost first, into t->frames. */
-static size_t node_frames(struct trie *t, uint32_t node)
-{
-    size_t n = 0;
-    for (uint32_t i = node; i != 0; i = NODE(t, i)->parent)
-        n++;
-    if (n > t->frames_cap) {
-        pk_ctx_frame *f = realloc(t->frames, n * 2 * sizeof *f);
-        if (!f)
-            return 0;
-        t->frames = f;
-        t->frames_cap = n * 2;
-    }
-    uint32_t loc_line = 0, loc_disc = 0;
-    size_t k = n;
-    for (uint32_t i = node; i != 0; i = NODE(t, i)->parent) {
-        struct tnode *x = NODE(t, i);
-        t->frames[--k] = (pk_ctx_frame){x->name, loc_line, loc_disc};
-        loc_line = x->line, loc_disc = x->disc;
-    }
-    return n;
-}
-
 /* A fresh, empty profile for the node's context. */
 static pk_fprof *node_new_profile(struct trie *t, uint32_t node)
 {
-    size_t n = node_frames(t, node);
+    const pk_ctx_frame *fr;
+    size_t n = pk_ctx_trie_frames(&t->tr, node, &fr);
     pk_ctx_id id;
-    if (!n || pk_profset_intern_ctx(t->ps, t->frames, n, &id, t->err))
+    if (!n || pk_profset_intern_ctx(t->ps, fr, n, &id, t->err))
         return NULL;
     return pk_profset_get_ctx(t->ps, id, t->err);
 }
@@ -133,7 +63,7 @@ static pk_fprof *node_new_profile(struct trie *t, uint32_t node)
  * below the destination): profiles merged or moved, children recursively. */
 static int merge_subtree(struct trie *t, uint32_t from, uint32_t to)
 {
-    struct tnode *f = NODE(t, from);
+    pk_trie_node *f = NODE(t, from);
     if (f->prof) {
         pk_fprof *src = f->prof;
         if (NODE(t, to)->prof) {
@@ -160,7 +90,7 @@ static int merge_subtree(struct trie *t, uint32_t from, uint32_t to)
         f->prof = NULL;
     }
     for (uint32_t c = NODE(t, from)->first_child; c != NONE; c = NODE(t, c)->next_sibling) {
-        struct tnode *cn = NODE(t, c);
+        pk_trie_node *cn = NODE(t, c);
         if (cn->state & ST_DEAD)
             continue;
         uint32_t tc = get_child(t, to, cn->name, cn->line, cn->disc);
@@ -181,7 +111,7 @@ static int base_of(struct trie *t, pk_name_id name, uint32_t *base)
         pk_vec *l = &PK_VEC_AT(&t->lists, pk_vec, *idx - 1);
         for (size_t i = 0; i < l->len; i++) { /* the list can grow meanwhile */
             uint32_t n = PK_VEC_AT(l, uint32_t, i);
-            struct tnode *x = NODE(t, n);
+            pk_trie_node *x = NODE(t, n);
             if ((x->state & (ST_DEAD | ST_INLINED | ST_MERGED)) || !x->prof || n == *base)
                 continue;
             uint32_t to = get_child(t, 0, name, 0, 0);
@@ -258,7 +188,7 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
     pk_vec funcs, edges;           /* pk_name_id; struct edge */
     pk_vec_init(&funcs, sizeof(pk_name_id));
     pk_vec_init(&edges, sizeof(struct edge));
-    uint32_t *queue = malloc(t->nodes.len * sizeof *queue);
+    uint32_t *queue = malloc(t->tr.nodes.len * sizeof *queue);
     int rc = -1;
     if (!queue || pk_u64map_init(&fid, 256)) {
         free(queue);
@@ -268,9 +198,9 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
     queue[qt++] = 0;
     while (qh < qt) { /* breadth first, as llvm-profgen's ProfiledCallGraph */
         uint32_t n = queue[qh++];
-        struct tnode *caller = NODE(t, n);
+        pk_trie_node *caller = NODE(t, n);
         for (uint32_t c = caller->first_child; c != NONE; c = NODE(t, c)->next_sibling) {
-            struct tnode *cn = NODE(t, c);
+            pk_trie_node *cn = NODE(t, c);
             if (cn->state & ST_DEAD)
                 continue;
             queue[qt++] = c;
@@ -460,15 +390,16 @@ static uint32_t node_size(struct ctx *c, uint32_t node)
 {
     if (c->o->use_sample_count_size || !c->sizes)
         return pk_fprof_num_body(NODE(c->t, node)->prof);
-    size_t n = node_frames(c->t, node);
-    return pk_ctx_sizes_lookup(c->sizes, c->t->frames, n);
+    const pk_ctx_frame *fr;
+    size_t n = pk_ctx_trie_frames(&c->t->tr, node, &fr);
+    return pk_ctx_sizes_lookup(c->sizes, fr, n);
 }
 
 static int add_candidates(struct ctx *c, struct heap *h, uint32_t caller)
 {
     struct trie *t = c->t;
     for (uint32_t k = NODE(t, caller)->first_child; k != NONE; k = NODE(t, k)->next_sibling) {
-        struct tnode *kn = NODE(t, k);
+        pk_trie_node *kn = NODE(t, k);
         if ((kn->state & ST_DEAD) || !kn->prof)
             continue;
         uint64_t entry = head_estimate(t->ps, kn->prof, t->err);
@@ -520,7 +451,7 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
     while (h->n && final_size < limit) {
         struct cand cd = heap_pop(h);
         if (should_inline(c, &cd)) {
-            struct tnode *n = NODE(t, cd.node);
+            pk_trie_node *n = NODE(t, cd.node);
             n->state |= ST_INLINED;
             n->prof->attrs |= PK_ATTR_SHOULD_BE_INLINED;
             final_size += cd.size;
@@ -536,6 +467,13 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
     return 0;
 }
 
+static int on_added(void *ctx, uint32_t node)
+{
+    struct trie *t = ctx;
+    t->st->contexts_before++;
+    return list_add(t, NODE(t, node)->name, node);
+}
+
 void pk_preinline_defaults(pk_preinline_opts *o)
 {
     *o = (pk_preinline_opts){.hot_threshold = 1500, .cold_threshold = 0, .growth_limit = 12,
@@ -549,38 +487,22 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     if (!(ps->kind & PK_PROF_CS))
         return pk_err_set(err, "pre-inliner: the profile is not context-sensitive");
     struct trie t = {.ps = ps, .st = st, .err = err};
-    pk_vec_init(&t.nodes, sizeof(struct tnode));
     pk_vec_init(&t.lists, sizeof(pk_vec));
     struct heap h = {0};
     pk_name_id *order = NULL;
     size_t norder = 0;
     int rc = -1;
-    struct tnode *root = pk_vec_push(&t.nodes);
-    if (!root || pk_u64map_init(&t.child, 1024) || pk_u64map_init(&t.list_of, 256)) {
+    bool trie_ok = false;
+    if (pk_ctx_trie_init(&t.tr, err))
+        goto done;
+    trie_ok = true;
+    if (pk_u64map_init(&t.list_of, 256)) {
         pk_err_set(err, "out of memory");
         goto done;
     }
-    root->parent = root->first_child = root->next_sibling = NONE;
     /* the trie of every live context profile */
-    for (size_t i = 0; i < ps->top.len; i++) {
-        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
-        if (f->removed)
-            continue;
-        st->contexts_before++;
-        size_t n;
-        const pk_ctx_frame *fr = pk_profset_ctx(ps, f->ctx, &n);
-        uint32_t node = 0, line = 0, disc = 0;
-        for (size_t k = 0; k < n; k++) {
-            node = get_child(&t, node, fr[k].name, line, disc);
-            if (node == NONE)
-                goto done;
-            fr = pk_profset_ctx(ps, f->ctx, &n); /* no interning happened, but stay safe */
-            line = fr[k].line, disc = fr[k].disc;
-        }
-        NODE(&t, node)->prof = f;
-        if (list_add(&t, NODE(&t, node)->name, node))
-            goto done;
-    }
+    if (pk_ctx_trie_build(&t.tr, ps, on_added, &t, err))
+        goto done;
     pk_summary sum;
     if (pk_profset_summary(ps, &sum, err))
         goto done;
@@ -591,8 +513,8 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
         if (process_function(&c, order[i], &h))
             goto done;
     /* contexts nobody inlined were merged into base profiles: drop them */
-    for (size_t i = 1; i < t.nodes.len; i++) {
-        struct tnode *n = NODE(&t, i);
+    for (size_t i = 1; i < t.tr.nodes.len; i++) {
+        pk_trie_node *n = NODE(&t, i);
         if (!n->prof)
             continue;
         /* (a dead node can only hold a profile after merging a recursive
@@ -609,10 +531,9 @@ done:
     for (size_t i = 0; i < t.lists.len; i++)
         pk_vec_free(&PK_VEC_AT(&t.lists, pk_vec, i));
     pk_vec_free(&t.lists);
-    pk_vec_free(&t.nodes);
-    pk_u64map_free(&t.child);
+    if (trie_ok)
+        pk_ctx_trie_free(&t.tr);
     pk_u64map_free(&t.list_of);
-    free(t.frames);
     free(h.c);
     free(order);
     return rc;

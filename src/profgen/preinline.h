@@ -65,4 +65,10 @@ typedef struct pk_preinline_stats {
 int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
                  pk_preinline_stats *st, pk_err *err);
 
+/* Flat context-sensitive `in` → nested profile in `out` (an initialised,
+ * normally empty set): every context under its caller's call site, the call
+ * target it replaces removed from the caller; contexts whose caller has no
+ * profile become top-level. `in` is not modified. */
+int pk_cs_nest(const pk_profset *in, pk_profset *out, pk_err *err);
+
 #endif

@@ -97,4 +97,54 @@ TEST(refuses_non_cs_profiles)
     pk_profset_free(&ps);
 }
 
+TEST(nesting_moves_contexts_under_their_call_sites)
+{
+    pk_profset in, out;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&in, &err), &err);
+    CHECK_OK(pk_profset_init(&out, &err), &err);
+    in.kind = PK_PROF_CS | PK_PROF_PROBE | PK_PROF_PREINLINED;
+    pk_fprof *m = ctx_prof(&in, "main");
+    pk_fprof *mf = ctx_prof(&in, "main:2 @ foo");
+    pk_fprof *orphan = ctx_prof(&in, "gone:7 @ bar"); /* its caller has no profile */
+    if (!m || !mf || !orphan) {
+        CHECK(0);
+        return;
+    }
+    pk_fprof_add_body(m, 1, 0, 10, &err);
+    pk_fprof_add_body(m, 2, 0, 30, &err);
+    pk_fprof_add_call(m, 2, 0, name(&in, "foo"), 30, &err);   /* replaced by the inlinee */
+    pk_fprof_add_body(m, 3, 0, 5, &err);
+    pk_fprof_add_call(m, 3, 0, name(&in, "baz"), 5, &err);    /* stays a call */
+    m->head = 10;
+    mf->checksum = 77;
+    mf->attrs = PK_ATTR_SHOULD_BE_INLINED;
+    pk_fprof_add_body(mf, 1, 0, 30, &err);
+    pk_fprof_add_body(orphan, 1, 0, 4, &err);
+    orphan->head = 4;
+    pk_fprof_recompute_total(m);
+    pk_fprof_recompute_total(mf);
+    pk_fprof_recompute_total(orphan);
+    CHECK_OK(pk_cs_nest(&in, &out, &err), &err);
+    CHECK(!(out.kind & PK_PROF_CS) && (out.kind & PK_PROF_PREINLINED));
+    pk_fprof *om = pk_profset_find(&out, "main");
+    CHECK(om != NULL);
+    if (om) {
+        uint64_t c;
+        CHECK(pk_fprof_get_body(om, 2, 0, &c) != 0);             /* emptied: removed */
+        CHECK(pk_fprof_get_body(om, 3, 0, &c) == 0 && c == 5);
+        pk_name_id foo;
+        CHECK(pk_profset_lookup_name(&out, "foo", 3, &foo) == 0);
+        pk_fprof *in_foo = pk_fprof_find_callsite(om, 2, 0, foo);
+        CHECK(in_foo && in_foo->checksum == 77 && in_foo->attrs == PK_ATTR_SHOULD_BE_INLINED);
+        CHECK_EQ_U64(om->total, 10 + 5 + 30);                    /* 45 - 30 removed + 30 nested */
+        CHECK_EQ_U64(om->head, 10);
+    }
+    pk_fprof *ob = pk_profset_find(&out, "bar");
+    CHECK(ob != NULL && ob->head == 4 && ob->total == 4);
+    CHECK_EQ_U64(pk_profset_count(&out), 2);
+    pk_profset_free(&in);
+    pk_profset_free(&out);
+}
+
 int main(void) { return pk_test_main(); }
