@@ -242,6 +242,13 @@ done:
 
 /* ---- context-sensitive ---- */
 
+static bool is_tail_jump(struct gen *g, uint64_t site)
+{
+    pk_err ignored;
+    const pk_insn *in = pk_binary_insn_at(g->bin, site, &ignored);
+    return in && (in->cls == PK_INSN_JMP || in->cls == PK_INSN_CJMP || in->cls == PK_INSN_IJMP);
+}
+
 /* Context frames of a csraw context: the call probes at its call sites, each
  * with its inline chain, from the innermost site outwards until a site has
  * no call probe (the context is cut there). */
@@ -252,9 +259,16 @@ static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_f
     const uint64_t *sites = pk_csraw_ctx(raw, ctx, &nsites);
     if (nsites)
         nsites--; /* the last element is the leaf function's entry */
+    /* A site without a call probe cuts the context there, except a
+     * tail-call jump spliced in by missing-frame inference whose probe the
+     * compiler dropped (conditional tail calls): that frame is left out. */
     uint32_t first = nsites;
     while (first > 0) {
         const pk_probe *cp = call_probe_at(t, sites[first - 1]);
+        if (!cp && is_tail_jump(g, sites[first - 1])) {
+            first--;
+            continue;
+        }
         if (!cp || !chain_named(g, cp->node))
             break;
         first--;
@@ -264,6 +278,8 @@ static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_f
     size_t len = 0;
     for (uint32_t i = first; i < nsites; i++) {
         const pk_probe *cp = call_probe_at(t, sites[i]);
+        if (!cp)
+            continue;
         if (append_chain(g, len, cp->node, cp->index, &len))
             return -1;
     }
@@ -413,8 +429,11 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
             goto done;
         if (c < 0)
             continue;
+        /* block probes only got range counts: the call probe's count is
+         * the branch's, as llvm-profgen records it */
         pk_fprof *f = ctx_profile(&g, prefix[ctx], nprefix[ctx], cp->node);
-        if (!f || pk_fprof_add_call(f, cp->index, 0, callee, e->n, err))
+        if (!f || pk_fprof_add_body(f, cp->index, 0, e->n, err) ||
+            pk_fprof_add_call(f, cp->index, 0, callee, e->n, err))
             goto done;
         stats->call_targets++;
     }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# CSSPGO end to end on the CSSPGO paper's scalarOp example: an emulated
+# stack + LBR recording of a -fpseudo-probe-for-profiling binary becomes
+# (1) a pre-inlined nested context-sensitive profile that llvm-profdata-19
+# reads and clang-19 applies with different branch weights in the copies of
+# scalarOp inlined into each caller; (2) a flat context-sensitive profile;
+# (3) a probe-only profile. Each is compared with llvm-profgen-19's profile of
+# the same recording (through perf script) by llvm-profdata-19 overlap.
+source "$(dirname "$0")/../lib.sh"
+need clang-19 llvm-profdata-19 llvm-profgen-19 perf qemu-x86_64 python3
+src="$PK_ROOT/tests/programs/cs_scalarop.c"
+# "Whole program profile similarity" of llvm-profdata-19 overlap --sample, in %.
+similarity() { llvm-profdata-19 overlap --sample "$1" "$2" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1; }
+clang-19 -O2 -g -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/so"
+check "record (emulated LBR + stacks)" "$PGOKIT" record -q -o "$T/so.data" -- "$T/so" 2000
+perf script --show-mmap-events -F ip,brstack -i "$T/so.data" > "$T/so.script" 2>/dev/null
+
+# 1. full CSSPGO (the default for probe binaries with stacks)
+check "profgen CSSPGO" "$PGOKIT" profgen -q --binary "$T/so" --perf "$T/so.data" -o "$T/cs.prof" --format text
+check "llvm-profdata reads it" llvm-profdata-19 show --sample "$T/cs.prof" -o /dev/null
+check "pre-inlined contexts are marked" grep -q '!Attributes: 2' "$T/cs.prof"
+check "probe checksums present" grep -q '!CFGChecksum:' "$T/cs.prof"
+clang-19 -O2 -g -fpseudo-probe-for-profiling -fprofile-sample-use="$T/cs.prof" -S -emit-llvm "$src" -o "$T/cs.ll"
+# The copies of scalarOp inlined into addVectorHead and subVectorHead must
+# carry opposite branch biases: add's copy hot toward scalarAdd, sub's toward
+# scalarSub (a context-insensitive profile gives both copies the same ratio).
+check "context-specific branch weights after inlining" python3 - "$T/cs.ll" <<'PY'
+import re, sys
+ir = open(sys.argv[1]).read()
+md = dict(re.findall(r'^(![0-9]+) = !\{!"branch_weights", i32 ([0-9]+), i32 ([0-9]+)\}$', ir, re.M) and
+          [(k, (int(a), int(b))) for k, a, b in re.findall(r'^(![0-9]+) = !\{!"branch_weights", i32 ([0-9]+), i32 ([0-9]+)\}$', ir, re.M)])
+def weights(fn):
+    m = re.search(r'define [^\n]*@' + fn + r'[^(]*\(.*?\n}\n', ir, re.S)
+    return [md[x] for x in re.findall(r'!prof (![0-9]+)', m.group(0)) if x in md] if m else []
+add, sub = weights('_ZL13addVectorHead'), weights('_ZL13subVectorHead')
+ok = any(a > 10 * max(b, 1) and d > 10 * max(c, 1) for a, b in add for c, d in sub) or \
+     any(b > 10 * max(a, 1) and c > 10 * max(d, 1) for a, b in add for c, d in sub)
+print("add:", add, "sub:", sub)
+sys.exit(0 if ok else 1)
+PY
+llvm-profgen-19 --binary "$T/so" --perfscript "$T/so.script" -o "$T/cs.llvm.prof" --format=text 2>/dev/null
+ov=$(similarity "$T/cs.llvm.prof" "$T/cs.prof")
+echo "CSSPGO overlap with llvm-profgen-19: ${ov:-?}"
+check "CSSPGO overlap with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
+
+# 2. flat contexts, no pre-inliner
+check "profgen flat CS" "$PGOKIT" profgen -q --binary "$T/so" --perf "$T/so.data" -o "$T/flat.prof" --format text --no-preinline
+check "flat profile has contexts" grep -q '^\[main' "$T/flat.prof"
+check "flat profile readable" llvm-profdata-19 show --sample "$T/flat.prof" -o /dev/null
+
+# 3. probe-only
+check "profgen probe-only" "$PGOKIT" profgen -q --binary "$T/so" --perf "$T/so.data" -o "$T/po.prof" --format text --ignore-stack-samples
+check "probe-only has no contexts" bash -c "! grep -q '^\[' '$T/po.prof'"
+llvm-profgen-19 --binary "$T/so" --perfscript "$T/so.script" --ignore-stack-samples -o "$T/po.llvm.prof" --format=text 2>/dev/null
+ov=$(similarity "$T/po.llvm.prof" "$T/po.prof")
+echo "probe-only overlap with llvm-profgen-19: ${ov:-?}"
+check "probe-only overlap with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
+finish
