@@ -65,6 +65,14 @@ typedef struct pk_preinline_stats {
 int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
                  pk_preinline_stats *st, pk_err *err);
 
+/* Cold-context merging for flat CS profiles (llvm-profgen's
+ * --csprof-merge-cold-context, on when the pre-inliner is off): a context
+ * whose total is below the hot threshold (99% cutoff) is merged into its
+ * last `keep_frames` frames (1: the function's base profile), so only hot
+ * functions keep full contexts. With `drop`, such cold contexts are removed
+ * instead (--trim-cold-profile). Returns the number of contexts merged. */
+int pk_cs_merge_cold(pk_profset *ps, uint32_t keep_frames, bool drop, uint64_t *merged, pk_err *err);
+
 /* Flat context-sensitive `in` → nested profile in `out` (an initialised,
  * normally empty set): every context under its caller's call site, the call
  * target it replaces removed from the caller; contexts whose caller has no

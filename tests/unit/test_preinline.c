@@ -147,4 +147,34 @@ TEST(nesting_moves_contexts_under_their_call_sites)
     pk_profset_free(&out);
 }
 
+TEST(cold_contexts_merge_into_their_base)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    ps.kind = PK_PROF_CS;
+    pk_fprof *hot = ctx_prof(&ps, "main:1 @ foo");
+    pk_fprof *cold = ctx_prof(&ps, "bar:2 @ foo");
+    pk_fprof *base = ctx_prof(&ps, "foo");
+    if (!hot || !cold || !base) {
+        CHECK(0);
+        return;
+    }
+    for (int i = 1; i <= 50; i++)
+        pk_fprof_add_body(hot, i, 0, 1000, &err);
+    pk_fprof_add_body(cold, 1, 0, 1, &err);
+    pk_fprof_add_body(base, 2, 0, 2, &err);
+    pk_fprof_recompute_total(hot);
+    pk_fprof_recompute_total(cold);
+    pk_fprof_recompute_total(base);
+    uint64_t merged;
+    CHECK_OK(pk_cs_merge_cold(&ps, 1, false, &merged, &err), &err);
+    CHECK_EQ_U64(merged, 1);
+    CHECK(!hot->removed && cold->removed && !base->removed);
+    uint64_t c = 0;
+    CHECK(pk_fprof_get_body(base, 1, 0, &c) == 0 && c == 1);
+    CHECK_EQ_U64(base->total, 3);
+    pk_profset_free(&ps);
+}
+
 int main(void) { return pk_test_main(); }
