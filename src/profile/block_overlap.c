@@ -1,0 +1,116 @@
+/* block_overlap.c — the paper's block-overlap degree (see block_overlap.h). */
+#include "profile/block_overlap.h"
+
+#include <stdlib.h>
+
+/* One function folded over all its instances: location → count. */
+struct folded {
+    pk_u64map locs;
+    uint64_t total;
+};
+
+struct fold {
+    pk_u64map index;              /* function GUID → index into funcs + 1 */
+    pk_vec funcs;                 /* struct folded */
+    uint64_t total;
+};
+
+static void fold_free(struct fold *f)
+{
+    for (size_t i = 0; i < f->funcs.len; i++)
+        pk_u64map_free(&PK_VEC_AT(&f->funcs, struct folded, i).locs);
+    pk_vec_free(&f->funcs);
+    pk_u64map_free(&f->index);
+}
+
+static int fold_one(const pk_profset *ps, const pk_fprof *f, struct fold *out, pk_err *err)
+{
+    uint64_t guid = pk_profset_name_guid(ps, f->name);
+    uint64_t *idx = pk_u64map_slot(&out->index, guid);
+    if (!idx)
+        return pk_err_set(err, "out of memory");
+    if (!*idx) {
+        struct folded *n = pk_vec_push(&out->funcs);
+        if (!n || pk_u64map_init(&n->locs, 64))
+            return pk_err_set(err, "out of memory");
+        *idx = out->funcs.len;
+    }
+    size_t fi = *idx - 1;
+    pk_fprof_view v;
+    if (pk_fprof_view_build(ps, f, &v, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < v.nbody && !rc; i++) {
+        struct folded *fd = &PK_VEC_AT(&out->funcs, struct folded, fi);
+        uint64_t *c = pk_u64map_slot(&fd->locs, pk_loc(v.body[i].line, v.body[i].disc));
+        if (!c) {
+            rc = pk_err_set(err, "out of memory");
+            break;
+        }
+        *c = pk_sat_add(*c, v.body[i].count);
+        fd->total = pk_sat_add(fd->total, v.body[i].count);
+        out->total = pk_sat_add(out->total, v.body[i].count);
+    }
+    for (size_t i = 0; i < v.nsites && !rc; i++)
+        rc = fold_one(ps, v.sites[i].callee, out, err);
+    pk_fprof_view_free(&v);
+    return rc;
+}
+
+static int fold_set(const pk_profset *ps, struct fold *out, pk_err *err)
+{
+    memset(out, 0, sizeof *out);
+    pk_vec_init(&out->funcs, sizeof(struct folded));
+    if (pk_u64map_init(&out->index, 256))
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < ps->top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (!f->removed && fold_one(ps, f, out, err))
+            return -1;
+    }
+    return 0;
+}
+
+int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out, pk_err *err)
+{
+    memset(out, 0, sizeof *out);
+    struct fold t, r;
+    int rc = -1;
+    if (fold_set(test, &t, err)) {
+        fold_free(&t);
+        return -1;
+    }
+    if (fold_set(ref, &r, err))
+        goto done;
+    for (size_t i = 0; i < r.index.cap; i++) {
+        if (!r.index.used[i])
+            continue;
+        const struct folded *rf = &PK_VEC_AT(&r.funcs, struct folded, r.index.vals[i] - 1);
+        if (!rf->total)
+            continue;
+        out->ref_functions++;
+        double weight = (double)rf->total / (double)r.total;
+        uint64_t *ti = pk_u64map_get(&t.index, r.index.keys[i]);
+        const struct folded *tf = ti ? &PK_VEC_AT(&t.funcs, struct folded, *ti - 1) : NULL;
+        if (!tf || !tf->total)
+            continue;
+        out->common_functions++;
+        out->ref_weight_covered += weight;
+        double sum = 0;
+        for (size_t k = 0; k < rf->locs.cap; k++) {
+            if (!rf->locs.used[k])
+                continue;
+            uint64_t *tc = pk_u64map_get(&tf->locs, rf->locs.keys[k]);
+            if (!tc)
+                continue;
+            double a = (double)rf->locs.vals[k] / (double)rf->total, b = (double)*tc / (double)tf->total;
+            sum += a < b ? a : b;
+        }
+        out->overlap += weight * sum;
+    }
+    rc = 0;
+done:
+    fold_free(&t);
+    fold_free(&r);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/* block_overlap.h — the CSSPGO paper's profile-quality metric (§IV-C):
+ * for each function, the counts of its locations in the test and the
+ * reference profile are normalized to sum 1, and the function's overlap is
+ * Σ min(test, reference); the program's is the average weighted by each
+ * function's share of the reference. 1.0 = identical block distribution.
+ *
+ * Both profiles are compared context- and inline-insensitively: every
+ * instance of a function (top-level, inlined anywhere, any context) is
+ * folded into one location → count map per function (locations are line
+ * offsets with discriminators, or probe ids, as the profiles have them), so
+ * profiles of different shape (AutoFDO, probe-only, pre-inlined CSSPGO) can
+ * be compared against one reference made from the emulator's exact counts. */
+#ifndef PK_BLOCK_OVERLAP_H
+#define PK_BLOCK_OVERLAP_H
+
+#include "profile/profile.h"
+
+typedef struct pk_block_overlap {
+    double overlap;               /* weighted program overlap in [0, 1] */
+    uint64_t ref_functions;       /* functions with samples in the reference */
+    uint64_t common_functions;    /* ... that also have samples in the test profile */
+    double ref_weight_covered;    /* share of the reference in common functions */
+} pk_block_overlap;
+
+int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out, pk_err *err);
+
+#endif
