@@ -6,6 +6,7 @@
 /* One function folded over all its instances: location → count. */
 struct folded {
     pk_u64map locs;
+    pk_u64map calls;              /* locations holding call targets (call sites) */
     uint64_t total;
 };
 
@@ -18,7 +19,8 @@ struct fold {
 static void fold_free(struct fold *f)
 {
     for (size_t i = 0; i < f->funcs.len; i++)
-        pk_u64map_free(&PK_VEC_AT(&f->funcs, struct folded, i).locs);
+        pk_u64map_free(&PK_VEC_AT(&f->funcs, struct folded, i).locs),
+        pk_u64map_free(&PK_VEC_AT(&f->funcs, struct folded, i).calls);
     pk_vec_free(&f->funcs);
     pk_u64map_free(&f->index);
 }
@@ -31,7 +33,7 @@ static int fold_one(const pk_profset *ps, const pk_fprof *f, struct fold *out, p
         return pk_err_set(err, "out of memory");
     if (!*idx) {
         struct folded *n = pk_vec_push(&out->funcs);
-        if (!n || pk_u64map_init(&n->locs, 64))
+        if (!n || pk_u64map_init(&n->locs, 64) || pk_u64map_init(&n->calls, 16))
             return pk_err_set(err, "out of memory");
         *idx = out->funcs.len;
     }
@@ -48,6 +50,10 @@ static int fold_one(const pk_profset *ps, const pk_fprof *f, struct fold *out, p
             break;
         }
         *c = pk_sat_add(*c, v.body[i].count);
+        if (v.body[i].ncalls && !pk_u64map_slot(&fd->calls, pk_loc(v.body[i].line, v.body[i].disc))) {
+            rc = pk_err_set(err, "out of memory");
+            break;
+        }
         fd->total = pk_sat_add(fd->total, v.body[i].count);
         out->total = pk_sat_add(out->total, v.body[i].count);
     }
@@ -71,9 +77,26 @@ static int fold_set(const pk_profset *ps, struct fold *out, pk_err *err)
     return 0;
 }
 
+/* Σ counts of f's locations, without call sites when skipping them. */
+static uint64_t folded_total(const struct folded *f, const struct folded *other, bool skip_calls)
+{
+    if (!skip_calls)
+        return f->total;
+    uint64_t sum = 0;
+    for (size_t k = 0; k < f->locs.cap; k++)
+        if (f->locs.used[k] && !pk_u64map_get(&f->calls, f->locs.keys[k]) &&
+            !(other && pk_u64map_get(&other->calls, f->locs.keys[k])))
+            sum += f->locs.vals[k];
+    return sum;
+}
+
 int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out, pk_err *err)
 {
     memset(out, 0, sizeof *out);
+    /* Probe ids tell blocks from call sites, and profile kinds count call
+     * probes differently (range count, branch count, raised to the calls):
+     * compare blocks only there. Source lines mix both and are kept. */
+    bool skip_calls = (test->kind & ref->kind & PK_PROF_PROBE) != 0;
     struct fold t, r;
     int rc = -1;
     if (fold_set(test, &t, err)) {
@@ -82,17 +105,22 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
     }
     if (fold_set(ref, &r, err))
         goto done;
+    uint64_t ref_total = 0;
+    for (size_t i = 0; i < r.funcs.len; i++)
+        ref_total += folded_total(&PK_VEC_AT(&r.funcs, struct folded, i), NULL, skip_calls);
     for (size_t i = 0; i < r.index.cap; i++) {
         if (!r.index.used[i])
             continue;
         const struct folded *rf = &PK_VEC_AT(&r.funcs, struct folded, r.index.vals[i] - 1);
-        if (!rf->total)
-            continue;
-        out->ref_functions++;
-        double weight = (double)rf->total / (double)r.total;
         uint64_t *ti = pk_u64map_get(&t.index, r.index.keys[i]);
         const struct folded *tf = ti ? &PK_VEC_AT(&t.funcs, struct folded, *ti - 1) : NULL;
-        if (!tf || !tf->total)
+        uint64_t rtot = folded_total(rf, tf, skip_calls);
+        if (!rtot)
+            continue;
+        out->ref_functions++;
+        double weight = (double)folded_total(rf, NULL, skip_calls) / (double)ref_total;
+        uint64_t ttot = tf ? folded_total(tf, rf, skip_calls) : 0;
+        if (!ttot)
             continue;
         out->common_functions++;
         out->ref_weight_covered += weight;
@@ -100,10 +128,13 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
         for (size_t k = 0; k < rf->locs.cap; k++) {
             if (!rf->locs.used[k])
                 continue;
-            uint64_t *tc = pk_u64map_get(&tf->locs, rf->locs.keys[k]);
+            uint64_t loc = rf->locs.keys[k];
+            if (skip_calls && (pk_u64map_get(&rf->calls, loc) || pk_u64map_get(&tf->calls, loc)))
+                continue;
+            uint64_t *tc = pk_u64map_get(&tf->locs, loc);
             if (!tc)
                 continue;
-            double a = (double)rf->locs.vals[k] / (double)rf->total, b = (double)*tc / (double)tf->total;
+            double a = (double)rf->locs.vals[k] / (double)rtot, b = (double)*tc / (double)ttot;
             sum += a < b ? a : b;
         }
         out->overlap += weight * sum;

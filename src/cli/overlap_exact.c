@@ -1,0 +1,147 @@
+/* overlap_exact.c — `pgokit overlap --exact EXACT --binary BIN PROFILE...`:
+ * the block-overlap degree of profiles against the ground truth of the
+ * emulator's exact counts. The exact counts of BIN become a raw profile, and
+ * the same generator that made the profiles under test turns it into a
+ * reference at the same granularity (probe ids for probe binaries, line
+ * offsets otherwise); see profile/block_overlap.h for the metric. */
+#include "aggregate/aggregate.h"
+#include "binary/probe_loader.h"
+#include "cli/cli.h"
+#include "cli/overlap_exact.h"
+#include "format/format.h"
+#include "profgen/probe_gen.h"
+#include "profgen/profgen.h"
+#include "profile/block_overlap.h"
+#include "record/record.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+
+static bool same_binary(const pk_exact_binary *e, pk_elf *elf, const char *path)
+{
+    const uint8_t *id;
+    size_t len;
+    pk_elf_build_id(elf, &id, &len);
+    if (len && e->build_id_size)
+        return len == e->build_id_size && !memcmp(id, e->build_id, len);
+    const char *a = strrchr(e->path, '/'), *b = strrchr(path, '/');
+    return !strcmp(a ? a + 1 : e->path, b ? b + 1 : path);
+}
+
+int pk_truth_profile(const char *exact_path, pk_binary *bin, const char *bin_path, bool probes,
+                     pk_profset *out, pk_err *err)
+{
+    pk_exact_counts ec;
+    if (pk_exact_read(exact_path, &ec, err))
+        return -1;
+    pk_elf *elf = pk_binary_elf(bin);
+    const pk_exact_binary *eb = NULL;
+    for (size_t i = 0; i < ec.nbins && !eb; i++)
+        if (same_binary(&ec.bins[i], elf, bin_path))
+            eb = &ec.bins[i];
+    int rc = -1;
+    pk_rawprof raw;
+    bool raw_ok = false;
+    if (!eb) {
+        pk_err_set(err, "%s: no counts for %s (build-id or name)", exact_path, bin_path);
+        goto done;
+    }
+    const uint8_t *id;
+    size_t len;
+    pk_elf_build_id(elf, &id, &len);
+    if (pk_rawprof_init(&raw, bin_path, id, (uint8_t)(len > 20 ? 20 : len), pk_elf_preferred_base(elf), err))
+        goto done;
+    raw_ok = true;
+    for (size_t i = 0; i < eb->nranges; i++)
+        if (eb->ranges[i].a != PK_EXACT_EXTERNAL && eb->ranges[i].b != PK_EXACT_EXTERNAL &&
+            pk_pairmap_add(&raw.ranges, eb->ranges[i].a, eb->ranges[i].b, eb->ranges[i].count)) {
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+    for (size_t i = 0; i < eb->nbranches; i++)
+        if (eb->branches[i].b != PK_EXACT_EXTERNAL &&
+            pk_pairmap_add(&raw.branches, eb->branches[i].a, eb->branches[i].b, eb->branches[i].count)) {
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+    if (probes) {
+        pk_probe_info pi;
+        pk_probe_gen_stats gs;
+        if (pk_probe_info_load(&pi, elf, NULL, err))
+            goto done;
+        rc = pk_profgen_probe(bin, &pi, &raw, out, &gs, err);
+        pk_probe_info_free(&pi);
+    } else {
+        pk_profgen_opts go = {0};
+        pk_profgen_stats gs;
+        rc = pk_profgen_line(bin, &raw, &go, out, &gs, err);
+    }
+done:
+    if (raw_ok)
+        pk_rawprof_free(&raw);
+    pk_exact_free(&ec);
+    return rc;
+}
+
+int pk_cli_overlap_exact(int argc, char **argv)
+{
+    const char *exact = NULL, *binary = NULL;
+    static const struct option opts[] = {
+        {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "e:b:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'e': exact = optarg; break;
+        case 'b': binary = optarg; break;
+        case 'h':
+            printf("usage: pgokit overlap --exact EXACT --binary BIN PROFILE...\n"
+                   "Block-overlap degree (CSSPGO paper, §IV-C) of each PROFILE against the\n"
+                   "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n");
+            return 0;
+        default: return pk_cli_usage("overlap", "unknown option");
+        }
+    }
+    if (!exact || !binary || optind >= argc)
+        return pk_cli_usage("overlap", "--exact, --binary and at least one profile are required");
+    pk_err err;
+    pk_binary *bin;
+    if (pk_binary_open(&bin, binary, NULL, &err))
+        return pk_cli_fail("overlap", &err);
+    int rc = 0;
+    pk_profset truth[2];
+    bool built[2] = {false, false};
+    for (int i = optind; i < argc && !rc; i++) {
+        pk_profset test;
+        if (pk_profset_init(&test, &err) || pk_prof_read_file(&test, argv[i], PK_FMT_AUTO, NULL, &err)) {
+            rc = pk_cli_fail("overlap", &err);
+            break;
+        }
+        int kind = (test.kind & PK_PROF_PROBE) ? 1 : 0;
+        if (!built[kind]) {
+            if (pk_profset_init(&truth[kind], &err) ||
+                pk_truth_profile(exact, bin, binary, kind == 1, &truth[kind], &err)) {
+                pk_profset_free(&test);
+                rc = pk_cli_fail("overlap", &err);
+                break;
+            }
+            built[kind] = true;
+        }
+        pk_block_overlap o;
+        if (pk_profset_block_overlap(&test, &truth[kind], &o, &err)) {
+            rc = pk_cli_fail("overlap", &err);
+        } else {
+            printf("%s: block overlap %.4f (%llu of %llu reference functions, covering %.1f%% of the reference)\n",
+                   argv[i], o.overlap, (unsigned long long)o.common_functions,
+                   (unsigned long long)o.ref_functions, 100.0 * o.ref_weight_covered);
+        }
+        pk_profset_free(&test);
+    }
+    for (int k = 0; k < 2; k++)
+        if (built[k])
+            pk_profset_free(&truth[k]);
+    pk_binary_close(bin);
+    return rc;
+}
