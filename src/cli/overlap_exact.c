@@ -28,42 +28,52 @@ static bool same_binary(const pk_exact_binary *e, pk_elf *elf, const char *path)
     return !strcmp(a ? a + 1 : e->path, b ? b + 1 : path);
 }
 
-int pk_truth_profile(const char *exact_path, pk_binary *bin, const char *bin_path, bool probes,
-                     pk_profset *out, pk_err *err)
+/* Adds the exact counts of the binary `elf` from one file into raw. */
+static int add_exact(const char *exact_path, pk_elf *elf, const char *bin_path, pk_rawprof *raw, pk_err *err)
 {
     pk_exact_counts ec;
     if (pk_exact_read(exact_path, &ec, err))
         return -1;
-    pk_elf *elf = pk_binary_elf(bin);
     const pk_exact_binary *eb = NULL;
     for (size_t i = 0; i < ec.nbins && !eb; i++)
         if (same_binary(&ec.bins[i], elf, bin_path))
             eb = &ec.bins[i];
     int rc = -1;
-    pk_rawprof raw;
-    bool raw_ok = false;
     if (!eb) {
         pk_err_set(err, "%s: no counts for %s (build-id or name)", exact_path, bin_path);
         goto done;
     }
+    for (size_t i = 0; i < eb->nranges; i++)
+        if (eb->ranges[i].a != PK_EXACT_EXTERNAL && eb->ranges[i].b != PK_EXACT_EXTERNAL &&
+            pk_pairmap_add(&raw->ranges, eb->ranges[i].a, eb->ranges[i].b, eb->ranges[i].count))
+            goto oom;
+    for (size_t i = 0; i < eb->nbranches; i++)
+        if (eb->branches[i].b != PK_EXACT_EXTERNAL &&
+            pk_pairmap_add(&raw->branches, eb->branches[i].a, eb->branches[i].b, eb->branches[i].count))
+            goto oom;
+    rc = 0;
+    goto done;
+oom:
+    pk_err_set(err, "out of memory");
+done:
+    pk_exact_free(&ec);
+    return rc;
+}
+
+int pk_truth_profile(const char *const *exact_paths, size_t nexact, pk_binary *bin, const char *bin_path,
+                     bool probes, pk_profset *out, pk_err *err)
+{
+    pk_elf *elf = pk_binary_elf(bin);
     const uint8_t *id;
     size_t len;
     pk_elf_build_id(elf, &id, &len);
+    pk_rawprof raw;
     if (pk_rawprof_init(&raw, bin_path, id, (uint8_t)(len > 20 ? 20 : len), pk_elf_preferred_base(elf), err))
-        goto done;
-    raw_ok = true;
-    for (size_t i = 0; i < eb->nranges; i++)
-        if (eb->ranges[i].a != PK_EXACT_EXTERNAL && eb->ranges[i].b != PK_EXACT_EXTERNAL &&
-            pk_pairmap_add(&raw.ranges, eb->ranges[i].a, eb->ranges[i].b, eb->ranges[i].count)) {
-            pk_err_set(err, "out of memory");
+        return -1;
+    int rc = -1;
+    for (size_t i = 0; i < nexact; i++)
+        if (add_exact(exact_paths[i], elf, bin_path, &raw, err))
             goto done;
-        }
-    for (size_t i = 0; i < eb->nbranches; i++)
-        if (eb->branches[i].b != PK_EXACT_EXTERNAL &&
-            pk_pairmap_add(&raw.branches, eb->branches[i].a, eb->branches[i].b, eb->branches[i].count)) {
-            pk_err_set(err, "out of memory");
-            goto done;
-        }
     if (probes) {
         pk_probe_info pi;
         pk_probe_gen_stats gs;
@@ -77,15 +87,14 @@ int pk_truth_profile(const char *exact_path, pk_binary *bin, const char *bin_pat
         rc = pk_profgen_line(bin, &raw, &go, out, &gs, err);
     }
 done:
-    if (raw_ok)
-        pk_rawprof_free(&raw);
-    pk_exact_free(&ec);
+    pk_rawprof_free(&raw);
     return rc;
 }
 
 int pk_cli_overlap_exact(int argc, char **argv)
 {
-    const char *exact = NULL, *binary = NULL;
+    const char *exact[64], *binary = NULL;
+    size_t nexact = 0;
     static const struct option opts[] = {
         {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
@@ -94,17 +103,21 @@ int pk_cli_overlap_exact(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "e:b:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'e': exact = optarg; break;
+        case 'e':
+            if (nexact == sizeof exact / sizeof exact[0])
+                return pk_cli_usage("overlap", "at most 64 --exact files");
+            exact[nexact++] = optarg;
+            break;
         case 'b': binary = optarg; break;
         case 'h':
-            printf("usage: pgokit overlap --exact EXACT --binary BIN PROFILE...\n"
+            printf("usage: pgokit overlap --exact EXACT [--exact EXACT...] --binary BIN PROFILE...\n"
                    "Block-overlap degree (CSSPGO paper, §IV-C) of each PROFILE against the\n"
                    "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n");
             return 0;
         default: return pk_cli_usage("overlap", "unknown option");
         }
     }
-    if (!exact || !binary || optind >= argc)
+    if (!nexact || !binary || optind >= argc)
         return pk_cli_usage("overlap", "--exact, --binary and at least one profile are required");
     pk_err err;
     pk_binary *bin;
@@ -122,7 +135,7 @@ int pk_cli_overlap_exact(int argc, char **argv)
         int kind = (test.kind & PK_PROF_PROBE) ? 1 : 0;
         if (!built[kind]) {
             if (pk_profset_init(&truth[kind], &err) ||
-                pk_truth_profile(exact, bin, binary, kind == 1, &truth[kind], &err)) {
+                pk_truth_profile(exact, nexact, bin, binary, kind == 1, &truth[kind], &err)) {
                 pk_profset_free(&test);
                 rc = pk_cli_fail("overlap", &err);
                 break;
