@@ -37,14 +37,19 @@ def load_workload(work, w):
             with open(os.path.join(gdir, name)) as f:
                 secs, rss = f.read().split()[-2:]
             gen[name[:-5]] = (float(secs), int(rss))
+    quality = {}
+    for name in os.listdir(gdir) if os.path.isdir(gdir) else []:
+        if name.endswith(".quality"):
+            txt = open(os.path.join(gdir, name)).read().strip()
+            quality[name[:-8]] = float(txt) if txt else None
     load = []
     for name in ("load-before.txt", "load-after.txt"):
         p = os.path.join(d, "meas", name)
         if os.path.exists(p):
             load.append(open(p).read().strip())
-    return times, counts, gen, load
+    return times, counts, gen, load, quality
 
-def rows_for(times, counts, gen):
+def rows_for(times, counts, gen, quality):
     base = times["base"]
     base_ir = counts["base"][0]
     rows = []
@@ -57,7 +62,8 @@ def rows_for(times, counts, gen):
         g = gen.get(v)
         rows.append(dict(variant=v, cpu=cpu, ratio=med, lo=lo, hi=hi, n=len(ratios),
                          ir=ir, ir_ratio=ir / base_ir if base_ir else 0, text=text,
-                         gen_s=g[0] if g else None, gen_rss=g[1] if g else None))
+                         gen_s=g[0] if g else None, gen_rss=g[1] if g else None,
+                         quality=quality.get(v)))
     order = ["base", "probe", "instr"]
     rows.sort(key=lambda r: (order.index(r["variant"]) if r["variant"] in order else 9, r["variant"]))
     return rows
@@ -67,13 +73,14 @@ def pct(x):
 
 def markdown(w, rows, load):
     out = [f"### {w}", "", f"machine load (1/5/15 min) before / after timing: {' / '.join(load) or '?'}", "",
-           "| variant | CPU s (median) | time vs -O2 (median, IQR) | instructions | instr. vs -O2 | .text bytes | generator s | generator RSS MiB |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| variant | CPU s (median) | time vs -O2 (median, IQR) | instructions | instr. vs -O2 | .text bytes | block overlap | generator s | generator RSS MiB |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         gs = f"{r['gen_s']:.2f}" if r["gen_s"] is not None else ""
         gr = f"{r['gen_rss'] / 1024:.0f}" if r["gen_rss"] is not None else ""
+        q = f"{r['quality']:.4f}" if r.get("quality") is not None else ""
         out.append(f"| {r['variant']} | {r['cpu']:.3f} | {pct(r['ratio'])} ({pct(r['lo'])} .. {pct(r['hi'])}, n={r['n']}) "
-                   f"| {r['ir']:,} | {pct(r['ir_ratio'])} | {r['text']:,} | {gs} | {gr} |")
+                   f"| {r['ir']:,} | {pct(r['ir_ratio'])} | {r['text']:,} | {q} | {gs} | {gr} |")
     return "\n".join(out) + "\n"
 
 def svg(all_rows):
@@ -117,10 +124,10 @@ def main():
     all_rows = []
     for w in a.workloads:
         try:
-            times, counts, gen, load = load_workload(a.work, w)
+            times, counts, gen, load, quality = load_workload(a.work, w)
         except FileNotFoundError as e:
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
-        rows = rows_for(times, counts, gen)
+        rows = rows_for(times, counts, gen, quality)
         all_rows.append((w, rows))
         md.append(markdown(w, rows, load))
     os.makedirs(a.out, exist_ok=True)

@@ -15,7 +15,9 @@ SB_VARIANTS=(
   "afdo-pgokit|base|-fprofile-sample-use=@P"
   "afdo-llvm|base|-fprofile-sample-use=@P"
   "afdo-cfp|base|-fprofile-sample-use=@P"
+  "probe-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
 )
 
@@ -94,8 +96,9 @@ sb_stage_profiles() { # workload dir
   local w=$1 D=$2 bin f
   local base_bin probe_bin
   base_bin=$(sb_bin "$w" base); probe_bin=$(sb_bin "$w" probe)
-  local base_data=() base_scripts=() probe_scripts=()
+  local base_data=() probe_data=() base_scripts=() probe_scripts=()
   for f in "$D"/rec/base-*.data; do base_data+=(--perf "$f"); done
+  for f in "$D"/rec/probe-*.data; do probe_data+=(--perf "$f"); done
   for f in "$D"/rec/base-*.script; do base_scripts+=("$f"); done
   for f in "$D"/rec/probe-*.script; do probe_scripts+=("$f"); done
   [ ${#base_scripts[@]} -gt 0 ] || die "$w: no recordings (run the record stage)"
@@ -117,12 +120,31 @@ sb_stage_profiles() { # workload dir
   llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-cfp.prof" "${parts[@]}" || die "$w: merging create_llvm_prof profiles failed"
   python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-cfp "$i"
 
+  sb_timed probe-pgokit "$D" "$PGOKIT" profgen -q --binary "$probe_bin" "${probe_data[@]}" \
+    --ignore-stack-samples -o "$D/prof/probe-pgokit.prof" --format extbinary
+  sb_timed cs-pgokit "$D" "$PGOKIT" profgen -q --binary "$probe_bin" "${probe_data[@]}" \
+    -o "$D/prof/cs-pgokit.prof" --format extbinary
   sb_timed probe-llvm "$D" llvm-profgen-19 --binary "$probe_bin" --perfscript "$D/rec/probe-all.script" \
     --ignore-stack-samples -o "$D/prof/probe-llvm.prof"
   sb_timed cs-llvm "$D" llvm-profgen-19 --binary "$probe_bin" --perfscript "$D/rec/probe-all.script" \
     -o "$D/prof/cs-llvm.prof"
-  for f in afdo-pgokit afdo-llvm afdo-cfp probe-llvm cs-llvm; do
+  for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
     sb_check_profile "$w/$f" "$D/prof/$f.prof"
+  done
+  sb_quality "$w" "$D"
+}
+
+# Profile quality: block overlap of each profile against the exact counts of
+# the same training run (CSSPGO paper, §IV-C), at the profile's granularity.
+sb_quality() { # workload dir
+  local w=$1 D=$2 f kind exact=() out
+  for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
+    case $f in afdo-*) kind=base ;; *) kind=probe ;; esac
+    exact=(); for e in "$D"/rec/$kind-*.exact; do exact+=(--exact "$e"); done
+    out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
+      || die "$w/$f: block overlap against the exact counts failed"
+    sed -n 's/.*block overlap \([0-9.]*\).*/\1/p' <<<"$out" > "$D/gen/$f.quality"
+    log "quality $f: $(cat "$D/gen/$f.quality")"
   done
 }
 

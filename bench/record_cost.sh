@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Cost of emulated LBR recording on SQLite speedtest1 (--size 50 --memdb):
+# native vs plain qemu-x86_64 vs qemu-x86_64 + pgokit plugin (default
+# options), and + --exact-counts. Runs are interleaved (one of each per
+# round) and medians reported, so machine noise hits every variant alike.
+# Also reports taken branches per native CPU-second (from the exact counts),
+# which sets the default sampling period.
+#   bench/record_cost.sh [ROUNDS]        (BUILD=build-xxx to pick the build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ROUNDS=${1:-5}
+PGOKIT=$PWD/$BUILD/pgokit
+PLUGIN=$PWD/$BUILD/pgokit-lbr.so
+[ -x "$PGOKIT" ] && [ -f "$PLUGIN" ] || { echo "build first: make BUILD=$BUILD all" >&2; exit 1; }
+W=$(scripts/workloads.sh dir)
+B=$W/out/record-base/speedtest1
+[ -x "$B" ] || scripts/workloads.sh build record-base sqlite >/dev/null
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+ARGS=(--size 50 --memdb)
+
+t() { # prints user+sys CPU seconds of the command
+    /usr/bin/time -o "$T/time" -f '%U %S' "$@" >/dev/null 2>&1
+    awk '{printf "%.3f\n", $1 + $2}' "$T/time"
+}
+declare -a nat qemu rec exact
+for r in $(seq "$ROUNDS"); do
+    nat+=("$(t "$B" "${ARGS[@]}")")
+    qemu+=("$(t qemu-x86_64 "$B" "${ARGS[@]}")")
+    rec+=("$(t "$PGOKIT" record -q -o "$T/p.data" -- "$B" "${ARGS[@]}")")
+    exact+=("$(t "$PGOKIT" record -q -o "$T/e.data" --exact-counts "$T/e.exact" -- "$B" "${ARGS[@]}")")
+    echo "round $r: native ${nat[-1]} qemu ${qemu[-1]} record ${rec[-1]} record+exact ${exact[-1]}" >&2
+done
+med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+mn=$(med "${nat[@]}"); mq=$(med "${qemu[@]}"); mr=$(med "${rec[@]}"); me=$(med "${exact[@]}")
+rng() { printf '%s\n' "$@" | sort -n | sed -n '1p;$p' | paste -sd- ; }
+samples=$(perf report -D -i "$T/p.data" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE' || true)
+taken=$("$PGOKIT" record --print-exact "$T/e.exact" | awk '/->/{split($1, a, ":"); n += a[2]} END {print n}')
+echo "SQLite speedtest1 --size 50 --memdb, $ROUNDS interleaved rounds, CPU seconds (user+sys), median [min-max]"
+printf '  native        %7.3f [%s]\n' "$mn" "$(rng "${nat[@]}")"
+printf '  qemu          %7.3f [%s]  %.2fx native\n' "$mq" "$(rng "${qemu[@]}")" "$(bc -l <<<"$mq/$mn")"
+printf '  qemu+pgokit   %7.3f [%s]  %.2fx qemu\n' "$mr" "$(rng "${rec[@]}")" "$(bc -l <<<"$mr/$mq")"
+printf '  +exact-counts %7.3f [%s]  %.2fx qemu\n' "$me" "$(rng "${exact[@]}")" "$(bc -l <<<"$me/$mq")"
+echo "  samples $samples ($(bc -l <<<"$samples/$mn" | cut -d. -f1) per native CPU-second)"
+echo "  taken branches $taken ($(bc -l <<<"$taken/$mn/1000000" | cut -c1-6) M per native CPU-second)"
+echo "  perf.data $(stat -c %s "$T/p.data") bytes"
