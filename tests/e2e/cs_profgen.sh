@@ -12,7 +12,7 @@ src="$PK_ROOT/tests/programs/cs_scalarop.c"
 # "Whole program profile similarity" of llvm-profdata-19 overlap --sample, in %.
 similarity() { llvm-profdata-19 overlap --sample "$1" "$2" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1; }
 clang-19 -O2 -g -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/so"
-check "record (emulated LBR + stacks)" "$PGOKIT" record -q -o "$T/so.data" -- "$T/so" 2000
+check "record (emulated LBR + stacks)" "$PGOKIT" record -q -o "$T/so.data" --exact-counts "$T/so.exact" -- "$T/so" 2000
 perf script --show-mmap-events -F ip,brstack -i "$T/so.data" > "$T/so.script" 2>/dev/null
 
 # 1. full CSSPGO (the default for probe binaries with stacks)
@@ -55,4 +55,10 @@ llvm-profgen-19 --binary "$T/so" --perfscript "$T/so.script" --ignore-stack-samp
 ov=$(similarity "$T/po.llvm.prof" "$T/po.prof")
 echo "probe-only overlap with llvm-profgen-19: ${ov:-?}"
 check "probe-only overlap with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
+# 4. quality: block overlap against the exact counts of the same run
+for p in cs flat po; do
+    q=$("$PGOKIT" overlap --exact "$T/so.exact" --binary "$T/so" "$T/$p.prof" | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p')
+    echo "$p: block overlap ${q:-?}"
+    check "$p profile block overlap with the exact counts >= 0.95" python3 -c "import sys; sys.exit(0 if float('${q:-0}') >= 0.95 else 1)"
+done
 finish
