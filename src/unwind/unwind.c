@@ -271,21 +271,10 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
         uint64_t from = pk_ld64(&lbr[i].from), to = pk_ld64(&lbr[i].to);
         if (i > 0 && record_range(u, to, ip, weight, err))
             return -1;
-        if (to == PK_AGG_EXTERNAL) {
-            /* We were in another object between this branch and the newer
-             * one: the frames there are unknown, so is everything older. */
-            u->st.stopped_external++;
-            break;
-        }
-        if (from == PK_AGG_EXTERNAL) {
-            /* Entered from outside (a callback, a return from a library
-             * call): kept for head samples; the older history is not ours. */
-            if (record_branch(u, from, to, weight, err))
-                return -1;
-            u->st.stopped_external++;
-            break;
-        }
-        int cls = u->code.insn_class(u->code.ctx, from);
+        /* Code outside the binary's functions (other objects, PLT stubs)
+         * is walked through, not into: its ranges are dropped, and the
+         * calls and returns that enter and leave it keep the stack right. */
+        int cls = from == PK_AGG_EXTERNAL ? -1 : u->code.insn_class(u->code.ctx, from);
         uint64_t site;
         switch (cls) {
         case PK_INSN_CALL:
@@ -300,6 +289,15 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
             break;
         case PK_INSN_RET:
             /* Back across a return: from the return site into the callee. */
+            if (to == PK_AGG_EXTERNAL) {
+                /* returning to an outside caller (a callback): the frames
+                 * above are not ours, the callee becomes the root */
+                if (u->depth) {
+                    u->depth = 0;
+                    u->ctx_dirty = true;
+                }
+                break;
+            }
             if (u->code.call_before(u->code.ctx, to, &site) != 0) {
                 u->st.return_not_after_call++;
                 u->depth = 0;
@@ -312,10 +310,17 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
             u->ctx_dirty = true;
             break;
         case -1:
-            /* Not an instruction we know: the stack no longer describes
-             * where we are. Continue context-free from the source. */
-            u->depth = 0;
-            u->ctx_dirty = true;
+            /* From outside: a return from an outside callee lands right
+             * after one of our calls (push it: the call entering that
+             * callee, older in the LBR, pops it again); anything else (a
+             * callback entry, a PLT jump) leaves the stack as it is. */
+            u->st.outside_entries++;
+            if (to != PK_AGG_EXTERNAL && u->code.call_before(u->code.ctx, to, &site) == 0) {
+                if (ensure_stack(u, u->depth + 1, err))
+                    return -1;
+                u->stack[u->depth++] = site;
+                u->ctx_dirty = true;
+            }
             break;
         default: /* jumps stay in the frame (tail calls too) */
             break;

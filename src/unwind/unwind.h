@@ -53,7 +53,7 @@ typedef struct pk_unwind_stats {
     uint64_t stack_truncated_not_call;    /* return address not preceded by a call */
     uint64_t call_mismatch;               /* LBR call source differs from the stack's call site */
     uint64_t return_not_after_call;       /* LBR return target not preceded by a call */
-    uint64_t stopped_external;            /* LBR walk left the binary: older entries unused */
+    uint64_t outside_entries;             /* LBR entries whose source is outside the binary's functions */
     uint64_t ranges, ranges_dropped;      /* recorded / invalid (backwards, too long, half external) */
     uint64_t branches;
     uint64_t recursion_compressed;        /* frames removed by recursion compression */

@@ -99,11 +99,40 @@ TEST(external_frames_and_lbr_entries_cut_the_walk)
     CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 3, 1, &err), &err);
     const pk_unwind_stats *st = pk_unwinder_stats(u);
     CHECK_EQ_U64(st->stack_truncated_external, 1);
-    CHECK_EQ_U64(st->stopped_external, 1);
+    CHECK_EQ_U64(st->outside_entries, 1);
+    CHECK_EQ_U64(st->ranges_dropped, 1);  /* main's range ends in outside code */
     const uint64_t foo_root[] = {0x2000};
     CHECK_EQ_U64(range_count(&r, foo_root, 1, 0x2000, 0x2018), 1);
     CHECK_EQ_U64(r.ranges.len, 1);        /* nothing older than the external entry */
     CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)PK_CS_EXTERNAL_OFF, 0x2000), 1);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
+TEST(calls_into_outside_code_are_walked_through)
+{
+    /* foo (called from main) called libc at 0x2020 before the sample: the
+     * LBR holds the return from libc, libc's own branches, the call into
+     * it, and older code of foo that must keep its context. */
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    const uint64_t stack[] = {0x2028, 0x1015};
+    const pk_branch lbr[] = {
+        {PK_AGG_EXTERNAL, 0x2025, 0},          /* return from libc */
+        {PK_AGG_EXTERNAL, PK_AGG_EXTERNAL, 0}, /* inside libc */
+        {0x2020, PK_AGG_EXTERNAL, 0},          /* the call into libc */
+        {0x1010, 0x2000, 0},                   /* main calls foo */
+        {0x1008, 0x100c, 0},
+    };
+    CHECK_OK(pk_unwind_sample(u, stack, 2, lbr, 5, 1, &err), &err);
+    const uint64_t foo_in_main[] = {0x1010, 0x2000}, main_root[] = {0x1000};
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x2000, 0x2020), 1);
+    CHECK_EQ_U64(range_count(&r, main_root, 1, 0x100c, 0x1010), 1);
+    const pk_unwind_stats *st = pk_unwinder_stats(u);
+    CHECK_EQ_U64(st->call_mismatch, 0);
+    CHECK_EQ_U64(st->outside_entries, 2);
     pk_unwinder_free(u);
     pk_csraw_free(&r);
 }
