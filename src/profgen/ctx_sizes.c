@@ -144,13 +144,14 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                        bool probe_locations, pk_err *err)
 {
     pk_ctx_sizes *s = calloc(1, sizeof *s);
-    pk_u64map seen = {0};
+    pk_u64map seen = {0}, guid_of = {0};
     if (!s)
         return pk_err_set(err, "out of memory");
     s->ps = ps;
     pk_vec_init(&s->nodes, sizeof(struct size_node));
     struct size_node *root = pk_vec_push(&s->nodes);
-    if (!root || pk_u64map_init(&s->child, 1024) || pk_u64map_init(&seen, 256)) {
+    if (!root || pk_u64map_init(&s->child, 1024) || pk_u64map_init(&seen, 256) ||
+        pk_u64map_init(&guid_of, 1024)) {
         pk_err_set(err, "out of memory");
         goto fail;
     }
@@ -178,6 +179,7 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
             if (!f || pk_binary_func_insns(bin, f, &insns, &ninsns, err))
                 continue; /* not an outlined function of this binary */
             for (size_t k = 0; k < ninsns; k++) {
+                /* symbolizer strings are stable: hash each name once */
                 pk_frames frames;
                 if (pk_symbolize(sym, insns[k].addr, &frames, err))
                     goto fail;
@@ -187,7 +189,18 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                 uint64_t loc = 0;
                 for (size_t j = 0; j < frames.count; j++) { /* innermost first */
                     const char *name = frames.frames[j].func ? frames.frames[j].func : "??";
-                    cur = get_child(s, cur, pk_md5_guid(name, strlen(name)), loc, err);
+                    uint64_t *g = pk_u64map_get(&guid_of, (uint64_t)(uintptr_t)name), guid;
+                    if (g) {
+                        guid = *g;
+                    } else {
+                        guid = pk_md5_guid(name, strlen(name));
+                        if (!(g = pk_u64map_slot(&guid_of, (uint64_t)(uintptr_t)name))) {
+                            pk_err_set(err, "out of memory");
+                            goto fail;
+                        }
+                        *g = guid;
+                    }
+                    cur = get_child(s, cur, guid, loc, err);
                     if (cur == NONE)
                         goto fail;
                     loc = call_loc(&frames.frames[j], probe_locations);
@@ -199,10 +212,12 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
         }
     }
     pk_u64map_free(&seen);
+    pk_u64map_free(&guid_of);
     *out = s;
     return 0;
 fail:
     pk_u64map_free(&seen);
+    pk_u64map_free(&guid_of);
     pk_ctx_sizes_free(s);
     return -1;
 }

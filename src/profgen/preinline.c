@@ -128,42 +128,10 @@ static int base_of(struct trie *t, pk_name_id name, uint32_t *base)
 
 /* ---- candidate counts ---- */
 
-static uint64_t head_estimate(const pk_profset *ps, const pk_fprof *f, pk_err *err)
+static uint64_t call_count(const pk_fprof *caller, uint32_t line, uint32_t disc, pk_name_id callee)
 {
-    if (f->head)
-        return f->head;
-    pk_fprof_view v;
     uint64_t count = 0;
-    if (pk_fprof_view_build(ps, f, &v, err) == 0) {
-        bool body_first = v.nbody && (!v.nsites || pk_loc(v.body[0].line, v.body[0].disc) <
-                                                      pk_loc(v.sites[0].line, v.sites[0].disc));
-        if (body_first) {
-            count = v.body[0].count;
-        } else {
-            for (size_t i = 0; i < v.nsites && v.sites[i].line == v.sites[0].line &&
-                               v.sites[i].disc == v.sites[0].disc; i++)
-                count += head_estimate(ps, v.sites[i].callee, err);
-        }
-        pk_fprof_view_free(&v);
-    }
-    return count ? count : f->total > 0;
-}
-
-static uint64_t call_count(const pk_profset *ps, const pk_fprof *caller, uint32_t line, uint32_t disc,
-                           pk_name_id callee, pk_err *err)
-{
-    pk_fprof_view v;
-    uint64_t count = 0;
-    if (pk_fprof_view_build(ps, caller, &v, err))
-        return 0;
-    for (size_t i = 0; i < v.nbody; i++) {
-        if (v.body[i].line != line || v.body[i].disc != disc)
-            continue;
-        for (uint32_t k = 0; k < v.body[i].ncalls; k++)
-            if (v.body[i].calls[k].name == callee)
-                count = v.body[i].calls[k].count;
-    }
-    pk_fprof_view_free(&v);
+    pk_fprof_get_call(caller, line, disc, callee, &count);
     return count;
 }
 
@@ -216,8 +184,8 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
                 continue;
             uint64_t w = 0;
             if (cn->prof && caller->prof) {
-                uint64_t entry = head_estimate(t->ps, cn->prof, t->err);
-                uint64_t site = call_count(t->ps, caller->prof, cn->line, cn->disc, cn->name, t->err);
+                uint64_t entry = pk_fprof_head_estimate(cn->prof);
+                uint64_t site = call_count(caller->prof, cn->line, cn->disc, cn->name);
                 w = entry > site ? entry : site;
                 caller = NODE(t, n);
             }
@@ -402,8 +370,8 @@ static int add_candidates(struct ctx *c, struct heap *h, uint32_t caller)
         pk_trie_node *kn = NODE(t, k);
         if ((kn->state & ST_DEAD) || !kn->prof)
             continue;
-        uint64_t entry = head_estimate(t->ps, kn->prof, t->err);
-        uint64_t site = call_count(t->ps, NODE(t, caller)->prof, kn->line, kn->disc, kn->name, t->err);
+        uint64_t entry = pk_fprof_head_estimate(kn->prof);
+        uint64_t site = call_count(NODE(t, caller)->prof, kn->line, kn->disc, kn->name);
         struct cand cd = {k, entry > site ? entry : site, node_size(c, k),
                           pk_profset_name_guid(t->ps, NODE(t, k)->name)};
         if (heap_push(h, cd))

@@ -84,6 +84,9 @@ struct pk_unwinder {
     uint32_t cur_ctx;
     uint64_t cur_leaf;    /* leaf entry of cur_ctx */
     bool ctx_dirty;
+    /* direct-mapped caches of the code queries: LBR addresses repeat a lot */
+    struct { uint64_t addr; int cls; } cls_cache[4096];
+    struct { uint64_t addr, entry; } entry_cache[4096];
     /* translation scratch for pk_unwind_perf_sample */
     uint64_t *tstack;
     pk_branch *tlbr;
@@ -161,11 +164,33 @@ static size_t compress_recursion(uint64_t *s, size_t n, int max_len)
     return n;
 }
 
+static int insn_class(pk_unwinder *u, uint64_t addr)
+{
+    size_t i = pk_hash64(addr) & 4095;
+    if (u->cls_cache[i].addr != addr + 1) {
+        u->cls_cache[i].addr = addr + 1; /* +1: address 0 must not hit the empty slot */
+        u->cls_cache[i].cls = u->code.insn_class(u->code.ctx, addr);
+    }
+    return u->cls_cache[i].cls;
+}
+
+static uint64_t func_entry(pk_unwinder *u, uint64_t addr)
+{
+    if (!u->code.func_entry)
+        return 0;
+    size_t i = pk_hash64(addr) & 4095;
+    if (u->entry_cache[i].addr != addr + 1) {
+        u->entry_cache[i].addr = addr + 1;
+        u->entry_cache[i].entry = u->code.func_entry(u->code.ctx, addr);
+    }
+    return u->entry_cache[i].entry;
+}
+
 /* The context id of the current stack with the function containing
  * `addr` as the leaf. */
 static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
 {
-    uint64_t leaf = u->code.func_entry ? u->code.func_entry(u->code.ctx, addr) : 0;
+    uint64_t leaf = func_entry(u, addr);
     if (!u->ctx_dirty && leaf == u->cur_leaf) {
         *ctx = u->cur_ctx;
         return 0;
@@ -274,7 +299,7 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
         /* Code outside the binary's functions (other objects, PLT stubs)
          * is walked through, not into: its ranges are dropped, and the
          * calls and returns that enter and leave it keep the stack right. */
-        int cls = from == PK_AGG_EXTERNAL ? -1 : u->code.insn_class(u->code.ctx, from);
+        int cls = from == PK_AGG_EXTERNAL ? -1 : insn_class(u, from);
         uint64_t site;
         switch (cls) {
         case PK_INSN_CALL:

@@ -1,0 +1,656 @@
+/* profile.c — function profiles: storage, building, sorted views, merging. */
+#include "profile/profile_int.h"
+
+#include <stdlib.h>
+
+#define ARENA_CHUNK 256
+
+int pk_profset_init(pk_profset *ps, pk_err *err)
+{
+    memset(ps, 0, sizeof *ps);
+    pk_vec_init(&ps->top, sizeof(pk_fprof *));
+    pk_vec_init(&ps->arena, sizeof(pk_fprof *));
+    ps->arena_used = ARENA_CHUNK;
+    if (pk_names_new(ps, err)) {
+        pk_names_free(ps);
+        return -1;
+    }
+    return 0;
+}
+
+static void fprof_release(pk_fprof *f)
+{
+    pk_vec_free(&f->slots);
+    pk_u64map_free(&f->slot_of);
+    pk_u64map_free(&f->calls);
+    pk_u64map_free(&f->sites);
+    pk_vec_free(&f->children);
+}
+
+void pk_profset_free(pk_profset *ps)
+{
+    for (size_t c = 0; c < ps->arena.len; c++) {
+        pk_fprof *chunk = PK_VEC_AT(&ps->arena, pk_fprof *, c);
+        size_t used = c + 1 == ps->arena.len ? ps->arena_used : ARENA_CHUNK;
+        for (size_t i = 0; i < used; i++)
+            fprof_release(&chunk[i]);
+        free(chunk);
+    }
+    pk_vec_free(&ps->arena);
+    pk_vec_free(&ps->top);
+    pk_u64map_free(&ps->top_of);
+    pk_u64map_free(&ps->symbols);
+    pk_names_free(ps);
+}
+
+int pk_profset_add_symbol(pk_profset *ps, pk_name_id name, pk_err *err)
+{
+    uint64_t *v = pk_u64map_slot(&ps->symbols, name);
+    if (!v)
+        return pk_err_set(err, "out of memory");
+    *v = 1;
+    return 0;
+}
+
+size_t pk_profset_num_symbols(const pk_profset *ps) { return ps->symbols.len; }
+
+static pk_fprof *fprof_new(pk_profset *ps, pk_name_id name, pk_err *err)
+{
+    if (ps->arena_used == ARENA_CHUNK) {
+        pk_fprof *chunk = malloc(ARENA_CHUNK * sizeof *chunk);
+        pk_fprof **slot = chunk ? pk_vec_push(&ps->arena) : NULL;
+        if (!slot) {
+            free(chunk);
+            pk_err_set(err, "out of memory");
+            return NULL;
+        }
+        *slot = chunk;
+        ps->arena_used = 0;
+    }
+    pk_fprof *f = &PK_VEC_AT(&ps->arena, pk_fprof *, ps->arena.len - 1)[ps->arena_used++];
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->ctx = PK_NO_CTX;
+    pk_vec_init(&f->slots, sizeof(struct pk_fprof_slot));
+    pk_vec_init(&f->children, sizeof(pk_fprof *));
+    return f;
+}
+
+/* ---- top level ---- */
+
+pk_fprof *pk_profset_find_ctx(const pk_profset *ps, pk_ctx_id ctx)
+{
+    uint64_t *v = pk_u64map_get(&ps->top_of, ctx);
+    if (!v || !*v)
+        return NULL;
+    return PK_VEC_AT(&ps->top, pk_fprof *, *v - 1);
+}
+
+pk_fprof *pk_profset_get_ctx(pk_profset *ps, pk_ctx_id ctx, pk_err *err)
+{
+    pk_fprof *f = pk_profset_find_ctx(ps, ctx);
+    if (f)
+        return f;
+    size_t n;
+    const pk_ctx_frame *fr = pk_profset_ctx(ps, ctx, &n);
+    f = fprof_new(ps, fr[n - 1].name, err);
+    if (!f)
+        return NULL;
+    f->ctx = ctx;
+    pk_fprof **slot = pk_vec_push(&ps->top);
+    uint64_t *v = slot ? pk_u64map_slot(&ps->top_of, ctx) : NULL;
+    if (!v) {
+        pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    *slot = f;
+    *v = ps->top.len;
+    return f;
+}
+
+pk_fprof *pk_profset_get_func(pk_profset *ps, pk_name_id name, pk_err *err)
+{
+    pk_ctx_frame fr = {name, 0, 0};
+    pk_ctx_id ctx;
+    if (pk_profset_intern_ctx(ps, &fr, 1, &ctx, err))
+        return NULL;
+    return pk_profset_get_ctx(ps, ctx, err);
+}
+
+static pk_fprof *find_by_name_id(const pk_profset *ps, pk_name_id id)
+{
+    pk_ctx_frame fr = {id, 0, 0};
+    pk_ctx_id ctx;
+    if (pk_profset_lookup_ctx(ps, &fr, 1, &ctx))
+        return NULL;
+    return pk_profset_find_ctx(ps, ctx);
+}
+
+pk_fprof *pk_profset_find(const pk_profset *ps, const char *name)
+{
+    pk_name_id id;
+    if (pk_profset_lookup_name(ps, name, strlen(name), &id))
+        return NULL;
+    return find_by_name_id(ps, id);
+}
+
+pk_fprof *pk_profset_find_guid(const pk_profset *ps, uint64_t guid)
+{
+    pk_name_id id;
+    if (pk_profset_lookup_guid(ps, guid, &id))
+        return NULL;
+    return find_by_name_id(ps, id);
+}
+
+void pk_profset_remove(pk_profset *ps, pk_fprof *f)
+{
+    if (f->ctx == PK_NO_CTX || f->removed)
+        return;
+    uint64_t *v = pk_u64map_get(&ps->top_of, f->ctx);
+    if (v)
+        *v = 0;
+    f->removed = 1;
+}
+
+size_t pk_profset_count(const pk_profset *ps)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ps->top.len; i++)
+        n += !PK_VEC_AT(&ps->top, pk_fprof *, i)->removed;
+    return n;
+}
+
+static int top_cmp(const void *a, const void *b, void *arg)
+{
+    const pk_fprof *x = *(pk_fprof *const *)a, *y = *(pk_fprof *const *)b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return pk_profset_ctx_cmp(arg, x->ctx, y->ctx);
+}
+
+int pk_profset_sorted(const pk_profset *ps, pk_fprof ***out, size_t *n, pk_err *err)
+{
+    size_t cnt = pk_profset_count(ps), k = 0;
+    pk_fprof **a = pk_xrealloc_array(NULL, cnt ? cnt : 1, sizeof *a);
+    if (!a)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < ps->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (!f->removed)
+            a[k++] = f;
+    }
+    qsort_r(a, k, sizeof *a, top_cmp, (void *)ps);
+    *out = a;
+    *n = k;
+    return 0;
+}
+
+/* ---- building ---- */
+
+static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, pk_err *err)
+{
+    uint64_t *v = pk_u64map_slot(&f->slot_of, loc);
+    if (!v) {
+        pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    if (!*v) {
+        if (f->slots.len >= UINT32_MAX - 1) {
+            pk_err_set(err, "too many locations in one function");
+            return NULL;
+        }
+        struct pk_fprof_slot *s = pk_vec_push(&f->slots);
+        if (!s) {
+            pk_err_set(err, "out of memory");
+            return NULL;
+        }
+        s->loc = loc;
+        *v = f->slots.len;
+    }
+    *idx = (uint32_t)(*v - 1);
+    return &PK_VEC_AT(&f->slots, struct pk_fprof_slot, *idx);
+}
+
+static struct pk_fprof_slot *body_slot(pk_fprof *f, uint32_t line, uint32_t disc, uint32_t *idx, pk_err *err)
+{
+    struct pk_fprof_slot *s = slot_get(f, pk_loc(line, disc), idx, err);
+    if (s && !s->in_body) {
+        s->in_body = 1;
+        f->nbody++;
+    }
+    return s;
+}
+
+int pk_fprof_add_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err)
+{
+    uint32_t idx;
+    struct pk_fprof_slot *s = body_slot(f, line, disc, &idx, err);
+    if (!s)
+        return -1;
+    s->count = pk_sat_add(s->count, count);
+    return 0;
+}
+
+int pk_fprof_max_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err)
+{
+    uint32_t idx;
+    struct pk_fprof_slot *s = body_slot(f, line, disc, &idx, err);
+    if (!s)
+        return -1;
+    if (count > s->count)
+        s->count = count;
+    return 0;
+}
+
+int pk_fprof_set_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err)
+{
+    uint32_t idx;
+    struct pk_fprof_slot *s = body_slot(f, line, disc, &idx, err);
+    if (!s)
+        return -1;
+    s->count = count;
+    return 0;
+}
+
+int pk_fprof_add_call(pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id target, uint64_t count, pk_err *err)
+{
+    uint32_t idx;
+    struct pk_fprof_slot *s = body_slot(f, line, disc, &idx, err);
+    if (!s)
+        return -1;
+    uint64_t key = (uint64_t)idx << 32 | target;
+    uint64_t before = f->calls.len;
+    uint64_t *v = pk_u64map_slot(&f->calls, key);
+    if (!v)
+        return pk_err_set(err, "out of memory");
+    if (f->calls.len != before)
+        PK_VEC_AT(&f->slots, struct pk_fprof_slot, idx).ncalls++;
+    *v = pk_sat_add(*v, count);
+    return 0;
+}
+
+pk_fprof *pk_fprof_callsite(pk_profset *ps, pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee, pk_err *err)
+{
+    uint32_t idx;
+    if (!slot_get(f, pk_loc(line, disc), &idx, err))
+        return NULL;
+    uint64_t key = (uint64_t)idx << 32 | callee;
+    uint64_t *v = pk_u64map_get(&f->sites, key);
+    if (v)
+        return PK_VEC_AT(&f->children, pk_fprof *, *v);
+    pk_fprof *c = fprof_new(ps, callee, err);
+    if (!c)
+        return NULL;
+    pk_fprof **slot = pk_vec_push(&f->children);
+    v = slot ? pk_u64map_slot(&f->sites, key) : NULL;
+    if (!v) {
+        pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    *slot = c;
+    *v = f->children.len - 1;
+    return c;
+}
+
+int pk_fprof_get_body(const pk_fprof *f, uint32_t line, uint32_t disc, uint64_t *count)
+{
+    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    if (!v)
+        return -1;
+    const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, *v - 1);
+    if (!s->in_body)
+        return -1;
+    *count = s->count;
+    return 0;
+}
+
+pk_fprof *pk_fprof_find_callsite(const pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee)
+{
+    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    if (!v)
+        return NULL;
+    uint64_t *c = pk_u64map_get(&f->sites, (*v - 1) << 32 | callee);
+    return c ? PK_VEC_AT(&f->children, pk_fprof *, *c) : NULL;
+}
+
+int pk_fprof_get_call(const pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id target, uint64_t *count)
+{
+    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    if (!v)
+        return -1;
+    uint64_t *c = pk_u64map_get(&f->calls, (*v - 1) << 32 | target);
+    if (!c)
+        return -1;
+    *count = *c;
+    return 0;
+}
+
+uint64_t pk_fprof_head_estimate(const pk_fprof *f)
+{
+    if (f->head)
+        return f->head;
+    /* the lowest location: a body entry, or the callsites there */
+    uint64_t body_loc = UINT64_MAX, body_count = 0, site_loc = UINT64_MAX;
+    for (size_t i = 0; i < f->slots.len; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        if (s->in_body && s->loc < body_loc)
+            body_loc = s->loc, body_count = s->count;
+    }
+    for (size_t i = 0; i < f->sites.cap; i++)
+        if (f->sites.used[i]) {
+            uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, f->sites.keys[i] >> 32).loc;
+            if (loc < site_loc)
+                site_loc = loc;
+        }
+    uint64_t count = 0;
+    if (body_loc != UINT64_MAX && body_loc < site_loc) {
+        count = body_count;
+    } else if (site_loc != UINT64_MAX) {
+        for (size_t i = 0; i < f->sites.cap; i++)
+            if (f->sites.used[i] &&
+                PK_VEC_AT(&f->slots, struct pk_fprof_slot, f->sites.keys[i] >> 32).loc == site_loc)
+                count = pk_sat_add(count, pk_fprof_head_estimate(PK_VEC_AT(&f->children, pk_fprof *, f->sites.vals[i])));
+    }
+    return count ? count : f->total > 0;
+}
+
+uint64_t pk_fprof_recompute_total(pk_fprof *f)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < f->slots.len; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        if (s->in_body)
+            t = pk_sat_add(t, s->count);
+    }
+    for (size_t i = 0; i < f->children.len; i++)
+        t = pk_sat_add(t, pk_fprof_recompute_total(PK_VEC_AT(&f->children, pk_fprof *, i)));
+    f->total = t;
+    return t;
+}
+
+uint64_t pk_fprof_body_sum(const pk_fprof *f)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < f->slots.len; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        if (s->in_body)
+            t = pk_sat_add(t, s->count);
+    }
+    for (size_t i = 0; i < f->children.len; i++)
+        t = pk_sat_add(t, pk_fprof_body_sum(PK_VEC_AT(&f->children, pk_fprof *, i)));
+    return t;
+}
+
+uint64_t pk_fprof_max_count(const pk_fprof *f)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < f->slots.len; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        if (s->in_body && s->count > m)
+            m = s->count;
+    }
+    for (size_t i = 0; i < f->children.len; i++) {
+        uint64_t c = pk_fprof_max_count(PK_VEC_AT(&f->children, pk_fprof *, i));
+        if (c > m)
+            m = c;
+    }
+    return m;
+}
+
+void pk_fprof_visit_names(const pk_fprof *f, void (*fn)(pk_name_id, void *), void *arg)
+{
+    for (size_t i = 0; i < f->calls.cap; i++)
+        if (f->calls.used[i])
+            fn((pk_name_id)f->calls.keys[i], arg);
+    for (size_t i = 0; i < f->children.len; i++) {
+        const pk_fprof *c = PK_VEC_AT(&f->children, pk_fprof *, i);
+        fn(c->name, arg);
+        pk_fprof_visit_names(c, fn, arg);
+    }
+}
+
+/* ---- views ---- */
+
+static int body_cmp(const void *a, const void *b)
+{
+    const pk_body_entry *x = a, *y = b;
+    uint64_t la = pk_loc(x->line, x->disc), lb = pk_loc(y->line, y->disc);
+    return la < lb ? -1 : la > lb;
+}
+
+static int target_cmp(const void *a, const void *b, void *arg)
+{
+    const pk_call_target *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return pk_profset_name_cmp(arg, x->name, y->name);
+}
+
+static int site_cmp(const void *a, const void *b, void *arg)
+{
+    const pk_callsite_entry *x = a, *y = b;
+    uint64_t la = pk_loc(x->line, x->disc), lb = pk_loc(y->line, y->disc);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return pk_profset_name_cmp(arg, x->callee->name, y->callee->name);
+}
+
+int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *v, pk_err *err)
+{
+    memset(v, 0, sizeof *v);
+    size_t nslots = f->slots.len;
+    v->body = pk_xrealloc_array(NULL, f->nbody ? f->nbody : 1, sizeof *v->body);
+    v->sites = pk_xrealloc_array(NULL, f->children.len ? f->children.len : 1, sizeof *v->sites);
+    v->targets_ = pk_xrealloc_array(NULL, f->calls.len ? f->calls.len : 1, sizeof *v->targets_);
+    /* slot index → body index, to place targets */
+    uint32_t *pos = pk_xrealloc_array(NULL, nslots ? nslots : 1, sizeof *pos);
+    if (!v->body || !v->sites || !v->targets_ || !pos) {
+        free(pos);
+        pk_fprof_view_free(v);
+        return pk_err_set(err, "out of memory");
+    }
+    size_t tcount = 0;
+    for (size_t i = 0; i < nslots; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        if (!s->in_body)
+            continue;
+        pk_body_entry *b = &v->body[v->nbody++];
+        b->line = pk_loc_line(s->loc);
+        b->disc = pk_loc_disc(s->loc);
+        b->count = s->count;
+        b->ncalls = 0;
+        b->calls = v->targets_ + tcount;
+        tcount += s->ncalls;
+        pos[i] = (uint32_t)(v->nbody - 1);
+    }
+    for (size_t i = 0; i < f->calls.cap; i++) {
+        if (!f->calls.used[i])
+            continue;
+        uint32_t slot = (uint32_t)(f->calls.keys[i] >> 32);
+        pk_body_entry *b = &v->body[pos[slot]];
+        b->calls[b->ncalls].name = (pk_name_id)f->calls.keys[i];
+        b->calls[b->ncalls].count = f->calls.vals[i];
+        b->ncalls++;
+    }
+    for (size_t i = 0; i < v->nbody; i++)
+        if (v->body[i].ncalls > 1)
+            qsort_r(v->body[i].calls, v->body[i].ncalls, sizeof(pk_call_target), target_cmp, (void *)ps);
+    /* entries carry their target ranges along when sorted */
+    qsort(v->body, v->nbody, sizeof *v->body, body_cmp);
+    for (size_t i = 0; i < f->sites.cap; i++) {
+        if (!f->sites.used[i])
+            continue;
+        uint32_t slot = (uint32_t)(f->sites.keys[i] >> 32);
+        uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, slot).loc;
+        pk_callsite_entry *c = &v->sites[v->nsites++];
+        c->line = pk_loc_line(loc);
+        c->disc = pk_loc_disc(loc);
+        c->callee = PK_VEC_AT(&f->children, pk_fprof *, f->sites.vals[i]);
+    }
+    qsort_r(v->sites, v->nsites, sizeof *v->sites, site_cmp, (void *)ps);
+    free(pos);
+    return 0;
+}
+
+void pk_fprof_view_free(pk_fprof_view *v)
+{
+    free(v->body);
+    free(v->sites);
+    free(v->targets_);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- merge and scale ---- */
+
+static int map_name(pk_profset *dps, const pk_profset *sps, pk_name_id id, pk_name_id *out, pk_err *err)
+{
+    if (dps == sps) {
+        *out = id;
+        return 0;
+    }
+    /* an MD5 set holds GUIDs only: names from a plain set become theirs */
+    if (pk_profset_name_is_guid(sps, id) || (dps->kind & PK_PROF_MD5))
+        return pk_profset_intern_guid(dps, pk_profset_name_guid(sps, id), out, err);
+    return pk_profset_intern(dps, pk_profset_name(sps, id), pk_profset_name_len(sps, id), out, err);
+}
+
+int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const pk_fprof *src, uint64_t weight,
+                   pk_err *err)
+{
+    if (dst->checksum == 0)
+        dst->checksum = src->checksum;
+    dst->attrs |= src->attrs;
+    dst->total = pk_sat_add(dst->total, pk_sat_mul(src->total, weight));
+    dst->head = pk_sat_add(dst->head, pk_sat_mul(src->head, weight));
+    for (size_t i = 0; i < src->slots.len; i++) {
+        const struct pk_fprof_slot *s = &PK_VEC_AT(&src->slots, struct pk_fprof_slot, i);
+        if (s->in_body && pk_fprof_add_body(dst, pk_loc_line(s->loc), pk_loc_disc(s->loc),
+                                            pk_sat_mul(s->count, weight), err))
+            return -1;
+    }
+    for (size_t i = 0; i < src->calls.cap; i++) {
+        if (!src->calls.used[i])
+            continue;
+        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, src->calls.keys[i] >> 32).loc;
+        pk_name_id t;
+        if (map_name(dps, sps, (pk_name_id)src->calls.keys[i], &t, err) ||
+            pk_fprof_add_call(dst, pk_loc_line(loc), pk_loc_disc(loc), t, pk_sat_mul(src->calls.vals[i], weight), err))
+            return -1;
+    }
+    for (size_t i = 0; i < src->sites.cap; i++) {
+        if (!src->sites.used[i])
+            continue;
+        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, src->sites.keys[i] >> 32).loc;
+        const pk_fprof *sc = PK_VEC_AT(&src->children, pk_fprof *, src->sites.vals[i]);
+        pk_name_id callee;
+        if (map_name(dps, sps, sc->name, &callee, err))
+            return -1;
+        pk_fprof *dc = pk_fprof_callsite(dps, dst, pk_loc_line(loc), pk_loc_disc(loc), callee, err);
+        if (!dc || pk_fprof_merge(dps, dc, sps, sc, weight, err))
+            return -1;
+    }
+    return 0;
+}
+
+int pk_profset_merge(pk_profset *dst, const pk_profset *src, uint64_t weight, size_t *mismatches, pk_err *err)
+{
+    if (mismatches)
+        *mismatches = 0;
+    if (pk_profset_count(dst) && pk_profset_count(src)) {
+        if ((dst->kind ^ src->kind) & PK_PROF_PROBE)
+            return pk_err_set(err, "cannot merge a probe-based profile with a line-based one");
+        if ((dst->kind ^ src->kind) & PK_PROF_CS)
+            return pk_err_set(err, "cannot merge a context-sensitive profile with a non-context one");
+    }
+    if ((src->kind & PK_PROF_MD5) && !(dst->kind & PK_PROF_MD5) && pk_profset_count(dst)) {
+        /* names must be compared as GUIDs from now on: rebuild dst as an
+         * MD5 set (LLVM matches a name and its GUID as the same function) */
+        pk_profset tmp;
+        if (pk_profset_init(&tmp, err))
+            return -1;
+        tmp.kind = dst->kind | PK_PROF_MD5;
+        if (pk_profset_merge(&tmp, dst, 1, NULL, err)) {
+            pk_profset_free(&tmp);
+            return -1;
+        }
+        pk_profset_free(dst);
+        *dst = tmp;
+    }
+    if (!pk_profset_count(dst))
+        dst->kind = src->kind | (dst->kind & PK_PROF_MD5);
+    else
+        dst->kind |= src->kind & (PK_PROF_PREINLINED | PK_PROF_FS | PK_PROF_MD5 | PK_PROF_PARTIAL);
+    pk_vec frames;
+    pk_vec_init(&frames, sizeof(pk_ctx_frame));
+    int rc = 0;
+    for (size_t i = 0; i < src->symbols.cap && !rc; i++) {
+        pk_name_id id;
+        if (src->symbols.used[i])
+            rc = map_name(dst, src, (pk_name_id)src->symbols.keys[i], &id, err) ||
+                         pk_profset_add_symbol(dst, id, err)
+                     ? -1
+                     : 0;
+    }
+    for (size_t i = 0; i < src->top.len && !rc; i++) {
+        const pk_fprof *sf = PK_VEC_AT(&src->top, pk_fprof *, i);
+        if (sf->removed)
+            continue;
+        size_t n;
+        const pk_ctx_frame *sfr = pk_profset_ctx(src, sf->ctx, &n);
+        frames.len = 0;
+        if (pk_vec_reserve(&frames, n)) {
+            rc = pk_err_set(err, "out of memory");
+            break;
+        }
+        for (size_t k = 0; k < n && !rc; k++) {
+            pk_ctx_frame *d = pk_vec_push(&frames);
+            *d = sfr[k];
+            rc = map_name(dst, src, sfr[k].name, &d->name, err);
+        }
+        pk_ctx_id ctx;
+        if (rc || (rc = pk_profset_intern_ctx(dst, frames.data, n, &ctx, err)))
+            break;
+        pk_fprof *df = pk_profset_get_ctx(dst, ctx, err);
+        if (!df) {
+            rc = -1;
+            break;
+        }
+        if (df->checksum && sf->checksum && df->checksum != sf->checksum) {
+            if (mismatches)
+                (*mismatches)++;
+            continue;
+        }
+        rc = pk_fprof_merge(dst, df, src, sf, weight, err);
+    }
+    pk_vec_free(&frames);
+    return rc;
+}
+
+static uint64_t scale1(uint64_t v, uint64_t num, uint64_t den)
+{
+    unsigned __int128 r = (unsigned __int128)v * num / den;
+    return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+static void fprof_scale(pk_fprof *f, uint64_t num, uint64_t den)
+{
+    f->total = scale1(f->total, num, den);
+    f->head = scale1(f->head, num, den);
+    for (size_t i = 0; i < f->slots.len; i++) {
+        struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
+        s->count = scale1(s->count, num, den);
+    }
+    for (size_t i = 0; i < f->calls.cap; i++)
+        if (f->calls.used[i])
+            f->calls.vals[i] = scale1(f->calls.vals[i], num, den);
+    for (size_t i = 0; i < f->children.len; i++)
+        fprof_scale(PK_VEC_AT(&f->children, pk_fprof *, i), num, den);
+}
+
+void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den)
+{
+    if (!den)
+        return;
+    for (size_t i = 0; i < ps->top.len; i++)
+        fprof_scale(PK_VEC_AT(&ps->top, pk_fprof *, i), num, den);
+}
