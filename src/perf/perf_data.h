@@ -72,8 +72,13 @@ typedef struct pk_sample {
     uint64_t hw_idx;
     bool has_hw_idx;
     uint64_t file_offset;       /* where the record starts (in the decompressed
-                                   stream for compressed files) */
+                                   stream for compressed files; the line
+                                   number for perf script text) */
 } pk_sample;
+/* Reader notes: without PK_SAMPLE_PERIOD in a fixed-period attr, period is
+ * the attr's sample_period (as perf reports it). Samples from perf script
+ * text have pid/tid/time 0, period 1, a callchain without context markers
+ * and ip 0 when the LBR-only line carried no ip. */
 
 typedef struct pk_mmap_event {
     bool is_mmap2;
@@ -116,9 +121,10 @@ typedef struct pk_build_id_event {
     const char *filename;
 } pk_build_id_event;
 
-/* Callbacks: any may be NULL. A non-zero return stops reading and is returned
- * by pk_perf_read (the callback sets err itself if it wants a message). In file
- * mode, build_id callbacks (from the BUILD_ID feature) come before any record. */
+/* Callbacks: any may be NULL; zero-initialise the struct (fields get added).
+ * A non-zero return stops reading and is returned by pk_perf_read (the
+ * callback sets err itself if it wants a message). In file mode, build_id
+ * callbacks (from the BUILD_ID feature) come before any record. */
 typedef struct pk_perf_callbacks {
     void *ctx;
     int (*attr)(void *ctx, const pk_perf_attr *attr);
@@ -127,6 +133,9 @@ typedef struct pk_perf_callbacks {
     int (*comm)(void *ctx, const pk_comm_event *c);
     int (*task)(void *ctx, const pk_task_event *t);
     int (*build_id)(void *ctx, const pk_build_id_event *b);
+    /* Added: every feature section (file mode: before any record, after the
+     * build-ids; pipe mode: each HEADER_FEATURE record), raw payload. */
+    int (*feature)(void *ctx, uint32_t id, const void *data, uint64_t size);
 } pk_perf_callbacks;
 
 typedef struct pk_perf_stats {
@@ -137,7 +146,16 @@ typedef struct pk_perf_stats {
     uint64_t skipped_records;   /* types we do not interpret */
     uint64_t compressed_bytes, decompressed_bytes;
     bool pipe_mode, compressed;
+    /* Added: */
+    uint64_t features[4];       /* feature bitmap (file mode: header; pipe: seen) */
+    uint32_t nr_attrs;
+    uint64_t data_offset, data_size; /* file mode data section */
+    uint64_t finished_rounds;
+    uint64_t branch_entries, callchain_entries;
 } pk_perf_stats;
+
+/* Added: "build_id", "hostname", ... for a feature id; NULL when unknown. */
+const char *pk_perf_feature_name(uint32_t id);
 
 /* Reads a perf.data file; path "-" reads standard input (pipe mode). Streams:
  * a compressed file is decompressed through a bounded window. Returns 0 or -1
@@ -146,7 +164,12 @@ int pk_perf_read(const char *path, const pk_perf_callbacks *cb, pk_perf_stats *s
 /* Same, from an open descriptor (file or pipe); `name` is for messages. */
 int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
 
-/* ---- writer ---- */
+/* ---- writer ----
+ * Not thread-safe: threads sharing one writer must serialise every call
+ * (pk_perf_write_*, close, abort) with their own lock. Records are written in
+ * call order; FINISHED_ROUND markers are inserted every 4096 records, so
+ * callers should write each thread's records in time order. A call chain too
+ * long for a 64 KiB record keeps its leaf-most entries. */
 typedef struct pk_perf_writer pk_perf_writer;
 
 typedef struct pk_perf_writer_opts {
@@ -181,7 +204,9 @@ void pk_perf_writer_abort(pk_perf_writer *w);
  * Stack + LBR: call-stack lines (one address per line, leaf first) followed by
  * one LBR line, blocks separated by blank lines. Also PERF_RECORD_MMAP2 lines
  * (from `perf script --show-mmap-events`). Leading spaces and event-name
- * padding are tolerated; malformed lines are an error naming line and column. */
+ * padding are tolerated; malformed lines are an error naming line and column.
+ * A bare decimal number at column 1 repeats the next sample that many times
+ * (llvm-profgen's aggregated scripts): the sample callback runs N times. */
 typedef struct pk_script_stats {
     uint64_t lines, samples, mmaps;
 } pk_script_stats;

@@ -1,0 +1,457 @@
+/* perf_script.c — reading `perf script` text in the two forms llvm-profgen
+ * accepts, plus PERF_RECORD_MMAP/MMAP2 lines from --show-mmap-events.
+ *
+ *   LBR-only:   [event:]* [ip] 0xFROM/0xTO/flags... 0xFROM/0xTO/flags...
+ *   stack+LBR:  one indented hex address per line (leaf first), then one
+ *               LBR line; blocks separated by blank lines.
+ *   repeat:     a bare decimal number at column 1 before a sample counts it
+ *               that many times (llvm-profgen's aggregated scripts).
+ *
+ * Where llvm-profgen silently drops every sample (an LBR line with two
+ * leading spaces or a tab, an event name without perf's column padding) we
+ * accept the line; where the input is malformed we stop with an error naming
+ * the line and column instead of skipping it. */
+#include "perf/perf_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct sreader {
+    const char *name;
+    const pk_perf_callbacks *cb;
+    pk_script_stats *st;
+    pk_err *err;
+    uint64_t lineno;
+    const char *line;           /* start of the current line, for columns */
+    pk_vec stack;               /* uint64_t, leaf first */
+    uint64_t stack_line;        /* line of the first stack entry */
+    pk_vec branches;            /* pk_branch */
+    uint64_t repeat;
+    int form;                   /* 0 not yet known, FORM_LBR, FORM_STACK */
+    bool saw_lbr_line;
+    char name_buf[4096];
+} sreader;
+
+enum { FORM_LBR = 1, FORM_STACK = 2 };
+
+static int sfail(sreader *r, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sfail(sreader *r, const char *at, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pk_err_set(r->err, "%s: line %llu, column %u: %s", r->name, (unsigned long long)r->lineno,
+                      (unsigned)(at - r->line) + 1, msg);
+}
+
+static inline bool is_space(char c) { return c == ' ' || c == '\t'; }
+static inline int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Parses hex digits (optional 0x) at p; returns the end or NULL if none or
+ * more than 16 digits. */
+static const char *parse_hex(const char *p, const char *end, uint64_t *out)
+{
+    if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        p += 2;
+    const char *s = p;
+    uint64_t v = 0;
+    while (p < end && hexval(*p) >= 0) {
+        v = v << 4 | (uint64_t)hexval(*p);
+        p++;
+    }
+    if (p == s || p - s > 16)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+static const char *parse_dec(const char *p, const char *end, uint64_t *out)
+{
+    const char *s = p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (v > (UINT64_MAX - 9) / 10)
+            return NULL;
+        v = v * 10 + (uint64_t)(*p - '0');
+        p++;
+    }
+    if (p == s)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+static const char *skip_sp(const char *p, const char *end)
+{
+    while (p < end && is_space(*p))
+        p++;
+    return p;
+}
+
+static const char *tok_end(const char *p, const char *end)
+{
+    while (p < end && !is_space(*p))
+        p++;
+    return p;
+}
+
+static bool is_lbr_token(const char *p, const char *e)
+{
+    if (e - p < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+        return false;
+    return memchr(p, '/', (size_t)(e - p)) != NULL;
+}
+
+static const struct { const char *name; unsigned type; } branch_types[] = {
+    {"COND", 1}, {"UNCOND", 2}, {"IND", 3}, {"CALL", 4}, {"IND_CALL", 5}, {"RET", 6},
+    {"SYSCALL", 7}, {"SYSRET", 8}, {"COND_CALL", 9}, {"COND_RET", 10},
+};
+
+/* One entry "0xFROM/0xTO[/M|P|-[/X|-[/A|-[/cycles[/type...]]]]]". */
+static int parse_entry(sreader *r, const char *p, const char *e, pk_branch *b)
+{
+    const char *q = parse_hex(p, e, &b->from);
+    if (!q || q == e || *q != '/')
+        return sfail(r, q ? q : p, "malformed branch entry: expected 0xFROM/0xTO");
+    q++;
+    if (!(e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')))
+        return sfail(r, q, "malformed branch entry: the target must start with 0x");
+    const char *t = parse_hex(q, e, &b->to);
+    if (!t || (t < e && *t != '/'))
+        return sfail(r, t ? t : q, "malformed branch entry target");
+    b->flags = 0;
+    /* Flag fields vary across perf versions; read the ones we know. */
+    for (int field = 0; t < e; field++) {
+        const char *f = t + 1, *fe = f;
+        while (fe < e && *fe != '/')
+            fe++;
+        size_t n = (size_t)(fe - f);
+        if (field == 0 && n == 1 && *f == 'M')
+            b->flags |= 1;
+        else if (field == 0 && n == 1 && *f == 'P')
+            b->flags |= 2;
+        else if (field == 1 && n == 1 && *f == 'X')
+            b->flags |= 4;
+        else if (field == 2 && n == 1 && *f == 'A')
+            b->flags |= 8;
+        else if (field == 3 && n) {
+            uint64_t cyc = 0;
+            if (parse_dec(f, fe, &cyc) == fe)
+                b->flags |= (cyc > 0xffff ? 0xffff : cyc) << 4;
+        } else if (field == 4 && n) {
+            for (size_t i = 0; i < sizeof branch_types / sizeof branch_types[0]; i++)
+                if (strlen(branch_types[i].name) == n && !memcmp(branch_types[i].name, f, n))
+                    b->flags |= (uint64_t)branch_types[i].type << 20;
+        }
+        t = fe;
+    }
+    return 0;
+}
+
+static int emit_sample(sreader *r, uint64_t ip)
+{
+    pk_sample s;
+    memset(&s, 0, sizeof s);
+    s.misc = PK_CPUMODE_USER;
+    s.period = 1;
+    s.ip = ip;
+    s.callchain_nr = r->stack.len;
+    s.callchain = r->stack.data;
+    s.branch_nr = r->branches.len;
+    s.branches = r->branches.data;
+    s.file_offset = r->lineno;
+    uint64_t n = r->repeat ? r->repeat : 1;
+    for (uint64_t i = 0; i < n; i++) {
+        r->st->samples++;
+        if (r->cb->sample) {
+            int rc = r->cb->sample(r->cb->ctx, &s);
+            if (rc)
+                return rc;
+        }
+    }
+    r->repeat = 0;
+    r->stack.len = 0;
+    return 0;
+}
+
+/* Address-only lines that turned out to be LBR-only samples with an empty
+ * branch stack: one sample each. */
+static int flush_ip_only(sreader *r)
+{
+    size_t n = r->stack.len;
+    uint64_t *ips = malloc(n * sizeof *ips);
+    if (!ips)
+        return pk_err_set(r->err, "%s: out of memory", r->name);
+    memcpy(ips, r->stack.data, n * sizeof *ips);
+    size_t saved_branches = r->branches.len;
+    r->stack.len = 0;
+    r->branches.len = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = emit_sample(r, ips[i]);
+    r->branches.len = saved_branches;
+    free(ips);
+    return rc;
+}
+
+static int lbr_line(sreader *r, const char *p, const char *end)
+{
+    uint64_t ip = 0;
+    bool have_ip = false;
+    r->branches.len = 0;
+    /* prefix: event names ("cycles:u:"), then at most one ip */
+    while (p < end) {
+        const char *e = tok_end(p, end);
+        if (is_lbr_token(p, e))
+            break;
+        if (e[-1] == ':' && !have_ip) {
+            /* event name */
+        } else if (!have_ip && parse_hex(p, e, &ip) == e) {
+            have_ip = true;
+        } else {
+            return sfail(r, p, "unexpected token before the branch entries (expected an event name or an ip)");
+        }
+        p = skip_sp(e, end);
+    }
+    while (p < end) {
+        const char *e = tok_end(p, end);
+        if (!is_lbr_token(p, e))
+            return sfail(r, p, "expected a branch entry 0xFROM/0xTO/...");
+        pk_branch *b = pk_vec_push(&r->branches);
+        if (!b)
+            return pk_err_set(r->err, "%s: out of memory", r->name);
+        if (parse_entry(r, p, e, b))
+            return -1;
+        p = skip_sp(e, end);
+    }
+    if (r->branches.len)
+        r->saw_lbr_line = true;
+    if (r->form == 0 && r->stack.len) {
+        /* pending address-only lines: call stacks when this LBR line has no
+         * ip of its own (perf's stack + LBR form), else LBR-only samples
+         * whose branch stack was empty (perf then prints only the ip) */
+        if (have_ip) {
+            int rc = flush_ip_only(r);
+            if (rc)
+                return rc;
+        }
+    }
+    if (r->form == 0)
+        r->form = r->stack.len ? FORM_STACK : FORM_LBR;
+    if (!have_ip && r->stack.len)
+        ip = PK_VEC_AT(&r->stack, uint64_t, 0);
+    return emit_sample(r, ip);
+}
+
+static int mmap_line(sreader *r, const char *p, const char *end, bool v2)
+{
+    pk_mmap_event m;
+    memset(&m, 0, sizeof m);
+    m.is_mmap2 = v2;
+    m.misc = PK_CPUMODE_USER;
+    uint64_t v;
+    p = skip_sp(p, end);
+    bool neg = p < end && *p == '-';
+    const char *q = parse_dec(p + neg, end, &v);
+    if (!q || q >= end || *q != '/')
+        return sfail(r, p, "expected pid/tid in the mmap event");
+    m.pid = neg ? (uint32_t)-(int64_t)v : (uint32_t)v;
+    p = q + 1;
+    neg = p < end && *p == '-';
+    q = parse_dec(p + neg, end, &v);
+    if (!q || q >= end || *q != ':')
+        return sfail(r, p, "expected tid: in the mmap event");
+    m.tid = neg ? (uint32_t)-(int64_t)v : (uint32_t)v;
+    p = skip_sp(q + 1, end);
+    if (p >= end || *p != '[')
+        return sfail(r, p, "expected '[' in the mmap event");
+    if (!(q = parse_hex(p + 1, end, &m.addr)) || q >= end || *q != '(')
+        return sfail(r, p + 1, "expected 0xADDR( in the mmap event");
+    p = q + 1;
+    if (!(q = parse_hex(p, end, &m.len)) || q >= end || *q != ')')
+        return sfail(r, p, "expected 0xLEN) in the mmap event");
+    p = skip_sp(q + 1, end);
+    if (p >= end || *p != '@')
+        return sfail(r, p, "expected '@ PGOFF' in the mmap event");
+    p = skip_sp(p + 1, end);
+    if (!(q = parse_hex(p, end, &m.pgoff)))
+        return sfail(r, p, "expected the page offset in the mmap event");
+    p = skip_sp(q, end);
+    if (v2 && p < end && *p == '<') {
+        /* build-id flavour: <hex> */
+        const char *h = p + 1;
+        unsigned n = 0;
+        while (h + 1 < end && hexval(h[0]) >= 0 && hexval(h[1]) >= 0 && n < 20) {
+            m.build_id[n++] = (uint8_t)(hexval(h[0]) << 4 | hexval(h[1]));
+            h += 2;
+        }
+        if (h >= end || *h != '>')
+            return sfail(r, h, "malformed build-id in the mmap event");
+        m.has_build_id = true;
+        m.build_id_size = (uint8_t)n;
+        m.misc |= PK_MISC_MMAP_BUILD_ID;
+        p = skip_sp(h + 1, end);
+    } else if (v2) {
+        uint64_t maj, min;
+        if (!(q = parse_hex(p, end, &maj)) || q >= end || *q != ':' || !(q = parse_hex(q + 1, end, &min)))
+            return sfail(r, p, "expected MAJ:MIN in the mmap event");
+        m.maj = (uint32_t)maj;
+        m.min = (uint32_t)min;
+        p = skip_sp(q, end);
+        if (!(q = parse_dec(p, end, &m.ino)))
+            return sfail(r, p, "expected the inode in the mmap event");
+        p = skip_sp(q, end);
+        if (!(q = parse_dec(p, end, &m.ino_generation)))
+            return sfail(r, p, "expected the inode generation in the mmap event");
+        p = skip_sp(q, end);
+    }
+    if (p + 1 >= end || p[0] != ']' || p[1] != ':')
+        return sfail(r, p, "expected ']:' in the mmap event");
+    p = skip_sp(p + 2, end);
+    const char *pe = tok_end(p, end);
+    if (pe == p)
+        return sfail(r, p, "expected protection flags in the mmap event");
+    for (const char *c = p; c < pe; c++) {
+        if (*c == 'r') m.prot |= 1;
+        else if (*c == 'w') m.prot |= 2;
+        else if (*c == 'x') m.prot |= 4;
+        else if (*c == 's') m.flags |= 1;
+        else if (*c == 'p') m.flags |= 2;
+        else if (*c != '-')
+            return sfail(r, c, "unexpected protection flag '%c' in the mmap event", *c);
+    }
+    p = skip_sp(pe, end);
+    size_t n = (size_t)(end - p);
+    if (n == 0)
+        return sfail(r, p, "missing file name in the mmap event");
+    if (n >= sizeof r->name_buf)
+        return sfail(r, p, "file name too long in the mmap event");
+    memcpy(r->name_buf, p, n);
+    r->name_buf[n] = 0;
+    m.filename = r->name_buf;
+    r->st->mmaps++;
+    return r->cb->mmap ? r->cb->mmap(r->cb->ctx, &m) : 0;
+}
+
+static int one_line(sreader *r, const char *line, const char *end)
+{
+    while (end > line && (end[-1] == '\r' || is_space(end[-1])))
+        end--;
+    const char *p = skip_sp(line, end);
+    if (p == end) {
+        if (r->stack.len) {
+            /* a stack block whose sample had an empty branch stack */
+            if (r->form == FORM_LBR)
+                return flush_ip_only(r);
+            r->form = FORM_STACK;
+            r->branches.len = 0;
+            return emit_sample(r, PK_VEC_AT(&r->stack, uint64_t, 0));
+        }
+        return 0;
+    }
+    const char *rec = memmem(p, (size_t)(end - p), "PERF_RECORD_", 12);
+    if (rec) {
+        if (r->stack.len)
+            return sfail(r, rec, "event line inside the call stack started at line %llu",
+                         (unsigned long long)r->stack_line);
+        const char *k = rec + 12;
+        if (end - k >= 6 && !memcmp(k, "MMAP2 ", 6))
+            return mmap_line(r, k + 6, end, true);
+        if (end - k >= 5 && !memcmp(k, "MMAP ", 5))
+            return mmap_line(r, k + 5, end, false);
+        return 0; /* COMM, FORK, EXIT...: not needed */
+    }
+    const char *e = tok_end(p, end);
+    /* a bare decimal number at column 1: repeat count of the next sample */
+    if (p == line && e == end && !r->stack.len) {
+        uint64_t n = 0;
+        if (parse_dec(p, e, &n) == e) {
+            if (n == 0 || n > 1000000000u)
+                return sfail(r, p, "repeat count %llu out of range (1 to 10^9)", (unsigned long long)n);
+            r->repeat = n;
+            return 0;
+        }
+    }
+    /* an LBR line has at least one 0xFROM/0xTO token */
+    for (const char *t = p; t < end;) {
+        const char *te = tok_end(t, end);
+        if (is_lbr_token(t, te))
+            return lbr_line(r, p, end);
+        t = skip_sp(te, end);
+    }
+    /* event name + ip with an empty branch stack */
+    if (e[-1] == ':')
+        return lbr_line(r, p, end);
+    uint64_t addr;
+    if (parse_hex(p, e, &addr) != e)
+        return sfail(r, p, "expected a call-stack address, an LBR line (0xFROM/0xTO/...) or a PERF_RECORD_MMAP2 event");
+    if (!r->stack.len)
+        r->stack_line = r->lineno;
+    uint64_t *slot = pk_vec_push(&r->stack);
+    if (!slot)
+        return pk_err_set(r->err, "%s: out of memory", r->name);
+    *slot = addr;
+    if (r->form == FORM_LBR)
+        return flush_ip_only(r);
+    return 0; /* anything after the address (symbol, dso) is ignored */
+}
+
+int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
+{
+    static const pk_perf_callbacks none;
+    pk_script_stats local;
+    sreader *r = calloc(1, sizeof *r);
+    if (!r)
+        return pk_err_set(err, "%s: out of memory", path);
+    r->name = path;
+    r->cb = cb ? cb : &none;
+    r->st = stats ? stats : &local;
+    r->err = err;
+    memset(r->st, 0, sizeof *r->st);
+    pk_vec_init(&r->stack, sizeof(uint64_t));
+    pk_vec_init(&r->branches, sizeof(pk_branch));
+    pk_mapped_file f;
+    int rc = pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err);
+    if (!rc) {
+        const char *p = (const char *)f.data, *end = p + f.size;
+        while (p < end && !rc) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *le = nl ? nl : end;
+            r->lineno++;
+            r->st->lines++;
+            r->line = p;
+            if (memchr(p, 0, (size_t)(le - p)))
+                rc = sfail(r, (const char *)memchr(p, 0, (size_t)(le - p)), "NUL byte: this is not perf script text");
+            else
+                rc = one_line(r, p, le);
+            p = nl ? nl + 1 : end;
+        }
+        if (!rc && r->stack.len) {
+            if (r->form == FORM_STACK) {
+                r->branches.len = 0;
+                rc = emit_sample(r, PK_VEC_AT(&r->stack, uint64_t, 0));
+            } else {
+                rc = flush_ip_only(r);
+            }
+        }
+        if (!rc && !r->saw_lbr_line)
+            rc = pk_err_set(err, "%s: no LBR line (0xFROM/0xTO/...) found: was the profile recorded with branch stacks?",
+                            path);
+        if (!rc && r->st->samples == 0)
+            rc = pk_err_set(err, "%s: no samples: no LBR line (0xFROM/0xTO/...) found; was the profile recorded with branch stacks?",
+                            path);
+        pk_file_unmap(&f);
+    }
+    pk_vec_free(&r->stack);
+    pk_vec_free(&r->branches);
+    free(r);
+    return rc;
+}
