@@ -1,0 +1,241 @@
+/* test_profile_model.c — the in-memory profile model: building, views in
+ * LLVM order, merge arithmetic, summary (numbers from llvm-profdata-19
+ * show --detailed-summary on the same profile), contexts. */
+#include "test.h"
+#include "profile/profile.h"
+
+#include <stdlib.h>
+
+static pk_name_id nm(pk_profset *ps, const char *s)
+{
+    pk_name_id id = 0;
+    pk_err e;
+    if (pk_profset_intern(ps, s, strlen(s), &id, &e))
+        abort();
+    return id;
+}
+
+/* The example of the format note: main (with an inlinee) and foo. */
+static void build_example(pk_profset *ps, uint64_t w)
+{
+    pk_err e;
+    pk_fprof *m = pk_profset_get_func(ps, nm(ps, "main"), &e);
+    m->total += 1000 * w;
+    m->head += 10 * w;
+    pk_fprof_add_body(m, 1, 0, 10 * w, &e);
+    pk_fprof_add_body(m, 2, 0, 100 * w, &e);
+    pk_fprof_add_call(m, 2, 0, nm(ps, "foo"), 60 * w, &e);
+    pk_fprof_add_call(m, 2, 0, nm(ps, "bar"), 40 * w, &e);
+    pk_fprof_add_body(m, 3, 2, 50 * w, &e);
+    pk_fprof *in = pk_fprof_callsite(ps, m, 4, 0, nm(ps, "inlined_fn"), &e);
+    in->total += 300 * w;
+    pk_fprof_add_body(in, 1, 0, 200 * w, &e);
+    pk_fprof_add_body(in, 2, 1, 100 * w, &e);
+    pk_fprof_add_call(in, 2, 1, nm(ps, "baz"), 100 * w, &e);
+    pk_fprof *f = pk_profset_get_func(ps, nm(ps, "foo"), &e);
+    f->total += 500 * w;
+    f->head += 60 * w;
+    pk_fprof_add_body(f, 0, 0, 60 * w, &e);
+    pk_fprof_add_body(f, 1, 0, 440 * w, &e);
+}
+
+TEST(intern_is_stable)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_name_id a = nm(&ps, "alpha"), b = nm(&ps, "beta");
+    CHECK(a != b);
+    CHECK_EQ_U64(nm(&ps, "alpha"), a);
+    char buf[32];
+    for (int i = 0; i < 5000; i++) {   /* forces table growth */
+        snprintf(buf, sizeof buf, "f%d", i);
+        nm(&ps, buf);
+    }
+    CHECK_EQ_U64(nm(&ps, "beta"), b);
+    CHECK_STR(pk_profset_name(&ps, a), "alpha");
+    CHECK_EQ_U64(pk_profset_name_guid(&ps, nm(&ps, "main")), 15822663052811949562ULL);
+    pk_name_id g;
+    CHECK_OK(pk_profset_intern_guid(&ps, 42, &g, &e), &e);
+    CHECK_STR(pk_profset_name(&ps, g), "42");
+    CHECK_EQ_U64(pk_profset_name_guid(&ps, g), 42);
+    CHECK(pk_profset_name_is_guid(&ps, g));
+    pk_profset_free(&ps);
+}
+
+TEST(views_follow_llvm_order)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    build_example(&ps, 1);
+    pk_fprof *m = pk_profset_find(&ps, "main");
+    CHECK(m != NULL);
+    pk_fprof_view v;
+    CHECK_OK(pk_fprof_view_build(&ps, m, &v, &e), &e);
+    CHECK_EQ_U64(v.nbody, 3);
+    CHECK_EQ_U64(v.body[0].line, 1);
+    CHECK_EQ_U64(v.body[1].line, 2);
+    CHECK_EQ_U64(v.body[1].ncalls, 2);
+    CHECK_STR(pk_profset_name(&ps, v.body[1].calls[0].name), "foo"); /* count descending */
+    CHECK_STR(pk_profset_name(&ps, v.body[1].calls[1].name), "bar");
+    CHECK_EQ_U64(v.body[2].disc, 2);
+    CHECK_EQ_U64(v.nsites, 1);
+    CHECK_EQ_U64(v.sites[0].line, 4);
+    pk_fprof_view_free(&v);
+    pk_fprof **fs;
+    size_t n;
+    CHECK_OK(pk_profset_sorted(&ps, &fs, &n, &e), &e);
+    CHECK_EQ_U64(n, 2);
+    CHECK_STR(pk_profset_name(&ps, fs[0]->name), "main");
+    free(fs);
+    CHECK_EQ_U64(pk_fprof_body_sum(m), 10 + 100 + 50 + 200 + 100);
+    CHECK_EQ_U64(pk_fprof_max_count(m), 200);
+    pk_profset_free(&ps);
+}
+
+TEST(summary_matches_llvm)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    build_example(&ps, 1);
+    pk_summary s;
+    CHECK_OK(pk_profset_summary(&ps, &s, &e), &e);
+    CHECK_EQ_U64(s.total_count, 960);
+    CHECK_EQ_U64(s.max_count, 440);
+    CHECK_EQ_U64(s.max_function_count, 60);
+    CHECK_EQ_U64(s.num_counts, 7);
+    CHECK_EQ_U64(s.num_functions, 2);
+    CHECK_EQ_U64(s.num_entries, 16);
+    static const uint64_t want[16][2] = {{440, 1}, {440, 1}, {440, 1}, {440, 1}, {440, 1}, {200, 2},
+                                         {200, 2}, {100, 4}, {100, 4}, {60, 5},  {50, 6},  {50, 6},
+                                         {10, 7},  {10, 7},  {10, 7},  {10, 7}};
+    for (int i = 0; i < 16; i++) {
+        CHECK_EQ_U64(s.entries[i].cutoff, pk_summary_default_cutoffs[i]);
+        CHECK_EQ_U64(s.entries[i].min_count, want[i][0]);
+        CHECK_EQ_U64(s.entries[i].num_counts, want[i][1]);
+    }
+    CHECK_EQ_U64(pk_summary_threshold(&s, 990000), 50);
+    pk_profset_free(&ps);
+}
+
+TEST(merge_adds_with_weights)
+{
+    pk_profset a, b;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&a, &e), &e);
+    CHECK_OK(pk_profset_init(&b, &e), &e);
+    build_example(&a, 1);
+    nm(&b, "unrelated");   /* different name ids in the source set */
+    build_example(&b, 1);
+    size_t mm;
+    CHECK_OK(pk_profset_merge(&a, &b, 3, &mm, &e), &e);
+    CHECK_EQ_U64(mm, 0);
+    pk_fprof *m = pk_profset_find(&a, "main");
+    CHECK_EQ_U64(m->total, 4000);
+    CHECK_EQ_U64(m->head, 40);
+    uint64_t c = 0;
+    CHECK(pk_fprof_get_body(m, 2, 0, &c) == 0);
+    CHECK_EQ_U64(c, 400);
+    pk_name_id inl;
+    CHECK(pk_profset_lookup_name(&a, "inlined_fn", 10, &inl) == 0);
+    pk_fprof *in = pk_fprof_find_callsite(m, 4, 0, inl);
+    CHECK(in != NULL);
+    CHECK_EQ_U64(in->total, 1200);
+    pk_fprof_view v;
+    CHECK_OK(pk_fprof_view_build(&a, in, &v, &e), &e);
+    CHECK_EQ_U64(v.body[1].calls[0].count, 400);
+    pk_fprof_view_free(&v);
+    CHECK_EQ_U64(pk_profset_count(&a), 2);
+    /* saturation instead of wraparound */
+    pk_fprof_add_body(m, 1, 0, UINT64_MAX, &e);
+    CHECK(pk_fprof_get_body(m, 1, 0, &c) == 0);
+    CHECK_EQ_U64(c, UINT64_MAX);
+    /* recompute: Σ body + Σ inlinee totals */
+    pk_fprof *f = pk_profset_find(&a, "foo");
+    CHECK_EQ_U64(pk_fprof_recompute_total(f), 2000);
+    pk_profset_free(&a);
+    pk_profset_free(&b);
+}
+
+TEST(merge_refuses_mixed_kinds_and_checksum_mismatch)
+{
+    pk_profset a, b;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&a, &e), &e);
+    CHECK_OK(pk_profset_init(&b, &e), &e);
+    build_example(&a, 1);
+    build_example(&b, 1);
+    b.kind = PK_PROF_PROBE;
+    CHECK(pk_profset_merge(&a, &b, 1, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "probe") != NULL);
+    a.kind = PK_PROF_PROBE;
+    pk_profset_find(&a, "main")->checksum = 1;
+    pk_profset_find(&b, "main")->checksum = 2;
+    size_t mm = 0;
+    CHECK_OK(pk_profset_merge(&a, &b, 1, &mm, &e), &e);
+    CHECK_EQ_U64(mm, 1);
+    CHECK_EQ_U64(pk_profset_find(&a, "main")->total, 1000); /* dropped */
+    CHECK_EQ_U64(pk_profset_find(&a, "foo")->total, 1000);
+    pk_profset_free(&a);
+    pk_profset_free(&b);
+}
+
+TEST(contexts_text_round_trip)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    const char *t = "main:12 @ bar:3.1 @ foo";
+    pk_ctx_id c, c2;
+    CHECK_OK(pk_profset_ctx_parse(&ps, t, strlen(t), &c, &e), &e);
+    char buf[128];
+    CHECK_EQ_U64(pk_profset_ctx_text(&ps, c, buf, sizeof buf), strlen(t));
+    CHECK_STR(buf, t);
+    CHECK_OK(pk_profset_ctx_parse(&ps, t, strlen(t), &c2, &e), &e);
+    CHECK_EQ_U64(c, c2);
+    size_t n;
+    const pk_ctx_frame *fr = pk_profset_ctx(&ps, c, &n);
+    CHECK_EQ_U64(n, 3);
+    CHECK_EQ_U64(fr[1].line, 3);
+    CHECK_EQ_U64(fr[1].disc, 1);
+    /* names with colons: the location is after the last colon */
+    const char *t2 = "ns::f(int):4 @ g";
+    CHECK_OK(pk_profset_ctx_parse(&ps, t2, strlen(t2), &c2, &e), &e);
+    fr = pk_profset_ctx(&ps, c2, &n);
+    CHECK_STR(pk_profset_name(&ps, fr[0].name), "ns::f(int)");
+    CHECK(pk_profset_ctx_parse(&ps, "main @ foo", 10, &c2, &e) == -1);
+    CHECK(pk_profset_ctx_parse(&ps, "main:x @ foo", 12, &c2, &e) == -1);
+    CHECK(pk_profset_ctx_parse(&ps, ":1 @ foo", 8, &c2, &e) == -1);
+    /* ordering: frame by frame, then shorter first */
+    pk_ctx_id a1, a2;
+    CHECK_OK(pk_profset_ctx_parse(&ps, "main", 4, &a1, &e), &e);
+    CHECK_OK(pk_profset_ctx_parse(&ps, "main:3 @ foo", 12, &a2, &e), &e);
+    CHECK(pk_profset_ctx_cmp(&ps, a1, a2) < 0);
+    /* a removed profile disappears from lookups and sorted output */
+    pk_fprof *f = pk_profset_get_ctx(&ps, a2, &e);
+    CHECK(f != NULL);
+    CHECK_EQ_U64(pk_profset_count(&ps), 1);
+    pk_profset_remove(&ps, f);
+    CHECK_EQ_U64(pk_profset_count(&ps), 0);
+    CHECK(pk_profset_find_ctx(&ps, a2) == NULL);
+    pk_profset_free(&ps);
+}
+
+TEST(many_counts_scale)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_fprof *f = pk_profset_get_func(&ps, nm(&ps, "hot"), &e);
+    for (uint32_t i = 0; i < 200000; i++)
+        pk_fprof_add_body(f, i % 5000, i % 7, 1, &e);
+    CHECK_EQ_U64(pk_fprof_num_body(f), 35000); /* (i % 5000, i % 7) cycles every 35000 */
+    CHECK_EQ_U64(pk_fprof_body_sum(f), 200000);
+    pk_profset_scale(&ps, 1, 2);
+    CHECK_EQ_U64(pk_fprof_body_sum(f), 25000 * 3 + 10000 * 2); /* 25000 slots had 6, 10000 had 5 */
+    pk_profset_free(&ps);
+}
+
+int main(void) { return pk_test_main(); }
