@@ -1,0 +1,165 @@
+/* aggregate.h — samples → per-binary fall-through range and branch counts.
+ *
+ * The aggregator follows the process tree of a recording (MMAP/MMAP2, FORK,
+ * COMM exec) so that every sampled address can be attributed to the mapping
+ * it was executed from, matches the target binary by build-id (MMAP2 build-id
+ * records or the BUILD_ID feature) or else by path, and converts runtime
+ * addresses to link-time virtual addresses through the binary's PT_LOAD
+ * segments (ip − map start + pgoff = file offset → vaddr), so PIE executables
+ * and shared libraries need no special casing.
+ *
+ * From each LBR stack (newest entry first) it counts, as llvm-profgen and
+ * AutoFDO do:
+ *   - every taken branch (from, to) whose target lies in the binary (the
+ *     source may be outside: PK_AGG_EXTERNAL);
+ *   - every fall-through range [e[i+1].to, e[i].from] (straight-line code run
+ *     between two consecutive taken branches) whose ends both lie in the
+ *     binary. The code after the newest entry's target is not counted: the
+ *     sample does not say where execution stopped.
+ * Ranges that run backwards or are implausibly long are dropped here and
+ * counted by reason; the checks that need instruction boundaries (a range
+ * crossing an unconditional jump, starting inside an instruction) belong to
+ * profgen, which decodes the sampled functions anyway.
+ *
+ * The result is the "raw profile" (pk_rawprof): unsymbolized, keyed by
+ * link-time addresses, mergeable by addition, written to and read from a
+ * small versioned file (see rawprof.c for the layout).
+ */
+#ifndef PK_AGGREGATE_H
+#define PK_AGGREGATE_H
+
+#include "common/pk_common.h"
+#include "perf/perf_data.h"
+
+/* Address outside the binary (another DSO, the kernel, the vDSO, unmapped). */
+#define PK_AGG_EXTERNAL UINT64_MAX
+
+/* ---- flat open-addressed map (u64, u64) → count ----
+ * Entries with count 0 are empty slots, so only positive counts are stored. */
+typedef struct pk_pair_count {
+    uint64_t a, b, n;
+} pk_pair_count;
+
+typedef struct pk_pairmap {
+    pk_pair_count *e;
+    size_t cap;   /* power of two, 0 when unallocated */
+    size_t len;
+} pk_pairmap;
+
+int pk_pairmap_init(pk_pairmap *m, size_t initial_cap);
+void pk_pairmap_free(pk_pairmap *m);
+/* Adds n (> 0) to (a, b); -1 on OOM. */
+int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n);
+uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b);
+/* Copies the entries into a new array sorted by (a, b); caller frees.
+ * Returns NULL only on OOM when len > 0 (*out_len = 0 and NULL when empty). */
+pk_pair_count *pk_pairmap_sorted(const pk_pairmap *m, size_t *out_len);
+
+/* ---- the target binary, as the aggregator needs to know it ---- */
+typedef struct pk_agg_segment {  /* one PT_LOAD */
+    uint64_t vaddr, memsz, offset, filesz;
+    uint32_t flags;              /* PF_X = 1, PF_W = 2, PF_R = 4 */
+} pk_agg_segment;
+
+typedef struct pk_agg_target {
+    const char *path;            /* as given by the user; basename is matched too */
+    uint8_t build_id[20];
+    uint8_t build_id_size;       /* 0: the binary has no build-id */
+    uint64_t preferred_base;     /* page-aligned vaddr of the first executable PT_LOAD */
+    const pk_agg_segment *segs;
+    size_t nsegs;
+} pk_agg_target;
+
+/* ---- counters reported in the closing summary ---- */
+enum pk_agg_range_drop {
+    PK_RANGE_DROP_BACKWARDS,     /* start after end */
+    PK_RANGE_DROP_TOO_LONG,      /* longer than opts.max_range_len */
+    PK_RANGE_DROP_EXTERNAL,      /* one end outside the binary (calls into other DSOs) */
+    PK_RANGE_DROP_CROSS_UNCOND,  /* (profgen) an unconditional jump/call/ret strictly inside */
+    PK_RANGE_DROP_NO_FUNC,       /* (profgen) outside every DWARF function (PLT stubs, code
+                                    without debug info): not a bogus range, just not profiled */
+    PK_RANGE_DROP_NOT_CODE,      /* (profgen) start or end not an instruction boundary */
+    PK_RANGE_DROP_CROSS_FUNC,    /* (profgen) runs past the end of its function */
+    PK_RANGE_DROP_N
+};
+extern const char *const pk_range_drop_names[PK_RANGE_DROP_N];
+
+typedef struct pk_agg_stats {
+    uint64_t samples;            /* sample records seen */
+    uint64_t samples_used;       /* contributed at least one range or branch */
+    uint64_t samples_other_pid;  /* filtered by --pid */
+    uint64_t samples_no_lbr;     /* no branch stack */
+    uint64_t samples_outside;    /* branch stack entirely outside the binary */
+    uint64_t samples_no_mapping; /* pid unknown, fell back to the global mapping */
+    uint64_t lbr_entries;        /* entries looked at */
+    uint64_t branches;           /* taken branches counted (sum of counts) */
+    uint64_t branches_external;  /* entries whose target lies outside the binary */
+    uint64_t ranges;             /* ranges counted (sum of counts) */
+    uint64_t range_drop[PK_RANGE_DROP_N];
+    uint64_t mmaps, mmaps_target;
+    uint64_t mmaps_build_id_mismatch; /* same name, different build-id: not used */
+    uint64_t processes, forks, execs;
+} pk_agg_stats;
+
+/* Sums counters (for merging raw profiles). */
+void pk_agg_stats_add(pk_agg_stats *into, const pk_agg_stats *s);
+
+/* ---- the raw profile: what aggregation produces ---- */
+typedef struct pk_rawprof {
+    char *path;                  /* binary path (informational) */
+    uint8_t build_id[20];
+    uint8_t build_id_size;
+    uint64_t preferred_base;
+    pk_pairmap ranges;           /* (begin vaddr, end vaddr inclusive) → count */
+    pk_pairmap branches;         /* (source vaddr or PK_AGG_EXTERNAL, target vaddr) → count */
+    pk_agg_stats stats;
+} pk_rawprof;
+
+int pk_rawprof_init(pk_rawprof *r, const char *path, const uint8_t *build_id,
+                    uint8_t build_id_size, uint64_t preferred_base, pk_err *err);
+void pk_rawprof_free(pk_rawprof *r);
+/* Writes the versioned binary file (atomically, through pk_out_file). */
+int pk_rawprof_write(const pk_rawprof *r, const char *path, pk_err *err);
+/* Reads a file written by pk_rawprof_write; corrupt or truncated input gives
+ * an error naming the file and byte offset. r is initialised by the call. */
+int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err);
+/* Adds src's counts into dst. The binaries must be the same: equal build-ids
+ * when both have one, else equal paths. Addresses are rebased if the preferred
+ * bases differ (they cannot for the same build-id, but paths can lie). */
+int pk_rawprof_merge(pk_rawprof *dst, const pk_rawprof *src, pk_err *err);
+
+/* ---- the aggregator ---- */
+typedef struct pk_agg_opts {
+    int64_t pid;                 /* only this process (and nothing else); -1: all */
+    uint64_t max_range_len;      /* bytes; 0 → 1 MiB */
+    /* When no mapping of the binary has been seen at all (perf-script text
+     * without mmap lines), take addresses as link-time addresses if they fall
+     * in a PT_LOAD, like llvm-profgen's preferred-base fallback. */
+    bool assume_unrelocated_without_mmap;
+} pk_agg_opts;
+
+typedef struct pk_agg pk_agg;
+
+pk_agg *pk_agg_new(const pk_agg_target *target, const pk_agg_opts *opts, pk_err *err);
+void pk_agg_free(pk_agg *a);
+
+/* Event handlers, in recording order. Each returns 0 or -1 (OOM). */
+int pk_agg_on_mmap(pk_agg *a, const pk_mmap_event *m, pk_err *err);
+int pk_agg_on_comm(pk_agg *a, const pk_comm_event *c, pk_err *err);
+int pk_agg_on_task(pk_agg *a, const pk_task_event *t, pk_err *err);
+int pk_agg_on_build_id(pk_agg *a, const pk_build_id_event *b, pk_err *err);
+int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err);
+
+/* Fills callbacks that feed the aggregator (errors go into *err). */
+void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb);
+
+/* Translates a runtime address of process pid to a link-time vaddr of the
+ * target, or PK_AGG_EXTERNAL. Exposed for tests and for the unwinder. */
+uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip);
+
+/* The counts so far (owned by the aggregator). */
+pk_rawprof *pk_agg_profile(pk_agg *a);
+/* Moves the counts out; the aggregator keeps an empty profile. */
+int pk_agg_take_profile(pk_agg *a, pk_rawprof *out, pk_err *err);
+
+#endif

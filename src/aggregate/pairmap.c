@@ -1,0 +1,115 @@
+/* pairmap.c — the flat (u64, u64) → count map behind range and branch counts.
+ * One array of 24-byte slots, linear probing: an LBR sample touches ~64
+ * entries, so lookups must stay within a cache line or two. */
+#include "aggregate/aggregate.h"
+
+#include <stdlib.h>
+
+static inline size_t pair_hash(uint64_t a, uint64_t b)
+{
+    return (size_t)pk_hash64(a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL));
+}
+
+int pk_pairmap_init(pk_pairmap *m, size_t initial_cap)
+{
+    size_t cap = 64;
+    while (cap < initial_cap)
+        cap *= 2;
+    m->e = calloc(cap, sizeof *m->e);
+    m->cap = m->e ? cap : 0;
+    m->len = 0;
+    return m->e ? 0 : -1;
+}
+
+void pk_pairmap_free(pk_pairmap *m)
+{
+    free(m->e);
+    m->e = NULL;
+    m->cap = m->len = 0;
+}
+
+static int pairmap_grow(pk_pairmap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    pk_pair_count *ne = calloc(ncap, sizeof *ne);
+    if (!ne)
+        return -1;
+    size_t mask = ncap - 1;
+    for (size_t i = 0; i < m->cap; i++) {
+        pk_pair_count *p = &m->e[i];
+        if (!p->n)
+            continue;
+        size_t j = pair_hash(p->a, p->b) & mask;
+        while (ne[j].n)
+            j = (j + 1) & mask;
+        ne[j] = *p;
+    }
+    free(m->e);
+    m->e = ne;
+    m->cap = ncap;
+    return 0;
+}
+
+int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n)
+{
+    if (!n)
+        return 0;
+    if ((m->len + 1) * 4 > m->cap * 3 && pairmap_grow(m))
+        return -1;
+    size_t mask = m->cap - 1, j = pair_hash(a, b) & mask;
+    for (;;) {
+        pk_pair_count *p = &m->e[j];
+        if (!p->n) {
+            p->a = a;
+            p->b = b;
+            p->n = n;
+            m->len++;
+            return 0;
+        }
+        if (p->a == a && p->b == b) {
+            p->n += n;
+            return 0;
+        }
+        j = (j + 1) & mask;
+    }
+}
+
+uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b)
+{
+    if (!m->cap)
+        return 0;
+    size_t mask = m->cap - 1, j = pair_hash(a, b) & mask;
+    while (m->e[j].n) {
+        if (m->e[j].a == a && m->e[j].b == b)
+            return m->e[j].n;
+        j = (j + 1) & mask;
+    }
+    return 0;
+}
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const pk_pair_count *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return 0;
+}
+
+pk_pair_count *pk_pairmap_sorted(const pk_pairmap *m, size_t *out_len)
+{
+    *out_len = 0;
+    if (!m->len)
+        return NULL;
+    pk_pair_count *v = malloc(m->len * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->e[i].n)
+            v[k++] = m->e[i];
+    qsort(v, k, sizeof *v, pair_cmp);
+    *out_len = k;
+    return v;
+}

@@ -1,0 +1,67 @@
+/* profgen.h — raw profile (ranges, branches) → sample profile.
+ *
+ * The line-based (AutoFDO) generator, with llvm-profgen's semantics where the
+ * compiler depends on them (llvm-profgen.md §3):
+ *   - ranges become per-instruction counts (instruction boundaries from the
+ *     lazy decoder, only for functions that received samples); a range that
+ *     does not start and end on instructions of one function, or that crosses
+ *     an unconditional jump / call / return, is dropped and counted;
+ *   - every instruction of a sampled function is symbolized (inline frames);
+ *     its innermost location (line offset from the function's start line,
+ *     base discriminator) gets MAX(count × duplication factor) over the
+ *     location's instructions; unexecuted instructions give explicit 0 lines;
+ *   - inline frames become nested callsite profiles;
+ *   - branches into a function's entry from a call (or a tail-call jump into
+ *     another function) give call targets at the call's location and head
+ *     samples of the callee; branches from outside the binary give head
+ *     samples only;
+ *   - body lines are raised to the sum of their call targets;
+ *   - totals: per byte of code (llvm-profgen, AutoFDO) or the sum of what is
+ *     inside (body samples and inlinee totals).
+ */
+#ifndef PK_PROFGEN_H
+#define PK_PROFGEN_H
+
+#include "aggregate/aggregate.h"
+#include "binary/binary.h"
+#include "profile/profile.h"
+
+enum pk_total_mode {
+    PK_TOTAL_PER_BYTE = 0,       /* Σ count × instruction bytes (llvm-profgen) */
+    PK_TOTAL_SUM,                /* Σ body samples + Σ inlinee totals */
+};
+
+typedef struct pk_profgen_opts {
+    int total_mode;              /* enum pk_total_mode */
+    bool no_dup_factor;          /* do not multiply by the duplication factor */
+} pk_profgen_opts;
+
+typedef struct pk_profgen_stats {
+    uint64_t ranges_in, ranges_used;          /* distinct ranges */
+    uint64_t range_samples_used;              /* Σ counts of used ranges */
+    uint64_t range_drop[PK_RANGE_DROP_N];     /* Σ counts, profgen reasons only */
+    uint64_t branches_in;                     /* distinct branches */
+    uint64_t calls, tail_calls, external_entries; /* Σ counts */
+    uint64_t branches_not_call;               /* into an entry, not from a call/jump */
+    uint64_t functions_sampled;               /* DWARF function ranges decoded */
+    uint64_t insns_decoded, insns_symbolized;
+    uint64_t insns_no_debug;                  /* instructions without line info */
+    uint64_t profiles;                        /* top-level profiles written */
+    uint64_t total_samples;                   /* Σ top-level totals */
+    uint64_t body_samples;                    /* Σ body counts */
+    bool fs_discriminators;
+} pk_profgen_stats;
+
+/* Builds the line-based profile of `raw` (addresses = link-time vaddrs of
+ * `bin`) into `out` (an initialised, normally empty set). */
+int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts *opts,
+                    pk_profset *out, pk_profgen_stats *stats, pk_err *err);
+
+/* The name clang looks a function profile up by: trailing ".llvm.<n>"
+ * (ThinLTO promotion) and ".part.<n>" (GCC partial inlining) components are
+ * removed; ".__uniq.<n>" (-funique-internal-linkage-names) is kept, since the
+ * compiler keeps it when the profile has it (LLVM getCanonicalFnName with the
+ * "selected" policy). Returns the length of the canonical prefix of name. */
+size_t pk_profgen_canonical_len(const char *name);
+
+#endif

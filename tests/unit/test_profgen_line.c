@@ -1,0 +1,203 @@
+/* test_profgen_line.c — the line-based generator on a real binary built at
+ * test time (tests/programs/profgen_calls.c with clang-19): MAX per line,
+ * per-byte and summed totals, call targets and head samples from calls and
+ * tail calls, dropped ranges by reason; and the canonical-name rule. */
+#include "test.h"
+#include "profgen/profgen.h"
+#include "format/format.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+TEST(canonical_names_strip_llvm_and_part_keep_uniq)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"foo", "foo"},
+        {"foo.llvm.123", "foo"},
+        {"foo.part.1", "foo"},
+        {"foo.part.1.llvm.2", "foo"},
+        {"a.llvm.1.part.2", "a.llvm.1"},
+        {"_ZL3foov.__uniq.1234", "_ZL3foov.__uniq.1234"},
+        {"_ZL3foov.__uniq.1234.llvm.5678", "_ZL3foov.__uniq.1234"},
+        {"foo.cold", "foo.cold"},
+        {"foo.llvm.", "foo"},
+        {".llvm.1", ".llvm.1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[128];
+        size_t n = pk_profgen_canonical_len(cases[i].in);
+        snprintf(buf, sizeof buf, "%.*s", (int)n, cases[i].in);
+        CHECK_STR(buf, cases[i].out);
+    }
+}
+
+typedef struct fixture {
+    pk_binary *bin;
+    pk_symbolizer *sym;
+    uint64_t leaf, leaf_ret, tail, tail_jmp, main_, call, after_call, loop, jne, main_jmp;
+    uint64_t leaf_bytes;
+    uint64_t start;    /* _start: crt code without DWARF, 0 if absent */
+} fixture;
+
+static const pk_insn *find_cls(const pk_insn *v, size_t n, int cls)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cls == cls)
+            return &v[i];
+    return NULL;
+}
+
+static int build_fixture(fixture *f)
+{
+    char bin[600], cmd[2048];
+    snprintf(bin, sizeof bin, "%s/calls", pk_test_tmpdir());
+    snprintf(cmd, sizeof cmd, "clang-19 -O2 -g -fdebug-info-for-profiling %s/programs/profgen_calls.c -o %s",
+             pk_test_srcdir(), bin);
+    if (system(cmd) != 0)
+        return -1;
+    pk_err e;
+    if (pk_binary_open(&f->bin, bin, NULL, &e) || pk_binary_symbolizer(f->bin, &f->sym, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    pk_elf *elf = pk_binary_elf(f->bin);
+    const pk_elf_symbol *sl = pk_elf_func_by_name(elf, "pg_leaf");
+    const pk_elf_symbol *st = pk_elf_func_by_name(elf, "pg_tail");
+    const pk_elf_symbol *sm = pk_elf_func_by_name(elf, "main");
+    if (!sl || !st || !sm)
+        return -1;
+    const pk_insn *v;
+    size_t n;
+    if (pk_binary_func_insns(f->bin, sl, &v, &n, &e))
+        return -1;
+    f->leaf = sl->addr;
+    const pk_insn *r = find_cls(v, n, PK_INSN_RET);
+    if (!r)
+        return -1;
+    f->leaf_ret = r->addr;
+    f->leaf_bytes = r->addr + r->len - sl->addr;
+    if (pk_binary_func_insns(f->bin, st, &v, &n, &e))
+        return -1;
+    f->tail = st->addr;
+    const pk_insn *j = find_cls(v, n, PK_INSN_JMP);
+    if (!j || j->target != f->leaf)
+        return -1;  /* the compiler did not make a tail call: fixture unusable */
+    f->tail_jmp = j->addr;
+    if (pk_binary_func_insns(f->bin, sm, &v, &n, &e))
+        return -1;
+    f->main_ = sm->addr;
+    const pk_elf_symbol *s0 = pk_elf_func_by_name(elf, "_start");
+    f->start = s0 ? s0->addr : 0;
+    const pk_insn *c = find_cls(v, n, PK_INSN_CALL);
+    const pk_insn *jn = find_cls(v, n, PK_INSN_CJMP);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cls == PK_INSN_CJMP && v[i].target < v[i].addr)
+            jn = &v[i];  /* the loop's back edge */
+    const pk_insn *jm = find_cls(v, n, PK_INSN_JMP);
+    if (!c || !jn || !jm)
+        return -1;
+    f->call = c->addr;
+    f->after_call = c->addr + c->len;
+    f->loop = jn->target;
+    f->jne = jn->addr;
+    f->main_jmp = jm->addr;
+    return 0;
+}
+
+static uint32_t line_of(fixture *f, uint64_t addr)
+{
+    pk_frames fs;
+    pk_err e;
+    if (pk_symbolize(f->sym, addr, &fs, &e) || !fs.count)
+        return 0xffffffff;
+    return (fs.frames[0].line - fs.frames[0].start_line) & 0xffff;
+}
+
+static void fill_raw(fixture *f, pk_rawprof *raw)
+{
+    pk_err e;
+    pk_rawprof_init(raw, "calls", NULL, 0, 0, &e);
+    pk_pairmap_add(&raw->ranges, f->leaf, f->leaf_ret, 10);
+    pk_pairmap_add(&raw->ranges, f->loop, f->call, 6);
+    pk_pairmap_add(&raw->ranges, f->after_call, f->jne, 6);
+    pk_pairmap_add(&raw->ranges, f->main_, f->main_jmp, 2);  /* crosses the call */
+    pk_pairmap_add(&raw->ranges, f->leaf + 1, f->leaf_ret, 3); /* mid-instruction */
+    pk_pairmap_add(&raw->ranges, f->leaf, f->tail, 4);        /* past the function's end */
+    if (f->start)
+        pk_pairmap_add(&raw->ranges, f->start, f->start, 8); /* no DWARF function */
+    pk_pairmap_add(&raw->branches, f->call, f->tail, 7);
+    pk_pairmap_add(&raw->branches, f->tail_jmp, f->leaf, 5);
+    pk_pairmap_add(&raw->branches, PK_AGG_EXTERNAL, f->main_, 1);
+    pk_pairmap_add(&raw->branches, f->jne, f->loop, 600);     /* not into an entry */
+}
+
+TEST(line_profile_of_calls_fixture)
+{
+    fixture f = {0};
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return;
+    }
+    if (build_fixture(&f)) {
+        CHECK(!"fixture");
+        pk_binary_close(f.bin);
+        return;
+    }
+    pk_rawprof raw;
+    fill_raw(&f, &raw);
+    for (int mode = PK_TOTAL_PER_BYTE; mode <= PK_TOTAL_SUM; mode++) {
+        pk_profset ps;
+        pk_err e;
+        CHECK_OK(pk_profset_init(&ps, &e), &e);
+        pk_profgen_opts o = {.total_mode = mode};
+        pk_profgen_stats st;
+        CHECK_OK(pk_profgen_line(f.bin, &raw, &o, &ps, &st, &e), &e);
+        CHECK_EQ_U64(st.range_drop[PK_RANGE_DROP_CROSS_UNCOND], 2);
+        CHECK_EQ_U64(st.range_drop[PK_RANGE_DROP_NOT_CODE], 3);
+        CHECK_EQ_U64(st.range_drop[PK_RANGE_DROP_CROSS_FUNC], 4);
+        if (f.start)
+            CHECK_EQ_U64(st.range_drop[PK_RANGE_DROP_NO_FUNC], 8);
+        CHECK_EQ_U64(st.calls, 7);
+        CHECK_EQ_U64(st.tail_calls, 5);
+        CHECK_EQ_U64(st.external_entries, 1);
+        CHECK_EQ_U64(st.branches_not_call, 0);
+
+        pk_fprof *leaf = pk_profset_find(&ps, "pg_leaf");
+        pk_fprof *tail = pk_profset_find(&ps, "pg_tail");
+        pk_fprof *mainp = pk_profset_find(&ps, "main");
+        CHECK(leaf && tail && mainp);
+        if (!leaf || !tail || !mainp) {
+            pk_profset_free(&ps);
+            continue;
+        }
+        CHECK_EQ_U64(leaf->head, 5);
+        CHECK_EQ_U64(tail->head, 7);
+        CHECK_EQ_U64(mainp->head, 1);
+        uint64_t c = 0;
+        CHECK(pk_fprof_get_body(leaf, line_of(&f, f.leaf), 0, &c) == 0);
+        CHECK_EQ_U64(c, 10);
+        if (mode == PK_TOTAL_PER_BYTE)
+            CHECK_EQ_U64(leaf->total, 10 * f.leaf_bytes);
+        else
+            CHECK_EQ_U64(leaf->total, pk_fprof_body_sum(leaf));
+        /* the call line carries the call target and at least its count */
+        pk_name_id tid;
+        CHECK(pk_profset_lookup_name(&ps, "pg_tail", 7, &tid) == 0);
+        CHECK(pk_fprof_get_body(mainp, line_of(&f, f.call), 0, &c) == 0);
+        CHECK_EQ_U64(c, 7);
+        CHECK(pk_fprof_get_body(tail, line_of(&f, f.tail_jmp), 0, &c) == 0);
+        CHECK_EQ_U64(c, 5);
+        /* the text writer accepts it and llvm's syntax shows the call target */
+        pk_buf b = {0};
+        CHECK_OK(pk_text_write(&ps, &b, &e), &e);
+        pk_buf_put(&b, "", 1);
+        CHECK(b.data && strstr((char *)b.data, "pg_tail:7") != NULL);
+        CHECK(b.data && strstr((char *)b.data, "pg_leaf:5") != NULL);
+        pk_buf_free(&b);
+        pk_profset_free(&ps);
+    }
+    pk_rawprof_free(&raw);
+    pk_binary_close(f.bin);
+}
+
+int main(void) { return pk_test_main(); }
