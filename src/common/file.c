@@ -96,6 +96,7 @@ int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
     o->fd = -1;
     o->written = 0;
     o->failed = 0;
+    o->direct = 0;
     o->buf_len = 0;
     o->path = strdup(path);
     size_t n = strlen(path) + 32;
@@ -104,6 +105,21 @@ int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
         free(o->path);
         free(o->tmp_path);
         return pk_err_set(err, "%s: out of memory", path);
+    }
+    /* A device or a FIFO (/dev/null, /dev/stdout, a pipe) is written
+     * directly: renaming a temporary over it would replace the device. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (o->fd < 0) {
+            pk_err_errno(err, "%s: cannot open", path);
+            free(o->path);
+            free(o->tmp_path);
+            o->path = o->tmp_path = NULL;
+            return -1;
+        }
+        o->direct = 1;
+        return 0;
     }
     snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
     o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -182,6 +198,8 @@ int pk_out_pwrite(pk_out_file *o, const void *data, size_t len, uint64_t offset,
 {
     if (out_flush(o, err))
         return -1;
+    if (o->direct) /* a pipe cannot be patched; /dev/null need not be */
+        return pk_err_set(err, "%s: cannot patch bytes already written to a device or pipe", o->path);
     if (offset + len > o->written)
         return pk_err_set(err, "%s: patch at %llu beyond end", o->tmp_path, (unsigned long long)offset);
     if (pwrite(o->fd, data, len, (off_t)offset) != (ssize_t)len) {
@@ -209,7 +227,7 @@ int pk_out_commit(pk_out_file *o, pk_err *err)
         return -1;
     }
     o->fd = -1;
-    if (rename(o->tmp_path, o->path) < 0) {
+    if (!o->direct && rename(o->tmp_path, o->path) < 0) {
         pk_err_errno(err, "%s: cannot rename to %s", o->tmp_path, o->path);
         pk_out_abort(o);
         return -1;
@@ -225,7 +243,7 @@ void pk_out_abort(pk_out_file *o)
     if (o->fd >= 0)
         close(o->fd);
     o->fd = -1;
-    if (o->tmp_path)
+    if (o->tmp_path && !o->direct)
         unlink(o->tmp_path);
     free(o->path);
     free(o->tmp_path);

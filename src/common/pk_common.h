@@ -50,13 +50,15 @@ int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
 void pk_file_unmap(pk_mapped_file *f);
 
 /* ---- output written to "<path>.tmp.<pid>" and renamed on commit, so a failed
- * run never leaves a half-written file under the final name ---- */
+ * run never leaves a half-written file under the final name. A target that
+ * is a device or FIFO (/dev/null, /dev/stdout) is written in place. ---- */
 typedef struct pk_out_file {
     int fd;
     char *path;      /* final name */
     char *tmp_path;  /* where bytes go until commit */
     uint64_t written;
     int failed;      /* a write failed: commit will refuse */
+    int direct;      /* the target is a device or FIFO: written in place */
     char buf[1 << 16];
     size_t buf_len;
 } pk_out_file;

@@ -57,6 +57,18 @@ TEST(out_file_commit_and_abort)
     CHECK(stat(tmp, &st) != 0);
 }
 
+TEST(out_file_to_a_device_writes_in_place)
+{
+    pk_out_file o;
+    pk_err e;
+    CHECK_OK(pk_out_open(&o, "/dev/null", &e), &e);
+    CHECK_OK(pk_out_printf(&o, &e, "discarded %d\n", 1), &e);
+    CHECK(pk_out_pwrite(&o, "x", 1, 0, &e) == -1);
+    CHECK_OK(pk_out_commit(&o, &e), &e);
+    struct stat st;
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+}
+
 TEST(u64map_counts_and_grows)
 {
     pk_u64map m;
