@@ -3,7 +3,9 @@
  * posix_fadvise(POSIX_FADV_DONTNEED) (no root needed; pages mapped by a
  * running process are not dropped), then the child's rusage is read.
  * usage: layout_faults [--cold] RUNS BINARY [ARGS...]
- * prints: minflt_avg majflt_avg minflt_min majflt_min wall_ms_avg */
+ * prints: minflt_avg majflt_avg minflt_min majflt_min wall_ms_avg resident_KiB
+ * (resident_KiB: the binary's pages in the page cache after the last run, i.e.
+ * what a cold start read from disk, readahead included; mincore). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -11,20 +13,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Dirty pages cannot be dropped: write them back first (a freshly linked
+ * binary is dirty). */
 static int evict(const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
+    fdatasync(fd);
     int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
     return rc;
+}
+
+static long resident_kib(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return -1;
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t n = ((size_t)st.st_size + (size_t)pg - 1) / (size_t)pg;
+    unsigned char *v = malloc(n);
+    long res = -1;
+    if (v && mincore(m, (size_t)st.st_size, v) == 0) {
+        res = 0;
+        for (size_t i = 0; i < n; i++)
+            res += v[i] & 1;
+        res = res * (pg / 1024);
+    }
+    free(v);
+    munmap(m, (size_t)st.st_size);
+    return res;
 }
 
 int main(int argc, char **argv)
@@ -72,6 +107,7 @@ int main(int argc, char **argv)
         if (mmaj < 0 || ru.ru_majflt < mmaj)
             mmaj = ru.ru_majflt;
     }
-    printf("%.1f %.1f %ld %ld %.2f\n", smin / runs, smaj / runs, mmin, mmaj, swall / runs);
+    printf("%.1f %.1f %ld %ld %.2f %ld\n", smin / runs, smaj / runs, mmin, mmaj, swall / runs,
+           resident_kib(cmd[0]));
     return 0;
 }

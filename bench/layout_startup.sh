@@ -84,15 +84,17 @@ text=$(size -A plain/python.default | awk '$1 == ".text" { print $2 }')
 nfun=$(grep -c '^    ' eval.txt)
 echo "CPython 3.11.2 (clang-19 -O3 -ffunction-sections, ld.lld-19): .text $text bytes;" \
      "python -c pass runs $nfun instrumented functions"
-echo "kernel: fault_around_bytes $(cat /sys/kernel/debug/fault_around_bytes 2>/dev/null || echo '?')," \
-     "read_ahead_kb $(cat /sys/block/*/queue/read_ahead_kb 2>/dev/null | head -1)"
-printf '%-8s %8s %8s %10s %9s %9s %9s %9s %9s\n' layout pages4K pages64K area4K \
-    warm_min cold_min cold_maj cold_ms warm_ms
+ra=$(for f in /sys/block/*/queue/read_ahead_kb; do d=${f#/sys/block/}; d=${d%%/*}; case $d in loop*|ram*) ;; *) printf '%s=%s ' "$d" "$(cat "$f")";; esac; done)
+echo "kernel: fault_around_bytes $(cat /sys/kernel/debug/fault_around_bytes 2>/dev/null || echo '?'), read_ahead_kb: $ra"
+echo "RUNS=$RUNS per figure; minor/major faults are per run (avg); cold = binary evicted before each run"
+printf '%-8s %8s %8s %10s %9s %9s %9s %9s %9s %10s\n' layout pages4K pages64K area4K \
+    warm_min cold_min cold_maj cold_ms warm_ms read_KiB
 for l in default llvm ours; do
     read -r p4 a4 < <(python3 "$ROOT/tests/programs/layout_pages.py" plain/python.$l eval.txt 4096 2>/dev/null)
     read -r p64 _ < <(python3 "$ROOT/tests/programs/layout_pages.py" plain/python.$l eval.txt 65536 2>/dev/null)
     (cd plain && ../layout_faults 3 ./python.$l -c pass > /dev/null) # warm up
-    read -r wmin _ _ _ wms < <(cd plain && ../layout_faults "$RUNS" ./python.$l -c pass)
-    read -r cmin cmaj _ _ cms < <(cd plain && ../layout_faults --cold "$RUNS" ./python.$l -c pass)
-    printf '%-8s %8s %8s %10s %9s %9s %9s %9s %9s\n' $l "$p4" "$p64" "$a4" "$wmin" "$cmin" "$cmaj" "$cms" "$wms"
+    read -r wmin _ _ _ wms _ < <(cd plain && ../layout_faults "$RUNS" ./python.$l -c pass)
+    read -r cmin cmaj _ _ cms _ < <(cd plain && ../layout_faults --cold "$RUNS" ./python.$l -c pass)
+    read -r _ _ _ _ _ kib < <(cd plain && ../layout_faults --cold 1 ./python.$l -c pass)
+    printf '%-8s %8s %8s %10s %9s %9s %9s %9s %9s %10s\n' $l "$p4" "$p64" "$a4" "$wmin" "$cmin" "$cmaj" "$cms" "$wms" "$kib"
 done
