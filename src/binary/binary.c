@@ -1,0 +1,200 @@
+/* binary.c — the profiled binary: executable + where its DWARF lives +
+ * per-function instruction arrays decoded on first use. */
+#include "binary/binary.h"
+#include "binary/elf_internal.h"
+
+#include <elf.h>
+#include <stdlib.h>
+
+typedef struct func_insns {
+    pk_insn *insns;
+    size_t count;
+} func_insns;
+
+struct pk_binary {
+    pk_elf *elf;
+    pk_elf *debug;        /* == elf, a separate file, or NULL */
+    pk_symbolizer *sym;
+    pk_u64map decoded;    /* func index → slot in `slots` + 1 */
+    pk_vec slots;         /* func_insns */
+};
+
+int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err)
+{
+    *out = NULL;
+    pk_binary *b = calloc(1, sizeof *b);
+    if (!b)
+        return pk_err_set(err, "%s: out of memory", path);
+    pk_vec_init(&b->slots, sizeof(func_insns));
+    if (pk_u64map_init(&b->decoded, 64) < 0) {
+        free(b);
+        return pk_err_set(err, "%s: out of memory", path);
+    }
+    if (pk_elf_open(&b->elf, path, err) < 0)
+        goto fail;
+    if (debug_path) {
+        if (pk_elf_open(&b->debug, debug_path, err) < 0)
+            goto fail;
+    } else if (pk_elf_has_dwarf(b->elf)) {
+        b->debug = b->elf;
+    } else {
+        char *found = NULL;
+        if (pk_elf_find_debug_file(b->elf, &found, err) < 0)
+            goto fail;
+        if (found) {
+            int rc = pk_elf_open(&b->debug, found, err);
+            free(found);
+            if (rc < 0)
+                goto fail;
+        }
+    }
+    *out = b;
+    return 0;
+fail:
+    pk_binary_close(b);
+    return -1;
+}
+
+void pk_binary_close(pk_binary *b)
+{
+    if (!b)
+        return;
+    pk_symbolizer_close(b->sym);
+    for (size_t i = 0; i < b->slots.len; i++)
+        free(PK_VEC_AT(&b->slots, func_insns, i).insns);
+    pk_vec_free(&b->slots);
+    pk_u64map_free(&b->decoded);
+    if (b->debug != b->elf)
+        pk_elf_close(b->debug);
+    pk_elf_close(b->elf);
+    free(b);
+}
+
+pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
+pk_elf *pk_binary_debug_elf(pk_binary *b) { return b->debug; }
+
+int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
+{
+    *sym = NULL;
+    if (!b->sym) {
+        if (!b->debug)
+            return pk_err_set(err, "%s: no DWARF debug information (and no separate debug file found)",
+                              pk_elf_path(b->elf));
+        if (pk_symbolizer_open(&b->sym, b->debug, err) < 0)
+            return -1;
+    }
+    *sym = b->sym;
+    return 0;
+}
+
+int pk_binary_decode_range(pk_binary *b, uint64_t begin, uint64_t end, pk_insn **insns, size_t *count,
+                           pk_err *err)
+{
+    *insns = NULL;
+    *count = 0;
+    if (end <= begin)
+        return 0;
+    const uint8_t *code = pk_elf_vaddr_bytes(b->elf, begin, end - begin);
+    if (!code)
+        return pk_err_set(err, "%s: address range 0x%llx-0x%llx is not backed by the file",
+                          pk_elf_path(b->elf), (unsigned long long)begin, (unsigned long long)end);
+    uint64_t n = end - begin;
+    size_t cap = n / 3 + 16;
+    pk_insn *v = malloc(cap * sizeof *v);
+    if (!v)
+        return pk_err_set(err, "%s: out of memory", pk_elf_path(b->elf));
+    size_t k = 0;
+    for (uint64_t o = 0; o < n;) {
+        if (k == cap) {
+            pk_insn *nv = pk_xrealloc_array(v, cap * 2, sizeof *v);
+            if (!nv) {
+                free(v);
+                return pk_err_set(err, "%s: out of memory", pk_elf_path(b->elf));
+            }
+            v = nv;
+            cap *= 2;
+        }
+        pk_x86_decode(code + o, (size_t)(n - o), begin + o, &v[k]);
+        o += v[k].len;
+        k++;
+    }
+    *insns = v;
+    *count = k;
+    return 0;
+}
+
+/* A size-0 symbol ends at the next symbol's address or its section's end. */
+static uint64_t func_end(const pk_elf *e, const pk_elf_symbol *f)
+{
+    if (f->size)
+        return f->addr + f->size;
+    size_t n;
+    const pk_elf_symbol *all = pk_elf_funcs(e, &n);
+    uint64_t end = UINT64_MAX;
+    for (size_t i = (size_t)(f - all) + 1; i < n; i++)
+        if (all[i].addr > f->addr) {
+            end = all[i].addr;
+            break;
+        }
+    const pk_elf_section *s = pk_elf_section_at(e, f->shndx);
+    if (s && s->addr <= f->addr && s->addr + s->size < end)
+        end = s->addr + s->size;
+    return end == UINT64_MAX ? f->addr : end;
+}
+
+int pk_binary_func_insns(pk_binary *b, const pk_elf_symbol *func, const pk_insn **insns, size_t *count,
+                         pk_err *err)
+{
+    size_t n;
+    const pk_elf_symbol *all = pk_elf_funcs(b->elf, &n);
+    *insns = NULL;
+    *count = 0;
+    if (func < all || func >= all + n)
+        return pk_err_set(err, "%s: function symbol does not belong to this binary", pk_elf_path(b->elf));
+    uint64_t key = (uint64_t)(func - all);
+    uint64_t *slot = pk_u64map_get(&b->decoded, key);
+    if (slot) {
+        func_insns *fi = &PK_VEC_AT(&b->slots, func_insns, *slot - 1);
+        *insns = fi->insns;
+        *count = fi->count;
+        return 0;
+    }
+    pk_insn *v;
+    size_t k;
+    if (pk_binary_decode_range(b, func->addr, func_end(b->elf, func), &v, &k, err) < 0)
+        return pk_err_prefix(err, "function %s", func->name);
+    func_insns *fi = pk_vec_push(&b->slots);
+    uint64_t *s = fi ? pk_u64map_slot(&b->decoded, key) : NULL;
+    if (!s) {
+        if (fi)
+            b->slots.len--;
+        free(v);
+        return pk_err_set(err, "%s: out of memory", pk_elf_path(b->elf));
+    }
+    fi->insns = v;
+    fi->count = k;
+    *s = b->slots.len;
+    *insns = v;
+    *count = k;
+    return 0;
+}
+
+const pk_insn *pk_binary_insn_at(pk_binary *b, uint64_t vaddr, pk_err *err)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(b->elf, vaddr);
+    if (!f)
+        return NULL;
+    const pk_insn *v;
+    size_t n;
+    if (pk_binary_func_insns(b, f, &v, &n, err) < 0)
+        return NULL;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].addr < vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].addr == vaddr ? &v[lo] : NULL;
+}

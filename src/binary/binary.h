@@ -1,0 +1,287 @@
+/* binary.h — the profiled binary: ELF (sections, symbols, segments, build-id,
+ * separate debug files), x86-64 instruction decoding (lazy, per function) and
+ * DWARF symbolization (line, discriminator, inline frames, function start
+ * lines), answered exactly as `llvm-symbolizer-19 --inlines` would.
+ *
+ * Ownership: a pk_elf owns its mapping; every pointer it hands out (names,
+ * section bytes, symbol arrays) lives until pk_elf_close. A pk_binary owns its
+ * pk_elf(s), its decoded instruction arrays and its symbolizer.
+ *
+ * Threads: the objects are NOT safe for concurrent use, not even for
+ * lookups (sections are decompressed, functions decoded, units indexed and
+ * file paths built lazily; pk_symbolize answers in a per-symbolizer buffer).
+ * Use one pk_binary (or pk_elf + pk_symbolizer) per thread.
+ *
+ * Addresses are ELF virtual addresses (what `llvm-objdump -d` prints), not
+ * runtime addresses: map runtime → file offset → vaddr with
+ * pk_elf_offset_to_vaddr (see perf-data-inference-libs.md §1.12).
+ */
+#ifndef PK_BINARY_H
+#define PK_BINARY_H
+
+#include "common/pk_common.h"
+
+/* ======================================================================
+ * ELF
+ * ====================================================================== */
+
+typedef struct pk_elf pk_elf;
+
+typedef struct pk_elf_section {
+    const char *name;    /* ".text", ".debug_info", ".zdebug_line" ... */
+    uint32_t index;      /* section header index */
+    uint32_t type;       /* SHT_* */
+    uint64_t flags;      /* SHF_* (SHF_COMPRESSED kept as in the file) */
+    uint64_t addr;       /* sh_addr */
+    uint64_t offset;     /* sh_offset in the file */
+    uint64_t size;       /* sh_size: bytes in the file (compressed size if compressed) */
+} pk_elf_section;
+
+typedef struct pk_elf_symbol {
+    const char *name;
+    uint64_t addr;       /* st_value */
+    uint64_t size;       /* st_size (0 for some assembler symbols) */
+    uint8_t bind;        /* STB_LOCAL / STB_GLOBAL / STB_WEAK */
+    uint8_t type;        /* STT_FUNC or STT_GNU_IFUNC */
+    uint8_t is_alias;    /* 1: another symbol earlier in the array has the same
+                            address and is the primary name (GLOBAL before WEAK
+                            before LOCAL, then symbol-table order) */
+    uint8_t from_dynsym; /* 1: .symtab was absent, this came from .dynsym */
+    uint16_t shndx;      /* section index (never SHN_UNDEF) */
+} pk_elf_symbol;
+
+typedef struct pk_elf_segment {   /* a PT_LOAD program header */
+    uint64_t vaddr, memsz;
+    uint64_t offset, filesz;
+    uint64_t align;
+    uint32_t flags;      /* PF_X | PF_W | PF_R */
+} pk_elf_segment;
+
+/* Opens and maps an ELF64 little-endian x86-64 (or any machine: decoding is
+ * x86-64 only) file. Validates the header, the section and program header
+ * tables and the string tables; errors name the file and the offset. */
+int pk_elf_open(pk_elf **out, const char *path, pk_err *err);
+void pk_elf_close(pk_elf *elf);
+
+const char *pk_elf_path(const pk_elf *elf);
+uint16_t pk_elf_type(const pk_elf *elf);       /* ET_EXEC, ET_DYN, ET_REL ... */
+uint16_t pk_elf_machine(const pk_elf *elf);    /* EM_X86_64 ... */
+const uint8_t *pk_elf_bytes(const pk_elf *elf, size_t *size); /* the whole file */
+
+/* Sections. Index 0 is the null section. */
+size_t pk_elf_num_sections(const pk_elf *elf);
+const pk_elf_section *pk_elf_section_at(const pk_elf *elf, size_t index);
+/* Exact name match ("\.zdebug_x" is NOT matched by ".debug_x" here). NULL if absent. */
+const pk_elf_section *pk_elf_section_by_name(const pk_elf *elf, const char *name);
+/* The contents of a section, decompressed if needed (SHF_COMPRESSED with zlib
+ * or zstd, legacy "ZLIB"+size ".zdebug_*"). SHT_NOBITS gives size 0.
+ * Decompressed copies are cached in the pk_elf. */
+int pk_elf_section_data(pk_elf *elf, const pk_elf_section *sec,
+                        const uint8_t **data, size_t *size, pk_err *err);
+/* Looks up `name` (e.g. ".debug_info"), then its legacy ".zdebug_info" form,
+ * and returns its (decompressed) bytes. Absent section: 0 with *data = NULL,
+ * *size = 0. */
+int pk_elf_debug_section(pk_elf *elf, const char *name,
+                         const uint8_t **data, size_t *size, pk_err *err);
+
+/* Function symbols (STT_FUNC / STT_GNU_IFUNC, defined) from .symtab, or from
+ * .dynsym when there is no .symtab; sorted by address (aliases adjacent,
+ * primary first). */
+const pk_elf_symbol *pk_elf_funcs(const pk_elf *elf, size_t *count);
+/* The primary function symbol containing vaddr (addr <= vaddr < addr+size;
+ * a size-0 symbol covers only its own address). NULL if none. */
+const pk_elf_symbol *pk_elf_func_at(const pk_elf *elf, uint64_t vaddr);
+/* First function symbol with this exact name, NULL if none. */
+const pk_elf_symbol *pk_elf_func_by_name(const pk_elf *elf, const char *name);
+/* Data objects are not listed; this finds any defined symbol (any type) by
+ * name, e.g. "__llvm_fs_discriminator__". Returns 1 and fills *sym if found. */
+int pk_elf_find_symbol(const pk_elf *elf, const char *name, pk_elf_symbol *sym);
+
+/* The name llvm-symbolizer prints for the outermost frame: it overrides the
+ * DWARF name with the symbol table's (.symtab, else .dynsym; FUNC, OBJECT,
+ * IFUNC and NOTYPE symbols of SHF_ALLOC sections; at one address the largest
+ * size wins; a size-0 symbol extends to the next one). Returns 1 and fills
+ * *name and *start when a symbol covers vaddr, 0 otherwise. *file is the
+ * preceding STT_FILE name for a local symbol (llvm-symbolizer shows it when
+ * DWARF has no file), else NULL. */
+int pk_elf_symbolizer_name(pk_elf *elf, uint64_t vaddr, const char **name, uint64_t *start, const char **file);
+
+/* PT_LOAD segments in program-header order. */
+const pk_elf_segment *pk_elf_segments(const pk_elf *elf, size_t *count);
+/* The preferred load base: (p_vaddr - p_offset) of the lowest PT_LOAD,
+ * page-aligned (4 KiB) — the address at which file offset 0 is mapped when
+ * the binary loads where it was linked. 0 for a PIE, 0x400000 for a typical
+ * non-PIE executable. Raw profiles store addresses relative to this. */
+uint64_t pk_elf_preferred_base(const pk_elf *elf);
+/* The page-aligned vaddr (and file offset) of the first executable PT_LOAD:
+ * llvm-profgen's "preferred text segment address", which its unsymbolized
+ * profile offsets are relative to. 0 if no executable segment. */
+uint64_t pk_elf_first_exec_vaddr(const pk_elf *elf);
+uint64_t pk_elf_first_exec_offset(const pk_elf *elf);
+/* file offset ↔ ELF vaddr through the PT_LOAD covering it (file part only for
+ * offsets; memsz for vaddrs). Return 0 on success, -1 if no segment covers it
+ * (no error message: a miss is an ordinary outcome). */
+int pk_elf_offset_to_vaddr(const pk_elf *elf, uint64_t offset, uint64_t *vaddr);
+int pk_elf_vaddr_to_offset(const pk_elf *elf, uint64_t vaddr, uint64_t *offset);
+/* Bytes of the file backing [vaddr, vaddr+len) inside one PT_LOAD's file part;
+ * NULL if not fully backed. */
+const uint8_t *pk_elf_vaddr_bytes(const pk_elf *elf, uint64_t vaddr, size_t len);
+
+/* GNU build-id (NT_GNU_BUILD_ID note). *len = 0 and *id = NULL if absent. */
+void pk_elf_build_id(const pk_elf *elf, const uint8_t **id, size_t *len);
+/* Lower-case hex of the build-id into buf (2*len+1 bytes); "" if none. */
+void pk_elf_build_id_hex(const pk_elf *elf, char *buf, size_t bufsize);
+/* .gnu_debuglink file name and CRC; NULL if absent. */
+const char *pk_elf_debuglink(const pk_elf *elf, uint32_t *crc);
+/* True when the file has DWARF (.debug_info or .zdebug_info with bytes). */
+bool pk_elf_has_dwarf(const pk_elf *elf);
+
+/* Finds the separate debug file of `elf`, the way gdb/llvm-symbolizer do:
+ *   /usr/lib/debug/.build-id/xx/rest.debug (build-id),
+ *   then the .gnu_debuglink name in the binary's dir, dir/.debug/, and
+ *   /usr/lib/debug/<dir>/ (CRC checked).
+ * Returns 0 with *path = malloc'ed path, or *path = NULL if none was found. */
+int pk_elf_find_debug_file(const pk_elf *elf, char **path, pk_err *err);
+
+/* ======================================================================
+ * x86-64 decoding (Zydis 4, MINIMAL mode, behind this interface)
+ * ====================================================================== */
+
+enum pk_insn_class {
+    PK_INSN_OTHER = 0,   /* no control transfer (includes syscall, int3, ud2, hlt) */
+    PK_INSN_CALL,        /* direct call rel32 */
+    PK_INSN_ICALL,       /* indirect call (register / memory), far calls */
+    PK_INSN_RET,         /* ret, ret imm16, retf, iret */
+    PK_INSN_JMP,         /* direct unconditional jmp rel8/rel32 */
+    PK_INSN_IJMP,        /* indirect jmp (register / memory, incl. notrack), far jmp */
+    PK_INSN_CJMP,        /* conditional branch jcc / jrcxz / loop* (always direct) */
+    PK_INSN_INVALID,     /* bytes that do not decode; len is 1 */
+};
+
+typedef struct pk_insn {
+    uint64_t addr;
+    uint64_t target;     /* direct target of CALL / JMP / CJMP, else 0 */
+    uint8_t len;         /* 1..15 */
+    uint8_t cls;         /* enum pk_insn_class */
+} pk_insn;
+
+/* Decodes one instruction of 64-bit code at `addr`. Returns its length
+ * (1..15) and fills *out, or 0 if the bytes do not form a valid instruction
+ * (out->cls = PK_INSN_INVALID, out->len = 1). */
+size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+const char *pk_insn_class_name(int cls);
+static inline bool pk_insn_is_branch(int cls) { return cls >= PK_INSN_CALL && cls <= PK_INSN_CJMP; }
+
+/* ======================================================================
+ * DWARF symbolization
+ * ====================================================================== */
+
+typedef struct pk_symbolizer pk_symbolizer;
+
+/* One frame of an inline stack; pk_frames lists them innermost first, the
+ * last one being the real (outlined) function — exactly the frames of
+ * `llvm-symbolizer-19 --inlines --no-demangle`. */
+typedef struct pk_frame {
+    const char *func;        /* linkage name (DW_AT_linkage_name, else DW_AT_name,
+                                through abstract_origin/specification); NULL = "??" */
+    const char *file;        /* full path as llvm-symbolizer prints it; NULL = "??" */
+    uint32_t line;           /* innermost: the line-table row's line; outer frames:
+                                the call line of the frame inside them. 0 = unknown */
+    uint32_t column;
+    uint32_t discriminator;  /* innermost: row discriminator; outer: call discriminator
+                                (raw, LLVM-encoded: see pk_discr_base) */
+    uint32_t start_line;     /* DW_AT_decl_line of the subprogram (0 if none) */
+    const char *start_file;  /* DW_AT_decl_file of the subprogram, full path; NULL if none */
+    uint64_t start_addr;     /* DW_AT_low_pc of the frame's DIE (subprogram or inlined
+                                subroutine) when it has one: llvm-symbolizer's StartAddress */
+    bool has_start_addr;
+} pk_frame;
+
+typedef struct pk_frames {
+    const pk_frame *frames;  /* innermost first; owned by the symbolizer, valid until
+                                the next pk_symbolize call on it. The strings it points
+                                to live as long as the symbolizer. */
+    size_t count;            /* 0: no DWARF covers this address (llvm-symbolizer: "??") */
+} pk_frames;
+
+/* Opens a symbolizer over the DWARF of `elf` (the binary itself or its
+ * separate debug file; the pk_elf must outlive the symbolizer). Cheap: it
+ * builds the address → CU map (CU low_pc/high_pc/ranges, not .debug_aranges)
+ * and nothing else; a CU's line table and inline index are built the first
+ * time an address inside it is queried. Split DWARF (DWARF 5 and the GNU
+ * DWARF 4 flavour) is followed to the .dwo files named by the skeleton units
+ * (DW_AT_[GNU_]dwo_name, relative to DW_AT_comp_dir) when a unit is first
+ * queried; .dwp packages are not supported. An ELF without DWARF is an error. */
+int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err);
+void pk_symbolizer_close(pk_symbolizer *sym);
+
+/* The inline frames at vaddr. Errors only for corrupt DWARF (file + offset).
+ * count 0: no unit covers vaddr; a unit without a subroutine DIE there gives
+ * one frame with func NULL from its line table (llvm-symbolizer's "??"). */
+int pk_symbolize(pk_symbolizer *sym, uint64_t vaddr, pk_frames *out, pk_err *err);
+
+/* Builds the index of every CU now (benchmarking, or to see every DWARF
+ * error up front). */
+int pk_symbolizer_prepare(pk_symbolizer *sym, pk_err *err);
+
+/* DWARF functions (DW_TAG_subprogram DIEs with code: concrete, outlined
+ * instances), the function boundaries llvm-profgen uses. A function split by
+ * gcc into "foo" and "foo.cold" is one entry with two ranges. One entry per
+ * DIE: llvm-profgen merges entries of the same name (static functions of
+ * different units) into one BinaryFunction; group by name for that. */
+typedef struct pk_addr_range { uint64_t begin, end; } pk_addr_range;
+
+typedef struct pk_dwarf_func {
+    const char *name;            /* linkage name, else name */
+    uint32_t start_line;         /* DW_AT_decl_line */
+    uint32_t nranges;
+    const pk_addr_range *ranges; /* as listed in the DIE (empty ranges dropped) */
+    uint64_t entry_pc;           /* DW_AT_low_pc, else the first range's begin as listed */
+} pk_dwarf_func;
+
+/* All DWARF functions of all CUs (built on first call: one pass over the
+ * DIEs), sorted by entry_pc. */
+int pk_dwarf_funcs(pk_symbolizer *sym, const pk_dwarf_func **funcs, size_t *count, pk_err *err);
+/* The DWARF function one of whose ranges contains vaddr; NULL if none or on
+ * error (call pk_dwarf_funcs first to see errors). */
+const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *sym, uint64_t vaddr);
+
+/* LLVM discriminator decoding (llvm-profgen.md §3.6): the base discriminator
+ * and duplication factor (0 → 1) of a raw DWARF discriminator. */
+uint32_t pk_discr_base(uint32_t d);
+uint32_t pk_discr_dup_factor(uint32_t d);
+uint32_t pk_discr_copy_id(uint32_t d);
+
+/* ======================================================================
+ * The profiled binary: executable + debug info + lazy per-function decoding
+ * ====================================================================== */
+
+typedef struct pk_binary pk_binary;
+
+/* Opens `path`; DWARF is read from `debug_path` if given, else from the
+ * binary itself if it has DWARF, else from the separate debug file found by
+ * pk_elf_find_debug_file (none found: the binary has no DWARF, which is not
+ * an error here; pk_binary_symbolizer will fail). */
+int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
+void pk_binary_close(pk_binary *bin);
+
+pk_elf *pk_binary_elf(pk_binary *bin);        /* the executable */
+pk_elf *pk_binary_debug_elf(pk_binary *bin);  /* where DWARF is read; NULL if none */
+/* The symbolizer over the debug ELF (opened on first call, owned by bin). */
+int pk_binary_symbolizer(pk_binary *bin, pk_symbolizer **sym, pk_err *err);
+
+/* The instructions of one function symbol (from pk_elf_funcs), decoded on
+ * first request and cached: sorted by address, covering [addr, addr+size).
+ * Undecodable bytes appear as PK_INSN_INVALID entries of length 1.
+ * Size-0 symbols extend to the next symbol or the end of their section. */
+int pk_binary_func_insns(pk_binary *bin, const pk_elf_symbol *func,
+                         const pk_insn **insns, size_t *count, pk_err *err);
+/* Same for an arbitrary address range (e.g. a DWARF .cold range), not cached:
+ * the caller frees *insns with free(). */
+int pk_binary_decode_range(pk_binary *bin, uint64_t begin, uint64_t end,
+                           pk_insn **insns, size_t *count, pk_err *err);
+/* The decoded instruction starting exactly at vaddr (decoding its function if
+ * needed); NULL if vaddr is not an instruction boundary of a function symbol. */
+const pk_insn *pk_binary_insn_at(pk_binary *bin, uint64_t vaddr, pk_err *err);
+
+#endif

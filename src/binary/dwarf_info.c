@@ -1,0 +1,723 @@
+/* dwarf_info.c — units of .debug_info, the address → unit table (LLVM's
+ * DWARFDebugAranges: .debug_aranges sets plus the unit DIE ranges of every
+ * other unit), and the per-unit subroutine index (LLVM's AddrDieMap rebuilt
+ * with the same update rule, then flattened for binary search). */
+#include "binary/dwarf_internal.h"
+
+#include <stdlib.h>
+
+int dw_open_cus(pk_symbolizer *s, pk_err *err)
+{
+    pk_vec v;
+    pk_vec_init(&v, sizeof(dw_cu));
+    uint64_t off = 0;
+    while (off < s->info.size) {
+        pk_cursor c;
+        pk_cursor_init(&c, s->info.data + off, s->info.size - off);
+        uint64_t len = pk_cursor_u32(&c);
+        uint8_t offsz = 4;
+        if (len == 0xffffffff) {
+            len = pk_cursor_u64(&c);
+            offsz = 8;
+        } else if (len >= 0xfffffff0) {
+            pk_vec_free(&v);
+            return dw_bad(s, err, &s->info, off, "reserved unit length 0x%llx", (unsigned long long)len);
+        }
+        if (c.bad || len > pk_cursor_left(&c)) {
+            pk_vec_free(&v);
+            return dw_bad(s, err, &s->info, off, "unit length %llu runs past the end of the section (%zu bytes)",
+                          (unsigned long long)len, s->info.size);
+        }
+        uint64_t end = off + pk_cursor_offset(&c) + len;
+        c.end = c.pos + len;
+        dw_cu cu;
+        memset(&cu, 0, sizeof cu);
+        cu.off = off;
+        cu.end = end;
+        cu.offset_size = offsz;
+        cu.version = (uint8_t)pk_cursor_u16(&c);
+        int keep = 1;
+        if (cu.version < 2 || cu.version > 5) {
+            pk_vec_free(&v);
+            return dw_bad(s, err, &s->info, off, "unsupported DWARF version %u", cu.version);
+        }
+        if (cu.version >= 5) {
+            cu.unit_type = pk_cursor_u8(&c);
+            cu.addr_size = pk_cursor_u8(&c);
+            cu.abbrev_off = dw_uN(&c, offsz);
+            switch (cu.unit_type) {
+            case 1: case 3: break;                                      /* compile, partial */
+            case 4: case 5: cu.dwo_id = pk_cursor_u64(&c); break;       /* skeleton, split: dwo_id */
+            case 2: case 6: keep = 0; break;                            /* type units */
+            default: keep = 0; break;
+            }
+        } else {
+            cu.unit_type = 1;
+            cu.abbrev_off = dw_uN(&c, offsz);
+            cu.addr_size = pk_cursor_u8(&c);
+        }
+        if (c.bad) {
+            pk_vec_free(&v);
+            return dw_bad(s, err, &s->info, off, "truncated unit header");
+        }
+        if (keep && cu.addr_size != 4 && cu.addr_size != 8) {
+            pk_vec_free(&v);
+            return dw_bad(s, err, &s->info, off, "unsupported address size %u", cu.addr_size);
+        }
+        cu.die_off = off + pk_cursor_offset(&c);
+        if (keep) {
+            dw_cu *slot = pk_vec_push(&v);
+            if (!slot) {
+                pk_vec_free(&v);
+                return pk_err_set(err, "%s: out of memory", s->path);
+            }
+            *slot = cu;
+        }
+        off = end;
+    }
+    s->cus = v.data;
+    s->ncus = v.len;
+    return 0;
+}
+
+/* ---- the address → unit table ---- */
+
+typedef struct endpoint {
+    uint64_t addr;
+    uint64_t cu;
+    int start;
+} endpoint;
+
+static int cmp_endpoint(const void *a, const void *b)
+{
+    const endpoint *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int push_endpoints(pk_vec *ep, uint64_t cu, uint64_t lo, uint64_t hi)
+{
+    if (lo >= hi)
+        return 0;
+    endpoint *a = pk_vec_push(ep), *b = a ? pk_vec_push(ep) : NULL;
+    if (!b)
+        return -1;
+    a = &PK_VEC_AT(ep, endpoint, ep->len - 2);
+    a->addr = lo; a->cu = cu; a->start = 1;
+    b->addr = hi; b->cu = cu; b->start = 0;
+    return 0;
+}
+
+static int parse_aranges(pk_symbolizer *s, pk_vec *ep, pk_u64map *parsed, pk_err *err)
+{
+    uint64_t off = 0;
+    while (off < s->aranges.size) {
+        pk_cursor c;
+        pk_cursor_init(&c, s->aranges.data + off, s->aranges.size - off);
+        uint64_t len = pk_cursor_u32(&c);
+        unsigned offsz = 4;
+        if (len == 0xffffffff) {
+            len = pk_cursor_u64(&c);
+            offsz = 8;
+        }
+        if (c.bad || len > pk_cursor_left(&c))
+            return dw_bad(s, err, &s->aranges, off, "address range set length runs past the section");
+        uint64_t hdr = pk_cursor_offset(&c);
+        c.end = c.pos + len;
+        uint64_t next = off + hdr + len;
+        pk_cursor_u16(&c); /* version */
+        uint64_t cu_off = dw_uN(&c, offsz);
+        uint8_t asz = pk_cursor_u8(&c);
+        pk_cursor_u8(&c); /* segment selector size */
+        if (c.bad || (asz != 4 && asz != 8))
+            return dw_bad(s, err, &s->aranges, off, "bad address range set header");
+        /* tuples start at a multiple of twice the address size */
+        size_t at = pk_cursor_offset(&c), align = 2u * asz;
+        size_t pad = (align - at % align) % align;
+        pk_cursor_bytes(&c, pad);
+        for (;;) {
+            uint64_t a = dw_uN(&c, asz), l = dw_uN(&c, asz);
+            if (c.bad)
+                return dw_bad(s, err, &s->aranges, off + pk_cursor_offset(&c), "truncated address range set");
+            if (a == 0 && l == 0)
+                break;
+            if (push_endpoints(ep, cu_off, a, a + l) < 0)
+                return pk_err_set(err, "%s: out of memory", s->path);
+        }
+        uint64_t *slot = pk_u64map_slot(parsed, cu_off);
+        if (!slot)
+            return pk_err_set(err, "%s: out of memory", s->path);
+        *slot = 1;
+        off = next;
+    }
+    return 0;
+}
+
+int dw_build_aranges(pk_symbolizer *s, pk_err *err)
+{
+    pk_vec ep, out, ranges;
+    pk_vec_init(&ep, sizeof(endpoint));
+    pk_vec_init(&out, sizeof(dw_arange));
+    pk_vec_init(&ranges, sizeof(pk_addr_range));
+    pk_u64map parsed;
+    if (pk_u64map_init(&parsed, 64) < 0)
+        return pk_err_set(err, "%s: out of memory", s->path);
+    int rc = -1;
+    if (s->aranges.size && parse_aranges(s, &ep, &parsed, err) < 0)
+        goto done;
+    for (size_t i = 0; i < s->ncus; i++) {
+        dw_cu *cu = &s->cus[i];
+        if (pk_u64map_get(&parsed, cu->off))
+            continue;
+        if (dw_cu_top(s, cu, err) < 0)
+            goto done;
+        if (cu->has_low_high) {
+            if (push_endpoints(&ep, cu->off, cu->low_pc, cu->high_pc) < 0)
+                goto oom;
+        } else if (cu->ranges.cls != DV_NONE) {
+            ranges.len = 0;
+            if (dw_ranges(s, cu, &cu->ranges, &ranges, err) < 0)
+                goto done;
+            for (size_t k = 0; k < ranges.len; k++) {
+                pk_addr_range *r = &PK_VEC_AT(&ranges, pk_addr_range, k);
+                if (push_endpoints(&ep, cu->off, r->begin, r->end) < 0)
+                    goto oom;
+            }
+        }
+    }
+    if (ep.len)
+        qsort(ep.data, ep.len, sizeof(endpoint), cmp_endpoint);
+    /* LLVM's construct(): walk endpoints keeping the multiset of open units;
+     * a stretch goes to the lowest open unit offset, or extends the previous
+     * stretch when that one ends here and its unit is still open. */
+    uint64_t open_cu[64];
+    uint32_t open_n[64];
+    size_t nopen = 0;
+    uint64_t prev = UINT64_MAX;
+    for (size_t i = 0; i < ep.len; i++) {
+        endpoint *e = &PK_VEC_AT(&ep, endpoint, i);
+        if (prev < e->addr && nopen > 0) {
+            dw_arange *last = out.len ? &PK_VEC_AT(&out, dw_arange, out.len - 1) : NULL;
+            int last_open = 0;
+            for (size_t k = 0; last && k < nopen; k++)
+                last_open |= open_cu[k] == last->cu_off;
+            if (last && last->hi == prev && last_open) {
+                last->hi = e->addr;
+            } else {
+                uint64_t minc = open_cu[0];
+                for (size_t k = 1; k < nopen; k++)
+                    if (open_cu[k] < minc)
+                        minc = open_cu[k];
+                dw_arange *r = pk_vec_push(&out);
+                if (!r)
+                    goto oom;
+                r->lo = prev;
+                r->hi = e->addr;
+                r->cu_off = minc;
+            }
+        }
+        size_t k = 0;
+        while (k < nopen && open_cu[k] != e->cu)
+            k++;
+        if (e->start) {
+            if (k < nopen) {
+                open_n[k]++;
+            } else if (nopen < 64) {
+                open_cu[nopen] = e->cu;
+                open_n[nopen++] = 1;
+            }
+        } else if (k < nopen && --open_n[k] == 0) {
+            open_cu[k] = open_cu[nopen - 1];
+            open_n[k] = open_n[nopen - 1];
+            nopen--;
+        }
+        prev = e->addr;
+    }
+    s->aranges_tab = out.data;
+    s->naranges = out.len;
+    out.data = NULL;
+    rc = 0;
+    goto done;
+oom:
+    pk_err_set(err, "%s: out of memory", s->path);
+done:
+    pk_vec_free(&ep);
+    pk_vec_free(&out);
+    pk_vec_free(&ranges);
+    pk_u64map_free(&parsed);
+    return rc;
+}
+
+dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->naranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->aranges_tab[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->naranges || addr < s->aranges_tab[lo].lo)
+        return NULL;
+    return dw_cu_containing(s, s->aranges_tab[lo].cu_off);
+}
+
+/* ---- AddrDieMap: an ordered map low → (high, sub), as a treap ---- */
+
+typedef struct tnode {
+    uint64_t key, hi;
+    int32_t sub;
+    uint32_t prio;
+    int32_t l, r;
+} tnode;
+
+typedef struct treap {
+    tnode *n;
+    size_t len, cap;
+    int32_t root;
+    uint32_t seed;
+    int oom;
+} treap;
+
+static int32_t t_new(treap *t, uint64_t key, uint64_t hi, int32_t sub)
+{
+    if (t->len == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        tnode *nn = pk_xrealloc_array(t->n, nc, sizeof *nn);
+        if (!nn) {
+            t->oom = 1;
+            return -1;
+        }
+        t->n = nn;
+        t->cap = nc;
+    }
+    t->seed = t->seed * 1664525u + 1013904223u;
+    tnode *x = &t->n[t->len];
+    x->key = key;
+    x->hi = hi;
+    x->sub = sub;
+    x->prio = t->seed;
+    x->l = x->r = -1;
+    return (int32_t)t->len++;
+}
+
+/* Inserts or assigns; returns the new subtree root. */
+static int32_t t_assign(treap *t, int32_t root, uint64_t key, uint64_t hi, int32_t sub)
+{
+    if (root < 0)
+        return t_new(t, key, hi, sub);
+    tnode *x = &t->n[root];
+    if (key == x->key) {
+        x->hi = hi;
+        x->sub = sub;
+        return root;
+    }
+    if (key < x->key) {
+        int32_t c = t_assign(t, x->l, key, hi, sub);
+        x = &t->n[root]; /* t_new may have moved the array */
+        x->l = c;
+        if (c >= 0 && t->n[c].prio > x->prio) { /* rotate right */
+            x->l = t->n[c].r;
+            t->n[c].r = root;
+            return c;
+        }
+    } else {
+        int32_t c = t_assign(t, x->r, key, hi, sub);
+        x = &t->n[root];
+        x->r = c;
+        if (c >= 0 && t->n[c].prio > x->prio) { /* rotate left */
+            x->r = t->n[c].l;
+            t->n[c].l = root;
+            return c;
+        }
+    }
+    return root;
+}
+
+/* The node with the largest key <= key, -1 if none. */
+static int32_t t_floor(const treap *t, uint64_t key)
+{
+    int32_t cur = t->root, best = -1;
+    while (cur >= 0) {
+        if (t->n[cur].key <= key) {
+            best = cur;
+            cur = t->n[cur].r;
+        } else {
+            cur = t->n[cur].l;
+        }
+    }
+    return best;
+}
+
+static void t_add_range(treap *t, uint64_t lo, uint64_t hi, int32_t sub)
+{
+    if (lo == hi)
+        return;
+    int32_t b = t_floor(t, lo);
+    if (b >= 0 && lo < t->n[b].hi) {
+        uint64_t bkey = t->n[b].key, bhi = t->n[b].hi;
+        int32_t bsub = t->n[b].sub;
+        if (hi < bhi)
+            t->root = t_assign(t, t->root, hi, bhi, bsub);
+        if (lo > bkey) {
+            int32_t again = t_floor(t, bkey);
+            t->n[again].hi = lo;
+        }
+    }
+    t->root = t_assign(t, t->root, lo, hi, sub);
+}
+
+static void t_flatten(const treap *t, int32_t root, dw_cu *cu)
+{
+    /* iterative in-order walk */
+    int32_t stack[128];
+    size_t sp = 0;
+    int32_t cur = root;
+    pk_vec deep;
+    pk_vec_init(&deep, sizeof(int32_t));
+    for (;;) {
+        while (cur >= 0) {
+            if (sp < 128) {
+                stack[sp++] = cur;
+            } else {
+                int32_t *slot = pk_vec_push(&deep);
+                if (!slot)
+                    break;
+                *slot = cur;
+            }
+            cur = t->n[cur].l;
+        }
+        int32_t x;
+        if (deep.len)
+            x = PK_VEC_AT(&deep, int32_t, --deep.len);
+        else if (sp)
+            x = stack[--sp];
+        else
+            break;
+        cu->map_lo[cu->nmap] = t->n[x].key;
+        cu->map_hi[cu->nmap] = t->n[x].hi;
+        cu->map_sub[cu->nmap] = t->n[x].sub;
+        cu->nmap++;
+        cur = t->n[x].r;
+    }
+    pk_vec_free(&deep);
+}
+
+/* ---- the per-unit DIE walk ---- */
+
+int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
+{
+    if (cu->indexed)
+        return cu->index_failed ? pk_err_set(err, "%s: unit at .debug_info offset %llu could not be indexed",
+                                             s->path, (unsigned long long)cu->off)
+                                : 0;
+    cu->indexed = 1;
+    cu->index_failed = 1;
+    if (dw_cu_top(s, cu, err) < 0)
+        return -1;
+    const dw_abbrev_table *tab = cu->abbrevs;
+    pk_vec subs, anc, ranges, prog;
+    pk_vec_init(&prog, sizeof(struct dw_prog_range));
+    pk_vec_init(&subs, sizeof(dw_sub));
+    pk_vec_init(&anc, sizeof(int32_t));
+    pk_vec_init(&ranges, sizeof(pk_addr_range));
+    treap t = {0};
+    t.root = -1;
+    t.seed = 12345;
+    int rc = -1;
+    pk_cursor c;
+    pk_cursor_init(&c, s->info.data + cu->die_off, (size_t)(cu->end - cu->die_off));
+    int32_t *a0 = pk_vec_push(&anc);
+    if (!a0)
+        goto oom;
+    *a0 = -1;
+    size_t depth = 0; /* anc[depth] = nearest subroutine above DIEs at this depth */
+    int seen_top = 0;
+    while (c.pos < c.end) {
+        uint64_t die_off = (uint64_t)(c.pos - s->info.data);
+        uint64_t code = dw_uleb(&c);
+        if (c.bad)
+            break;
+        if (code == 0) {
+            if (depth == 0)
+                continue; /* padding after the unit DIE's children */
+            depth--;
+            anc.len = depth + 1;
+            if (depth == 0)
+                break;
+            continue;
+        }
+        if (depth == 0 && seen_top)
+            break;
+        seen_top = 1;
+        const dw_abbrev *a = dw_abbrev_find(tab, code);
+        if (!a) {
+            dw_bad(s, err, &s->info, die_off, "unknown abbreviation code %llu", (unsigned long long)code);
+            goto done;
+        }
+        int is_sub = a->tag == DW_TAG_subprogram || a->tag == DW_TAG_inlined_subroutine;
+        int32_t me = -1;
+        if (!is_sub && a->fixed_size >= 0) {
+            if ((size_t)a->fixed_size > pk_cursor_left(&c)) {
+                dw_bad(s, err, &s->info, die_off, "DIE runs past the end of its unit");
+                goto done;
+            }
+            c.pos += a->fixed_size;
+        } else {
+            dw_sub rec;
+            memset(&rec, 0, sizeof rec);
+            dw_val low = {0}, high = {0}, rng = {0};
+            for (uint32_t k = 0; k < a->nattr; k++) {
+                const dw_attr_spec *sp = &tab->specs[a->first + k];
+                dw_val v;
+                if (dw_read_form(s, cu, &s->info, &c, sp->form, sp->implicit_const, &v, err) < 0)
+                    goto done;
+                if (!is_sub)
+                    continue;
+                uint64_t u;
+                switch (sp->attr) {
+                case DW_AT_low_pc: low = v; break;
+                case DW_AT_high_pc: high = v; break;
+                case DW_AT_ranges: rng = v; break;
+                case DW_AT_call_file: if (!dw_val_unsigned(&v, &u)) rec.call_file = (uint32_t)u; break;
+                case DW_AT_call_line: if (!dw_val_unsigned(&v, &u)) rec.call_line = (uint32_t)u; break;
+                case DW_AT_call_column: if (!dw_val_unsigned(&v, &u)) rec.call_column = (uint32_t)u; break;
+                case DW_AT_GNU_discriminator: if (!dw_val_unsigned(&v, &u)) rec.call_discr = (uint32_t)u; break;
+                default: break;
+                }
+            }
+            if (is_sub) {
+                rec.die = die_off;
+                rec.parent = PK_VEC_AT(&anc, int32_t, depth);
+                rec.inlined = a->tag == DW_TAG_inlined_subroutine;
+                me = (int32_t)subs.len;
+                /* ranges: low/high pair, else DW_AT_ranges (LLVM's getAddressRanges) */
+                ranges.len = 0;
+                uint64_t lo, hi;
+                if (low.cls != DV_NONE && dw_val_addr(s, cu, &low, &lo) == 0) {
+                    rec.has_low_pc = 1;
+                    rec.low_pc = lo;
+                }
+                if (rec.has_low_pc && high.cls != DV_NONE &&
+                    (dw_val_addr(s, cu, &high, &hi) == 0 ||
+                     (dw_val_unsigned(&high, &hi) == 0 && ((hi += lo), 1)))) {
+                    pk_addr_range *r = pk_vec_push(&ranges);
+                    if (!r)
+                        goto oom;
+                    r->begin = lo;
+                    r->end = hi;
+                } else if (rng.cls != DV_NONE) {
+                    /* Like LLVM, a DIE whose range list is unreadable just has no ranges. */
+                    pk_err ignored;
+                    if (dw_ranges(s, cu, &rng, &ranges, &ignored) < 0)
+                        ranges.len = 0;
+                }
+                dw_sub *slot = pk_vec_push(&subs);
+                if (!slot)
+                    goto oom;
+                *slot = rec;
+                for (size_t k = 0; k < ranges.len; k++) {
+                    pk_addr_range *r = &PK_VEC_AT(&ranges, pk_addr_range, k);
+                    t_add_range(&t, r->begin, r->end, me);
+                    if (!rec.inlined && r->begin < r->end) {
+                        struct dw_prog_range *pr = pk_vec_push(&prog);
+                        if (!pr)
+                            goto oom;
+                        pr->sub = me;
+                        pr->begin = r->begin;
+                        pr->end = r->end;
+                    }
+                }
+                if (t.oom)
+                    goto oom;
+            }
+        }
+        if (a->children) {
+            int32_t up = PK_VEC_AT(&anc, int32_t, depth);
+            int32_t *slot = pk_vec_push(&anc);
+            if (!slot)
+                goto oom;
+            *slot = is_sub ? me : up;
+            depth++;
+        }
+    }
+    if (c.bad) {
+        dw_bad(s, err, &s->info, (uint64_t)(c.pos - s->info.data), "truncated DIE");
+        goto done;
+    }
+    cu->map_lo = malloc((t.len ? t.len : 1) * sizeof *cu->map_lo);
+    cu->map_hi = malloc((t.len ? t.len : 1) * sizeof *cu->map_hi);
+    cu->map_sub = malloc((t.len ? t.len : 1) * sizeof *cu->map_sub);
+    if (!cu->map_lo || !cu->map_hi || !cu->map_sub)
+        goto oom;
+    cu->nmap = 0;
+    t_flatten(&t, t.root, cu);
+    cu->subs = subs.data;
+    cu->nsubs = subs.len;
+    subs.data = NULL;
+    cu->prog = prog.data;
+    cu->nprog = prog.len;
+    prog.data = NULL;
+    rc = 0;
+    cu->index_failed = 0;
+    goto done;
+oom:
+    pk_err_set(err, "%s: out of memory indexing unit at .debug_info offset %llu", s->path,
+               (unsigned long long)cu->off);
+done:
+    free(t.n);
+    pk_vec_free(&subs);
+    pk_vec_free(&prog);
+    pk_vec_free(&anc);
+    pk_vec_free(&ranges);
+    if (rc < 0) {
+        free(cu->map_lo);
+        free(cu->map_hi);
+        free(cu->map_sub);
+        cu->map_lo = cu->map_hi = NULL;
+        cu->map_sub = NULL;
+        cu->nmap = 0;
+    }
+    return rc;
+}
+
+int32_t dw_cu_sub_at(const dw_cu *cu, uint64_t addr)
+{
+    size_t lo = 0, hi = cu->nmap;
+    while (lo < hi) { /* upper_bound */
+        size_t mid = lo + (hi - lo) / 2;
+        if (cu->map_lo[mid] <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    lo--;
+    if (addr >= cu->map_hi[lo])
+        return -1;
+    return cu->map_sub[lo];
+}
+
+void dw_cu_free(dw_cu *cu)
+{
+    free(cu->subs);
+    free(cu->prog);
+    free(cu->map_lo);
+    free(cu->map_hi);
+    free(cu->map_sub);
+    dw_line_free(&cu->line);
+}
+
+/* ---- names, start lines and start files through abstract_origin /
+ * specification chains (LLVM's findRecursively: a LIFO worklist) ---- */
+
+typedef struct die_facts {
+    dw_val linkage, name, decl_line, decl_file, origin, spec;
+    int has_linkage, has_name, has_decl_line, has_decl_file;
+} die_facts;
+
+static int read_facts(pk_symbolizer *s, uint64_t off, dw_cu **cu_out, die_facts *f, pk_err *err)
+{
+    memset(f, 0, sizeof *f);
+    dw_cu *cu = dw_cu_containing(s, off);
+    if (!cu || off < cu->die_off)
+        return dw_bad(s, err, &s->info, off, "DIE reference outside any unit");
+    if (dw_cu_top(s, cu, err) < 0)
+        return -1;
+    *cu_out = cu;
+    pk_cursor c;
+    pk_cursor_init(&c, s->info.data + off, (size_t)(cu->end - off));
+    uint64_t code = dw_uleb(&c);
+    if (c.bad || code == 0)
+        return dw_bad(s, err, &s->info, off, "DIE reference to a null entry");
+    const dw_abbrev *a = dw_abbrev_find(cu->abbrevs, code);
+    if (!a)
+        return dw_bad(s, err, &s->info, off, "unknown abbreviation code %llu", (unsigned long long)code);
+    dw_val mips = {0}, link = {0};
+    for (uint32_t k = 0; k < a->nattr; k++) {
+        const dw_attr_spec *sp = &cu->abbrevs->specs[a->first + k];
+        dw_val v;
+        if (dw_read_form(s, cu, &s->info, &c, sp->form, sp->implicit_const, &v, err) < 0)
+            return -1;
+        switch (sp->attr) {
+        case DW_AT_MIPS_linkage_name: if (mips.cls == DV_NONE) mips = v; break;
+        case DW_AT_linkage_name: if (link.cls == DV_NONE) link = v; break;
+        case DW_AT_name: if (!f->has_name) { f->name = v; f->has_name = 1; } break;
+        case DW_AT_decl_line: if (!f->has_decl_line) { f->decl_line = v; f->has_decl_line = 1; } break;
+        case DW_AT_decl_file: if (!f->has_decl_file) { f->decl_file = v; f->has_decl_file = 1; } break;
+        case DW_AT_abstract_origin: if (f->origin.cls == DV_NONE) f->origin = v; break;
+        case DW_AT_specification: if (f->spec.cls == DV_NONE) f->spec = v; break;
+        default: break;
+        }
+    }
+    /* find({MIPS_linkage_name, linkage_name}) tries them in that order */
+    if (mips.cls != DV_NONE) {
+        f->linkage = mips;
+        f->has_linkage = 1;
+    } else if (link.cls != DV_NONE) {
+        f->linkage = link;
+        f->has_linkage = 1;
+    }
+    return 0;
+}
+
+int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err)
+{
+    if (sub->resolved)
+        return 0;
+    (void)cu;
+    uint64_t work[32], seen[32];
+    size_t nwork = 0, nseen = 0;
+    work[nwork++] = sub->die;
+    seen[nseen++] = sub->die;
+    const char *linkage = NULL, *name = NULL;
+    int got_link = 0, got_name = 0, got_line = 0, got_file = 0;
+    while (nwork > 0) {
+        uint64_t off = work[--nwork];
+        dw_cu *dcu = NULL;
+        die_facts f;
+        if (read_facts(s, off, &dcu, &f, err) < 0)
+            return -1;
+        if (!got_link && f.has_linkage) {
+            got_link = 1;
+            linkage = dw_val_string(s, dcu, &f.linkage);
+        }
+        if (!got_name && f.has_name) {
+            got_name = 1;
+            name = dw_val_string(s, dcu, &f.name);
+        }
+        if (!got_line && f.has_decl_line) {
+            got_line = 1;
+            uint64_t u;
+            sub->decl_line = dw_val_unsigned(&f.decl_line, &u) == 0 ? (uint32_t)u : 0;
+        }
+        if (!got_file && f.has_decl_file) {
+            got_file = 1;
+            uint64_t u;
+            pk_err ignored;
+            /* LLVM 19 builds implicit_const values without a unit, so
+             * getAsFile fails on them: gcc's DWARF 5 decl_file gives no
+             * start file in llvm-symbolizer. Same answer here. */
+            if (f.decl_file.form != DW_FORM_implicit_const && dw_val_unsigned(&f.decl_file, &u) == 0 &&
+                dw_line_parse(s, dcu, &ignored) == 0)
+                sub->decl_file = dw_line_file_path(s, dcu, u);
+        }
+        const dw_val *refs[2] = {&f.origin, &f.spec};
+        for (int k = 0; k < 2; k++) {
+            if (refs[k]->cls != DV_REF)
+                continue;
+            uint64_t r = refs[k]->u;
+            int dup = 0;
+            for (size_t j = 0; j < nseen; j++)
+                dup |= seen[j] == r;
+            if (dup || nseen == 32 || nwork == 32)
+                continue;
+            seen[nseen++] = r;
+            work[nwork++] = r;
+        }
+    }
+    sub->name = linkage ? linkage : name;
+    sub->resolved = 1;
+    return 0;
+}
