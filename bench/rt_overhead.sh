@@ -10,7 +10,7 @@
 #   * what the trace recorded (functions, raw profile size).
 # Usage: bench/rt_overhead.sh [BUILD_DIR] [CC...]   (default build-rt, clang-19 gcc-12)
 #        RT_BENCH_WORKLOADS="speedtest1 luabin" (default both; Lua under
-#        cachegrind takes minutes per run)
+#        cachegrind takes minutes per run; "none" = sizes only)
 # Takes several minutes (two SQLite builds per compiler + cachegrind runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,7 +60,7 @@ for cc in $ccs; do
   sq_args="--size 10 --memdb"
   lua_script=$root/../shared/workloads/lua_bench.lua
   for b in ${RT_BENCH_WORKLOADS:-speedtest1 luabin}; do
-    if [ $b = speedtest1 ]; then args=$sq_args; else args=$lua_script; fi
+    case $b in speedtest1) args=$sq_args ;; luabin) args=$lua_script ;; *) continue ;; esac
     p=$O/$cc-plain/$b.stripped i=$O/$cc-instr/$b.stripped
     ip=$(ir "$p" $args)
     it=$(cd "$O" && PGOKIT_RT_FILE=$O/$cc-$b.pgoraw ir "$i" $args)
