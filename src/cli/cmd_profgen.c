@@ -20,11 +20,13 @@ static const char usage_text[] =
     "usage: pgokit profgen --binary BIN (--perf perf.data | --perfscript FILE | --raw FILE)... -o OUT\n"
     "                      [--format extbinary|text|binary|gcc] [--debug-binary F] [--pid N]\n"
     "                      [--raw-only] [--total per-byte|sum] [--no-dup-factor]\n"
-    "                      [--ignore-stack-samples] [--no-preinline] [--use-dwarf-correlation] [-q]\n"
+    "                      [--ignore-stack-samples] [--no-preinline] [--use-dwarf-correlation]\n"
+    "                      [--cs] [-q]\n"
     "\n"
     "Which profile: a binary built with -fpseudo-probe-for-profiling and samples with call\n"
     "stacks give a CSSPGO profile (contexts, pre-inlined, nested); probes without stacks\n"
-    "(or --ignore-stack-samples) a probe-based profile; otherwise a line-based AutoFDO profile.\n"
+    "(or --ignore-stack-samples) a probe-based profile; otherwise a line-based AutoFDO profile,\n"
+    "or with --cs a line-based context-sensitive one.\n"
     "\n"
     "  --binary BIN        the profiled executable or shared library (matched by build-id,\n"
     "                      else by path or file name, in the recording's mmap events)\n"
@@ -45,6 +47,8 @@ static const char usage_text[] =
     "                      no pre-inliner, no nesting\n"
     "  --no-infer-missing-frames  CSSPGO: do not re-insert frames lost to tail calls\n"
     "  --use-dwarf-correlation    line-based profile even for a pseudo-probe binary\n"
+    "  --cs                a binary without probes: context-sensitive line-based profile\n"
+    "                      (DWARF inline contexts, pre-inlined and nested unless --no-preinline)\n"
     "  -q, --quiet         no progress, no summary\n";
 
 typedef struct input {
@@ -239,13 +243,13 @@ static void print_unwind(const pk_unwind_stats *u, size_t contexts, const pk_tai
                 (unsigned long long)tc->unreachable);
 }
 
-enum gen_mode { GEN_LINE, GEN_PROBE, GEN_CS };
+enum gen_mode { GEN_LINE, GEN_PROBE, GEN_CS, GEN_LINE_CS };
 
 int pk_cmd_profgen(int argc, char **argv)
 {
     const char *cmd = "profgen", *binary = NULL, *out = NULL, *debug = NULL, *fmt_name = "extbinary";
     int64_t pid = -1;
-    bool raw_only = false, quiet = false, ignore_stacks = false, no_preinline = false;
+    bool raw_only = false, quiet = false, ignore_stacks = false, no_preinline = false, line_cs = false;
     bool dwarf_corr = false, no_infer = false;
     pk_profgen_opts go = {0};
     input *ins = calloc((size_t)argc + 1, sizeof *ins);
@@ -275,6 +279,8 @@ int pk_cmd_profgen(int argc, char **argv)
             ignore_stacks = true;
         } else if (!strcmp(a, "--no-preinline")) {
             no_preinline = true;
+        } else if (!strcmp(a, "--cs")) {
+            line_cs = true;
         } else if (!strcmp(a, "--no-infer-missing-frames")) {
             no_infer = true;
         } else if (!strcmp(a, "--use-dwarf-correlation")) {
@@ -363,7 +369,7 @@ int pk_cmd_profgen(int argc, char **argv)
 
     /* Contexts need every input to carry stacks: raw profiles have none. */
     bool probe = !dwarf_corr && pk_elf_has_pseudo_probes(elf);
-    bool try_cs = probe && !ignore_stacks && !raw_only;
+    bool try_cs = (probe || line_cs) && !ignore_stacks && !raw_only;
     for (size_t i = 0; i < nin; i++)
         if (ins[i].kind == 'r')
             try_cs = false;
@@ -414,11 +420,12 @@ int pk_cmd_profgen(int argc, char **argv)
         pk_err_set(&err, "no samples of %s in the input", binary);
         goto fail;
     }
-    int mode = !probe ? GEN_LINE : cs_init && ust.samples_unwound && pk_csraw_num_ctxs(&csr) ? GEN_CS : GEN_PROBE;
+    bool have_ctx = cs_init && ust.samples_unwound && pk_csraw_num_ctxs(&csr);
+    int mode = probe ? (have_ctx ? GEN_CS : GEN_PROBE) : (have_ctx ? GEN_LINE_CS : GEN_LINE);
     if (pk_profset_init(&ps, &err))
         goto fail;
     ps_init = true;
-    if (mode != GEN_LINE) {
+    if (mode == GEN_PROBE || mode == GEN_CS) {
         if (pk_probe_info_load(&probes, elf, NULL, &err))
             goto fail;
         probes_init = true;
@@ -440,13 +447,16 @@ int pk_cmd_profgen(int argc, char **argv)
     } else if (mode == GEN_PROBE) {
         g = pk_profgen_probe(bin, &probes, &raw, &ps, &pst, &err);
     } else {
-        g = (!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) ||
-            pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err);
+        g = !no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err);
+        if (!g)
+            g = mode == GEN_CS ? pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err)
+                               : pk_profgen_line_cs(bin, &csr, &go, &ps, &gs, &err);
         if (!g && !no_preinline) {
             pk_ctx_sizes *sizes = NULL;
             pk_preinline_opts po;
             pk_preinline_defaults(&po);
-            g = pk_ctx_sizes_build(&sizes, bin, &ps, true, &err) || pk_preinline(&ps, sizes, &po, &pis, &err);
+            g = pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err) ||
+                pk_preinline(&ps, sizes, &po, &pis, &err);
             pk_ctx_sizes_free(sizes);
             if (!g && !(g = pk_profset_init(&nested, &err))) {
                 nested_init = true;
@@ -476,7 +486,7 @@ int pk_cmd_profgen(int argc, char **argv)
         goto fail;
     if (!quiet) {
         print_summary(&raw, mode == GEN_LINE ? &gs : NULL);
-        if (mode == GEN_CS)
+        if (mode == GEN_CS || mode == GEN_LINE_CS)
             print_unwind(&ust, pk_csraw_num_ctxs(&csr), no_infer ? NULL : &tst);
         if (mode == GEN_LINE)
             fprintf(stderr, "profgen: wrote %s (%s, line-based AutoFDO): %zu functions, total samples %llu, "
@@ -485,12 +495,16 @@ int pk_cmd_profgen(int argc, char **argv)
         else if (mode == GEN_PROBE)
             fprintf(stderr, "profgen: wrote %s (%s, probe-based): %zu functions, %llu probes hit\n", out,
                     pk_prof_format_name(wo.format), nprof, (unsigned long long)pst.probes_hit);
+        else if (mode == GEN_LINE_CS)
+            fprintf(stderr, "profgen: wrote %s (%s, context-sensitive line-based%s): %zu top-level profiles, "
+                    "%llu context profiles before pre-inlining\n", out, pk_prof_format_name(wo.format),
+                    no_preinline ? ", flat" : ", pre-inlined, nested", nprof, (unsigned long long)gs.profiles);
         else
             fprintf(stderr, "profgen: wrote %s (%s, CSSPGO%s): %zu top-level profiles from %llu contexts "
                     "(%llu truncated at a call without probe)\n", out, pk_prof_format_name(wo.format),
                     no_preinline ? ", flat" : ", pre-inlined, nested", nprof,
                     (unsigned long long)pst.contexts, (unsigned long long)pst.contexts_truncated);
-        if (mode == GEN_CS && !no_preinline)
+        if ((mode == GEN_CS || mode == GEN_LINE_CS) && !no_preinline)
             fprintf(stderr, "profgen: pre-inliner: %llu inlined, %llu not inlined, %llu contexts merged into "
                     "base profiles\n", (unsigned long long)pis.inlined, (unsigned long long)pis.not_inlined,
                     (unsigned long long)pis.merged_into_base);

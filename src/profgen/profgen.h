@@ -57,6 +57,13 @@ typedef struct pk_profgen_stats {
 int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts *opts,
                     pk_profset *out, pk_profgen_stats *stats, pk_err *err);
 
+/* Context-sensitive line-based profile (binaries without pseudo-probes) of
+ * the unwinder's contexts: a flat CS profile (PK_PROF_CS) whose contexts are
+ * inline-expanded DWARF frames, ready for the pre-inliner and nesting. */
+struct pk_csraw;
+int pk_profgen_line_cs(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
+                       pk_profset *out, pk_profgen_stats *stats, pk_err *err);
+
 /* The name clang looks a function profile up by: trailing ".llvm.<n>"
  * (ThinLTO promotion) and ".part.<n>" (GCC partial inlining) components are
  * removed; ".__uniq.<n>" (-funique-internal-linkage-names) is kept, since the
