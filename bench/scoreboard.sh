@@ -51,6 +51,7 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 for w in "${workloads[@]}"; do
   D=$WORK/$w; mkdir -p "$D"/{rec,prof,gen,meas}
+  SB_DIR=$D
   has_stage build    && sb_stage_build "$w" "$D"
   has_stage record   && sb_stage_record "$w" "$D"
   has_stage profiles && sb_stage_profiles "$w" "$D"

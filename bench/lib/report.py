@@ -42,12 +42,16 @@ def load_workload(work, w):
         if name.endswith(".quality"):
             txt = open(os.path.join(gdir, name)).read().strip()
             quality[name[:-8]] = float(txt) if txt else None
+    failed = {}
+    for name in os.listdir(gdir) if os.path.isdir(gdir) else []:
+        if name.endswith(".failed"):
+            failed[name[:-7]] = open(os.path.join(gdir, name)).read().strip()
     load = []
     for name in ("load-before.txt", "load-after.txt"):
         p = os.path.join(d, "meas", name)
         if os.path.exists(p):
             load.append(open(p).read().strip())
-    return times, counts, gen, load, quality
+    return times, counts, gen, load, quality, failed
 
 def rows_for(times, counts, gen, quality):
     base = times["base"]
@@ -124,12 +128,14 @@ def main():
     all_rows = []
     for w in a.workloads:
         try:
-            times, counts, gen, load, quality = load_workload(a.work, w)
+            times, counts, gen, load, quality, failed = load_workload(a.work, w)
         except FileNotFoundError as e:
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
         rows = rows_for(times, counts, gen, quality)
         all_rows.append((w, rows))
         md.append(markdown(w, rows, load))
+        for v, why in sorted(failed.items()):
+            md.append(f"- **{v}: FAILED** ({why}); not measured\n")
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"scoreboard-{stamp}")
     with open(base + ".md", "w") as f:

@@ -25,6 +25,8 @@ sb_variant_names() {
   local v
   for v in "${SB_VARIANTS[@]}"; do
     local n=${v%%|*}
+    # an anchor whose generator failed is reported as failed, not measured
+    [ -n "${SB_DIR:-}" ] && [ -f "$SB_DIR/gen/$n.failed" ] && continue
     if [ -n "${only_variants:-}" ] && [[ ",$only_variants," != *",$n,"* ]] && [ "$n" != base ]; then continue; fi
     echo "$n"
   done
@@ -84,12 +86,27 @@ sb_timed() { # name dir cmd...
     || { tail -n 20 "$D/gen/$name.log" >&2; die "$name: generator failed"; }
 }
 
+# Anchors (llvm-profgen, create_llvm_prof) may fail on real programs: that
+# is recorded as a FAILED row with the reason, and the run goes on. A pgokit
+# failure stops the run.
+sb_anchor() { # name dir cmd...
+  local name=$1 D=$2; shift 2
+  rm -f "$D/gen/$name.failed"
+  if ! ( "$@" ); then
+    echo "generator failed: $(tail -n 1 "$D/gen/$name.log" 2>/dev/null | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/$name.failed"
+    log "ANCHOR FAILED: $name: $(cat "$D/gen/$name.failed")"
+    return 1
+  fi
+}
+
 # A profile must exist, parse, and hold samples.
 sb_check_profile() { # name file
-  local out total
-  out=$(llvm-profdata-19 show --sample "$2" 2>&1) || die "$1: llvm-profdata cannot read $2: $out"
-  total=$(sed -n 's/^Total samples: *\([0-9]*\).*/\1/p' <<<"$out" | head -n 1)
-  [ -n "$total" ] && [ "$total" -gt 0 ] || die "$1: profile $2 is empty (total samples '${total:-none}')"
+  local out nf maxc
+  out=$(llvm-profdata-19 show --sample --detailed-summary "$2" 2>&1) || die "$1: llvm-profdata cannot read $2: $(tail -n 2 <<<"$out")"
+  nf=$(sed -n 's/^Total functions: *\([0-9]*\).*/\1/p' <<<"$out" | head -n 1)
+  maxc=$(sed -n 's/^Maximum block count: *\([0-9]*\).*/\1/p' <<<"$out" | head -n 1)
+  [ -n "$nf" ] && [ "$nf" -gt 0 ] && [ -n "$maxc" ] && [ "$maxc" -gt 0 ] ||
+    die "$1: profile $2 is empty (functions '${nf:-none}', max block count '${maxc:-none}')"
 }
 
 sb_stage_profiles() { # workload dir
@@ -102,34 +119,41 @@ sb_stage_profiles() { # workload dir
   for f in "$D"/rec/base-*.script; do base_scripts+=("$f"); done
   for f in "$D"/rec/probe-*.script; do probe_scripts+=("$f"); done
   [ ${#base_scripts[@]} -gt 0 ] || die "$w: no recordings (run the record stage)"
-  cat "${base_scripts[@]}" > "$D/rec/base-all.script"
-  cat "${probe_scripts[@]}" > "$D/rec/probe-all.script"
+  cat "${base_scripts[@]}" > "$D/rec/all-base.script"
+  cat "${probe_scripts[@]}" > "$D/rec/all-probe.script"
 
   sb_timed afdo-pgokit "$D" "$PGOKIT" profgen -q --binary "$base_bin" "${base_data[@]}" \
     -o "$D/prof/afdo-pgokit.prof" --format extbinary
-  sb_timed afdo-llvm "$D" llvm-profgen-19 --binary "$base_bin" --perfscript "$D/rec/base-all.script" \
-    --ignore-stack-samples -o "$D/prof/afdo-llvm.prof"
+  sb_anchor afdo-llvm "$D" sb_timed afdo-llvm "$D" llvm-profgen-19 --binary "$base_bin" \
+    --perfscript "$D/rec/all-base.script" --ignore-stack-samples -o "$D/prof/afdo-llvm.prof" || true
   # create_llvm_prof reads perf.data itself, one file per run: merge afterwards
-  local parts=() i=0
+  # (text: its binary writer fails on SQLite with "Truncated function name table")
+  local parts=() i=0 cfp_ok=1
   for f in "$D"/rec/base-*.data; do
     i=$((i + 1))
-    sb_timed "afdo-cfp-$i" "$D" create_llvm_prof --binary="$base_bin" --profile="$f" \
-      --out="$D/prof/afdo-cfp-$i.prof" --format=extbinary
+    sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_llvm_prof --binary="$base_bin" --profile="$f" \
+      --out="$D/prof/afdo-cfp-$i.prof" --format=text || { cfp_ok=0; break; }
     parts+=("$D/prof/afdo-cfp-$i.prof")
   done
-  llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-cfp.prof" "${parts[@]}" || die "$w: merging create_llvm_prof profiles failed"
-  python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-cfp "$i"
+  if [ $cfp_ok = 1 ]; then
+    if llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-cfp.prof" "${parts[@]}" > "$D/gen/afdo-cfp.log" 2>&1; then
+      python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-cfp "$i"
+    else
+      echo "its profile is unreadable: $(head -n 1 "$D/gen/afdo-cfp.log" | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/afdo-cfp.failed"
+      log "ANCHOR FAILED: afdo-cfp: $(cat "$D/gen/afdo-cfp.failed")"
+    fi
+  fi
 
   sb_timed probe-pgokit "$D" "$PGOKIT" profgen -q --binary "$probe_bin" "${probe_data[@]}" \
     --ignore-stack-samples -o "$D/prof/probe-pgokit.prof" --format extbinary
   sb_timed cs-pgokit "$D" "$PGOKIT" profgen -q --binary "$probe_bin" "${probe_data[@]}" \
     -o "$D/prof/cs-pgokit.prof" --format extbinary
-  sb_timed probe-llvm "$D" llvm-profgen-19 --binary "$probe_bin" --perfscript "$D/rec/probe-all.script" \
-    --ignore-stack-samples -o "$D/prof/probe-llvm.prof"
-  sb_timed cs-llvm "$D" llvm-profgen-19 --binary "$probe_bin" --perfscript "$D/rec/probe-all.script" \
-    -o "$D/prof/cs-llvm.prof"
+  sb_anchor probe-llvm "$D" sb_timed probe-llvm "$D" llvm-profgen-19 --binary "$probe_bin" \
+    --perfscript "$D/rec/all-probe.script" --ignore-stack-samples -o "$D/prof/probe-llvm.prof" || true
+  sb_anchor cs-llvm "$D" sb_timed cs-llvm "$D" llvm-profgen-19 --binary "$probe_bin" \
+    --perfscript "$D/rec/all-probe.script" -o "$D/prof/cs-llvm.prof" || true
   for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
-    sb_check_profile "$w/$f" "$D/prof/$f.prof"
+    [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
   done
   sb_quality "$w" "$D"
 }
@@ -139,6 +163,7 @@ sb_stage_profiles() { # workload dir
 sb_quality() { # workload dir
   local w=$1 D=$2 f kind exact=() out
   for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
+    [ -f "$D/gen/$f.failed" ] && continue
     case $f in afdo-*) kind=base ;; *) kind=probe ;; esac
     exact=(); for e in "$D"/rec/$kind-*.exact; do exact+=(--exact "$e"); done
     out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
