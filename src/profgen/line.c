@@ -274,6 +274,29 @@ static int emit_bodies(gen *g, pk_err *err)
     return 0;
 }
 
+/* Whether a branch from src into callee's entry is a call (or a tail call
+ * into another function): 1, counted in the stats; 0 for other branches;
+ * -1 on error. */
+static int call_kind(gen *g, uint64_t src, const pk_dwarf_func *callee, uint64_t c, pk_err *err)
+{
+    int failed;
+    fn_range *r = range_for(g, src, err, &failed);
+    if (failed)
+        return -1;
+    size_t is = r ? insn_index(r, src) : SIZE_MAX;
+    int cls = is != SIZE_MAX ? r->insns[is].cls : PK_INSN_CALL;
+    if (cls == PK_INSN_CALL || cls == PK_INSN_ICALL) {
+        g->st->calls += c;
+        return 1;
+    }
+    if ((cls == PK_INSN_JMP || cls == PK_INSN_IJMP) && r && r->func != callee) {
+        g->st->tail_calls += c;
+        return 1;
+    }
+    g->st->branches_not_call += c;
+    return 0;
+}
+
 /* Branches into function entries: call targets and head samples. */
 static int add_calls(gen *g, const pk_rawprof *raw, pk_err *err)
 {
@@ -292,20 +315,11 @@ static int add_calls(gen *g, const pk_rawprof *raw, pk_err *err)
         if (intern_canon(g, callee->name, &cid, err))
             goto out;
         if (src != PK_AGG_EXTERNAL) {
-            int failed;
-            fn_range *r = range_for(g, src, err, &failed);
-            if (failed)
+            int k = call_kind(g, src, callee, c, err);
+            if (k < 0)
                 goto out;
-            size_t is = r ? insn_index(r, src) : SIZE_MAX;
-            int cls = is != SIZE_MAX ? r->insns[is].cls : PK_INSN_CALL;
-            if (cls == PK_INSN_CALL || cls == PK_INSN_ICALL) {
-                g->st->calls += c;
-            } else if ((cls == PK_INSN_JMP || cls == PK_INSN_IJMP) && r && r->func != callee) {
-                g->st->tail_calls += c;
-            } else {
-                g->st->branches_not_call += c;
+            if (!k)
                 continue;
-            }
             pk_frames fs;
             if (pk_symbolize(g->sym, src, &fs, err))
                 goto out;
@@ -328,27 +342,6 @@ static int add_calls(gen *g, const pk_rawprof *raw, pk_err *err)
     rc = 0;
 out:
     free(v);
-    return rc;
-}
-
-/* A line that calls out must have at least as many samples as its calls
- * (range counts and branch counts are sampled separately). */
-static int raise_to_calls(gen *g, pk_fprof *f, pk_err *err)
-{
-    pk_fprof_view v;
-    if (pk_fprof_view_build(g->ps, f, &v, err))
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; i < v.nbody && !rc; i++) {
-        uint64_t sum = 0;
-        for (uint32_t k = 0; k < v.body[i].ncalls; k++)
-            sum = pk_sat_add(sum, v.body[i].calls[k].count);
-        if (sum > v.body[i].count)
-            rc = pk_fprof_set_body(f, v.body[i].line, v.body[i].disc, sum, err);
-    }
-    for (size_t i = 0; i < v.nsites && !rc; i++)
-        rc = raise_to_calls(g, v.sites[i].callee, err);
-    pk_fprof_view_free(&v);
     return rc;
 }
 
@@ -389,7 +382,8 @@ int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts
             pk_profset_remove(out, f);
             continue;
         }
-        if (raise_to_calls(&g, f, err))
+        /* range counts and branch counts are sampled separately */
+        if (pk_fprof_raise_to_calls(out, f, true, err))
             goto out;
         if (opts->total_mode == PK_TOTAL_SUM)
             pk_fprof_recompute_total(f);
@@ -577,20 +571,11 @@ static int cs_calls(gen *g, const pk_csraw *raw, pk_vec *frames, pk_err *err)
         }
         frames->len = nprefix;
         if (src != PK_AGG_EXTERNAL) {
-            int failed;
-            fn_range *r = range_for(g, src, err, &failed);
-            if (failed)
+            int k = call_kind(g, src, callee, c, err);
+            if (k < 0)
                 goto out;
-            size_t is = r ? insn_index(r, src) : SIZE_MAX;
-            int cls = is != SIZE_MAX ? r->insns[is].cls : PK_INSN_CALL;
-            if (cls == PK_INSN_CALL || cls == PK_INSN_ICALL) {
-                g->st->calls += c;
-            } else if ((cls == PK_INSN_JMP || cls == PK_INSN_IJMP) && r && r->func != callee) {
-                g->st->tail_calls += c;
-            } else {
-                g->st->branches_not_call += c;
+            if (!k)
                 continue;
-            }
             int pf = push_frames(g, frames, src, false, NULL, err);
             if (pf < 0)
                 goto out;

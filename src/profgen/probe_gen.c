@@ -136,24 +136,7 @@ static const pk_probe *call_probe_at(const pk_probe_table *t, uint64_t addr)
 
 /* ---- probe-only ---- */
 
-/* A call site executed at least as often as its calls (llvm-profgen's
- * updateCallsiteSamples, top-level profiles only). */
-static int raise_to_call_targets(pk_profset *ps, pk_fprof *f, pk_err *err)
-{
-    pk_fprof_view v;
-    if (pk_fprof_view_build(ps, f, &v, err))
-        return -1;
-    int rc = 0;
-    for (size_t i = 0; i < v.nbody && !rc; i++) {
-        uint64_t sum = 0;
-        for (uint32_t k = 0; k < v.body[i].ncalls; k++)
-            sum = pk_sat_add(sum, v.body[i].calls[k].count);
-        if (sum > v.body[i].count)
-            rc = pk_fprof_max_body(f, v.body[i].line, v.body[i].disc, sum, err);
-    }
-    pk_fprof_view_free(&v);
-    return rc;
-}
+
 
 static pk_fprof *node_profile(struct gen *g, pk_fprof **cache, uint32_t node)
 {
@@ -247,7 +230,7 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
         if (f->removed)
             continue;
-        if (raise_to_call_targets(out, f, err))
+        if (pk_fprof_raise_to_calls(out, f, false, err)) /* llvm-profgen: top level only */
             goto done;
         pk_fprof_recompute_total(f);
         stats->profiles++;

@@ -654,3 +654,22 @@ void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den)
     for (size_t i = 0; i < ps->top.len; i++)
         fprof_scale(PK_VEC_AT(&ps->top, pk_fprof *, i), num, den);
 }
+
+int pk_fprof_raise_to_calls(pk_profset *ps, pk_fprof *f, bool nested, pk_err *err)
+{
+    pk_fprof_view v;
+    if (pk_fprof_view_build(ps, f, &v, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < v.nbody && !rc; i++) {
+        uint64_t sum = 0;
+        for (uint32_t k = 0; k < v.body[i].ncalls; k++)
+            sum = pk_sat_add(sum, v.body[i].calls[k].count);
+        if (sum > v.body[i].count)
+            rc = pk_fprof_set_body(f, v.body[i].line, v.body[i].disc, sum, err);
+    }
+    for (size_t i = 0; nested && i < v.nsites && !rc; i++)
+        rc = pk_fprof_raise_to_calls(ps, v.sites[i].callee, true, err);
+    pk_fprof_view_free(&v);
+    return rc;
+}

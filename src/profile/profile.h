@@ -250,6 +250,11 @@ uint64_t pk_fprof_max_count(const pk_fprof *f);
  * not f's own name), in no particular order, possibly more than once. */
 void pk_fprof_visit_names(const pk_fprof *f, void (*fn)(pk_name_id, void *), void *arg);
 
+/* Raises every body entry to at least the sum of its call targets (a line
+ * runs at least as often as the calls it makes; profgen samples range and
+ * branch counts separately). `nested`: inlinees too. */
+int pk_fprof_raise_to_calls(pk_profset *ps, pk_fprof *f, bool nested, pk_err *err);
+
 /* ---- sorted views (for writers, show, overlap) ---- */
 typedef struct pk_call_target {
     pk_name_id name;
