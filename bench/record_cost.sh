@@ -6,6 +6,8 @@
 # Also reports taken branches per native CPU-second (from the exact counts),
 # which sets the default sampling period.
 #   bench/record_cost.sh [ROUNDS]        (BUILD=build-xxx to pick the build)
+# BASE_PLUGIN=/path/to/other/pgokit-lbr.so adds that plugin (default options)
+# to every round, for interleaved A/B comparisons of plugin changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -23,13 +25,15 @@ t() { # prints user+sys CPU seconds of the command
     /usr/bin/time -o "$T/time" -f '%U %S' "$@" >/dev/null 2>&1
     awk '{printf "%.3f\n", $1 + $2}' "$T/time"
 }
-declare -a nat qemu rec exact
+BASE=${BASE_PLUGIN:-}
+declare -a nat qemu rec exact base
 for r in $(seq "$ROUNDS"); do
     nat+=("$(t "$B" "${ARGS[@]}")")
     qemu+=("$(t qemu-x86_64 "$B" "${ARGS[@]}")")
-    rec+=("$(t "$PGOKIT" record -q -o "$T/p.data" -- "$B" "${ARGS[@]}")")
-    exact+=("$(t "$PGOKIT" record -q -o "$T/e.data" --exact-counts "$T/e.exact" -- "$B" "${ARGS[@]}")")
-    echo "round $r: native ${nat[-1]} qemu ${qemu[-1]} record ${rec[-1]} record+exact ${exact[-1]}" >&2
+    rec+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record -q -o "$T/p.data" -- "$B" "${ARGS[@]}")")
+    [ -z "$BASE" ] || base+=("$(t env PGOKIT_LBR_PLUGIN="$BASE" "$PGOKIT" record -q -o "$T/b.data" -- "$B" "${ARGS[@]}")")
+    exact+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record -q -o "$T/e.data" --exact-counts "$T/e.exact" -- "$B" "${ARGS[@]}")")
+    echo "round $r: native ${nat[-1]} qemu ${qemu[-1]} record ${rec[-1]}${BASE:+ base ${base[-1]}} record+exact ${exact[-1]}" >&2
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 mn=$(med "${nat[@]}"); mq=$(med "${qemu[@]}"); mr=$(med "${rec[@]}"); me=$(med "${exact[@]}")
@@ -40,6 +44,7 @@ echo "SQLite speedtest1 --size 50 --memdb, $ROUNDS interleaved rounds, CPU secon
 printf '  native        %7.3f [%s]\n' "$mn" "$(rng "${nat[@]}")"
 printf '  qemu          %7.3f [%s]  %.2fx native\n' "$mq" "$(rng "${qemu[@]}")" "$(bc -l <<<"$mq/$mn")"
 printf '  qemu+pgokit   %7.3f [%s]  %.2fx qemu\n' "$mr" "$(rng "${rec[@]}")" "$(bc -l <<<"$mr/$mq")"
+[ -z "$BASE" ] || { mb=$(med "${base[@]}"); printf '  qemu+base     %7.3f [%s]  %.2fx qemu  (%s)\n' "$mb" "$(rng "${base[@]}")" "$(bc -l <<<"$mb/$mq")" "$BASE"; }
 printf '  +exact-counts %7.3f [%s]  %.2fx qemu\n' "$me" "$(rng "${exact[@]}")" "$(bc -l <<<"$me/$mq")"
 echo "  samples $samples ($(bc -l <<<"$samples/$mn" | cut -d. -f1) per native CPU-second)"
 echo "  taken branches $taken ($(bc -l <<<"$taken/$mn/1000000" | cut -c1-6) M per native CPU-second)"

@@ -1,7 +1,8 @@
 /* lbr.c — pgokit's QEMU TCG plugin: last-branch-record emulation.
  *
  * Every executed translation block (TB) calls tb_exec() with the block's
- * precomputed pk_tb_info. A block that does not start at the fall-through of
+ * precomputed description packed into the callback's 64-bit userdata (see
+ * "block words" below). A block that does not start at the fall-through of
  * the previous block on the same vCPU was reached by a taken branch, whose
  * source is the previous block's last instruction (classified once, at
  * translation). Taken branches go into a per-vCPU ring; calls and returns
@@ -9,8 +10,14 @@
  * uniformly in [P/2, 3P/2]) a SAMPLE with the ring (newest first) and the
  * shadow stack as a user call chain is written to perf.data.
  *
- * The hot path is one compare per executed block; everything else runs only
- * on taken branches, and locks and I/O only on samples and new mappings.
+ * The hot path touches only the vCPU's first cache line and its ring: about
+ * twenty instructions, no call, no load from the block's info, no branch on
+ * whether the branch was taken, and one loop-carried dependency (the
+ * countdown). Measured on SQLite (bench/record_cost.sh), each of these
+ * counts: handling calls and returns branch-free in it (a second dependency
+ * chain, through the depth) cost 14%; taking the previous block from the
+ * ring instead of its own field (a load that waits for the countdown) 9%.
+ * Locks, map look-ups and I/O happen only on samples and new translations.
  *
  * Threads: in user mode one vCPU is one guest thread, each with its own ring
  * and stack; the perf writer is shared and guarded by g.lock.
@@ -49,22 +56,62 @@ typedef struct pairmap {
     size_t cap, len;
 } pairmap;
 
-typedef struct vcpu {
-    const pk_tb_info *prev;
-    uint64_t left;           /* taken branches until the next sample */
-    uint64_t interval;       /* the current jittered period */
-    uint64_t nbr;            /* taken branches so far: ring write position */
+/* ---- block words ----
+ * The hot path gets everything it needs about a block from the callback's
+ * userdata, with no load from the block's info (over thousands of hot blocks
+ * those miss L1) and no address arithmetic. Every guest address that starts
+ * or ends a block gets a small id (g.ids, g.addr); a block's word is
+ *   bits  1-27  id of its start                      (bit 0 clear)
+ *   bit  32     W_ALWAYS: its last instruction always transfers (jmp, call,
+ *               ret), so that even a jump to the next instruction is taken
+ *   bits 33-59  id of its end: the fall-through and a call's return address
+ *   bits 60-63  W_NOTBR, W_RET, W_CALL, W_RARE (any of the three)
+ * so the previous block was left by a taken branch exactly when the low half
+ * of the current word differs from the high half of the previous one
+ * (flags included: W_ALWAYS makes them differ), and everything but plain
+ * jumps and fall-throughs is one sign test away. The ring and the shadow
+ * stack hold words and ids; a sample turns them back into addresses. */
+#define ID_BITS 27
+#define ID_MAX ((1u << ID_BITS) - 1)
+#define W_START(w) (((w) >> 1) & ID_MAX)
+#define W_END(w) (((w) >> 33) & ID_MAX)
+#define W_ALWAYS (1ull << 32)
+#define W_NOTBR (1ull << 60)         /* leaving the block is not a branch (kind_rec 0) */
+#define W_RET (1ull << 61)
+#define W_CALL (1ull << 62)          /* call or indirect call: pushes */
+#define W_RARE (1ull << 63)
+#define ID_CHUNK 16                  /* g.addr: chunks of 2^16 addresses, never moved */
+
+/* A block's info, as the ring's words are resolved at sample time. `older`
+ * chains earlier translations at the same address with different code. */
+typedef struct lbr_tb {
+    pk_tb_info info;
+    uint64_t word;
+    struct lbr_tb *older;
+} lbr_tb;
+
+typedef struct __attribute__((aligned(64))) vcpu {
+    /* hot: the first cache line */
+    uint64_t pw;             /* word of the previous block */
+    uint64_t left;           /* taken branches until the next sample, and the
+                                ring write position: the ring fills downwards
+                                and is rotated when a sample resets the count */
+    uint64_t total;          /* taken branches up to the last sample */
     uint64_t depth;          /* shadow stack depth (may exceed STACK: wraps) */
-    uint64_t range_begin;
+    uint64_t interval;       /* the current jittered period */
     uint64_t rng;
     uint32_t tid;
     bool announced;
-    /* The ring, as two arrays: the source block (its last instruction and
-     * kind give from and type) and the target. Two 8-byte stores per block;
-     * measured 1.5x faster than 24-byte {from, to, flags} entries here. */
-    const pk_tb_info *rsrc[RING];
+    /* exact-counts mode */
+    const pk_tb_info *prev;
+    uint64_t range_begin;
+    /* The ring, as two arrays of words: the source block (its last
+     * instruction and kind give from and type) and the target block (its
+     * start is to). Two 8-byte stores per block; measured 1.5x faster than
+     * 24-byte {from, to, flags} entries. */
+    uint64_t rsrc[RING];
     uint64_t rto[RING];
-    uint64_t stack[STACK];
+    uint32_t stack[STACK];   /* ids of return addresses */
     pairmap ranges, branches;
 } vcpu;
 
@@ -83,12 +130,19 @@ static struct {
     pk_err err;
     uint64_t samples, oom;
     lbr_maps maps;
-    pk_u64map tbs;           /* TB vaddr -> pk_tb_info * (reused across retranslation) */
-    pk_tb_info *arena;
+    pk_u64map tbs;           /* TB vaddr -> newest lbr_tb * (reused across retranslation) */
+    lbr_tb *arena;
     size_t arena_left;
+    pk_u64map ids;           /* guest address -> id (0: none yet) */
+    uint64_t *addr[(ID_MAX >> ID_CHUNK) + 1];   /* id -> guest address */
+    uint32_t nids;
     vcpu *vcpus[MAX_VCPUS];
-    pk_tb_info start;        /* `prev` of a fresh vCPU: matches nothing */
+    lbr_tb start;            /* `prev` of a fresh vCPU: matches nothing */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* vCPU 0, the main thread of every guest, is a static: the hot path reaches
+ * it at a link-time constant offset, with no load. */
+static vcpu v0;
 
 static uint64_t now_ns(void)
 {
@@ -163,8 +217,9 @@ static uint64_t next_interval(vcpu *v)
 
 static void vcpu_reset(vcpu *v, unsigned idx)
 {
-    v->prev = &g.start;
-    v->nbr = 0;
+    v->prev = &g.start.info;
+    v->pw = g.start.word;
+    v->total = 0;
     v->depth = 0;
     v->range_begin = 0;
     v->tid = 0;
@@ -180,7 +235,9 @@ static vcpu *vcpu_get(unsigned idx)
     pthread_mutex_lock(&g.lock);
     vcpu *v = g.vcpus[idx];
     if (!v) {
-        v = calloc(1, sizeof *v);
+        v = idx == 0 ? &v0 : aligned_alloc(64, sizeof *v);
+        if (v)
+            memset(v, 0, sizeof *v);
         if (v) {
             vcpu_reset(v, idx);
             g.vcpus[idx] = v;
@@ -215,21 +272,51 @@ static const uint64_t kind_rec[17] = {[PK_BR_COND] = 1, [PK_BR_UNCOND] = 1, [PK_
                                       [PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = 1};
 
 
-static void sample(vcpu *v, uint64_t ip)
+/* Caller holds g.lock (tb_trans adds ids). */
+static uint64_t addr_of(uint32_t id)
+{
+    return g.addr[id >> ID_CHUNK][id & ((1u << ID_CHUNK) - 1)];
+}
+
+/* The block a ring word was taken from. Caller holds g.lock (tb_trans
+ * changes g.tbs). A retranslation with different code at the same address
+ * is told apart by its word (end and kind flags); two versions that agree on
+ * both but not on their last instruction resolve to the newest. */
+static const pk_tb_info *resolve(uint64_t word)
+{
+    uint64_t *slot = pk_u64map_get(&g.tbs, addr_of(W_START(word)));
+    for (const lbr_tb *t = slot ? (const lbr_tb *)(uintptr_t)*slot : NULL; t; t = t->older)
+        if (t->word == word)
+            return &t->info;
+    return NULL;
+}
+
+static __attribute__((cold, noinline)) void sample(vcpu *v, uint64_t w)
 {
     uint64_t period = v->interval;
-    v->left = next_interval(v);
+    v->total += period;
+    /* The i-th newest branch is in slot left + 1 + i. */
+    uint64_t n = v->total < g.depth ? v->total : g.depth;
+    uint64_t srcw[RING], tow[RING];
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned slot = (unsigned)((v->left + 1 + i) & (RING - 1));
+        srcw[i] = v->rsrc[slot];
+        tow[i] = v->rto[slot];
+    }
+    uint64_t left = next_interval(v);
+    uint64_t rot = (left - v->left) & (RING - 1), tmp[RING];
+    memcpy(tmp, v->rsrc, sizeof tmp);
+    for (unsigned j = 0; j < RING; j++)
+        v->rsrc[(j + rot) & (RING - 1)] = tmp[j];
+    memcpy(tmp, v->rto, sizeof tmp);
+    for (unsigned j = 0; j < RING; j++)
+        v->rto[(j + rot) & (RING - 1)] = tmp[j];
+    v->left = left;
     if (g.child)
         return;
+    pthread_mutex_lock(&g.lock);
+    uint64_t ip = addr_of(W_START(w));
     pk_branch br[RING];
-    uint64_t n = v->nbr < g.depth ? v->nbr : g.depth;
-    for (uint64_t i = 0; i < n; i++) {
-        unsigned slot = (unsigned)((v->nbr - 1 - i) & (RING - 1));
-        const pk_tb_info *src = v->rsrc[slot];
-        br[i].from = src->last;
-        br[i].to = v->rto[slot];
-        br[i].flags = kind_flags[src->kind];
-    }
     uint64_t chain[MAX_CHAIN + 1];
     uint64_t nchain = 0;
     if (g.callchain) {
@@ -237,7 +324,7 @@ static void sample(vcpu *v, uint64_t ip)
         chain[nchain++] = ip;
         uint64_t d = v->depth < STACK ? v->depth : STACK;
         for (uint64_t i = 1; i <= d && nchain < MAX_CHAIN + 1; i++)
-            chain[nchain++] = v->stack[(v->depth - i) & (STACK - 1)];
+            chain[nchain++] = addr_of(v->stack[(v->depth - i) & (STACK - 1)]);
     }
     if (!v->tid)
         v->tid = (uint32_t)syscall(SYS_gettid);
@@ -250,9 +337,14 @@ static void sample(vcpu *v, uint64_t ip)
     s.period = period;
     s.callchain_nr = nchain;
     s.callchain = chain;
-    s.branch_nr = n;
     s.branches = br;
-    pthread_mutex_lock(&g.lock);
+    for (uint64_t i = 0; i < n; i++) {
+        const pk_tb_info *src = resolve(srcw[i]);
+        br[i].from = src ? src->last : addr_of(W_START(srcw[i]));
+        br[i].to = addr_of(W_START(tow[i]));
+        br[i].flags = src ? kind_flags[src->kind] : 0;
+    }
+    s.branch_nr = n;
     if (g.w && !g.failed) {
         s.time = now_ns();
         if (!v->announced && v->tid != g.pid) {
@@ -269,14 +361,15 @@ static void sample(vcpu *v, uint64_t ip)
 }
 
 /* Exact-counts mode: the straightforward version, with counting. */
-static __attribute__((noinline)) void transition(vcpu *v, const pk_tb_info *p, uint64_t to)
+static __attribute__((noinline)) void transition(vcpu *v, const pk_tb_info *p, const lbr_tb *t)
 {
+    uint64_t to = t->info.vaddr, pw = ((const lbr_tb *)p)->word;
     switch (pk_record_transition(p, to)) {
     case PK_TR_FALLTHROUGH:
     case PK_TR_REPEAT:
         return;
     case PK_TR_DISCONTINUITY:
-        if (p != &g.start && v->range_begin && !g.child)
+        if (p != &g.start.info && v->range_begin && !g.child)
             pair_add(&v->ranges, v->range_begin, p->last);
         v->range_begin = to;
         return;
@@ -285,87 +378,110 @@ static __attribute__((noinline)) void transition(vcpu *v, const pk_tb_info *p, u
     }
     uint64_t from = p->last;
     if (kind_delta[p->kind] > 0)
-        v->stack[v->depth++ & (STACK - 1)] = pk_tb_end(p);
+        v->stack[v->depth++ & (STACK - 1)] = (uint32_t)W_END(pw);
     else if (kind_delta[p->kind] < 0 && v->depth)
         v->depth--;
-    v->rsrc[v->nbr & (RING - 1)] = p;
-    v->rto[v->nbr++ & (RING - 1)] = to;
+    v->rsrc[v->left & (RING - 1)] = pw;
+    v->rto[v->left-- & (RING - 1)] = t->word;
     if (!g.child) {
         if (v->range_begin)
             pair_add(&v->ranges, v->range_begin, from);
         pair_add(&v->branches, from, to);
         v->range_begin = to;
     }
-    if (--v->left == 0)
-        sample(v, to);
+    if (v->left == 0)
+        sample(v, t->word);
 }
 
-/* In user mode a vCPU is a host thread, so the state is one TLS load away
- * (initial-exec: a %fs-relative load, no call). */
-static __thread vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
+static __attribute__((noinline)) vcpu *vcpu_other(unsigned idx)
+{
+    vcpu *v = idx < MAX_VCPUS ? g.vcpus[idx] : NULL;
+    return v ? v : vcpu_get(idx);
+}
 
 static inline vcpu *vcpu_of(unsigned idx)
 {
-    vcpu *v = tls_vcpu;
-    if (__builtin_expect(v == NULL, 0)) {
-        v = vcpu_get(idx);
-        tls_vcpu = v;
-    }
-    return v;
+    return __builtin_expect(idx == 0, 1) ? &v0 : vcpu_other(idx);
 }
 
 static void tb_exec_exact(unsigned int idx, void *ud)
 {
-    const pk_tb_info *t = ud;
+    const lbr_tb *t = ud;
     vcpu *v = vcpu_of(idx);
     if (!v)
         return;
     const pk_tb_info *p = v->prev;
-    v->prev = t;
-    if (t->vaddr != p->ft)
-        transition(v, p, t->vaddr);
+    v->prev = &t->info;
+    if (t->info.vaddr != p->ft)
+        transition(v, p, t);
 }
 
-/* The hot path, run for every executed block. Whether the previous block was
- * left by a taken branch is data-dependent and poorly predictable, so the
- * ring and the sampling countdown are updated without branching on it: the
- * ring slot is always written and only advanced when taken. Calls and
- * returns always transfer, so the shadow stack is touched only for them. A
- * return pops one frame, as the CPU's return stack does (no search for a
- * matching address: longjmp and exceptions leave stale frames until returns
- * unwind past them); a return at depth 0 leaves it at 0. Measured on SQLite:
- * layouts matter more than instruction counts here (see bench/record_cost.sh). */
+/* Calls, returns and blocks not left by a branch: as step() below, plus the
+ * shadow stack. Calls and returns always transfer. A return pops one frame,
+ * as the CPU's return stack does (no search for a matching address: longjmp
+ * and exceptions leave stale frames until returns unwind past them); a
+ * return at depth 0 leaves it at 0. */
+static __attribute__((noinline)) void step_rare(vcpu *v, uint64_t pw, uint64_t w)
+{
+    if (pw & W_NOTBR)
+        return;   /* fall-through, rep re-entry or a discontinuity (signal, sigreturn) */
+    uint64_t n = v->left;
+    v->rsrc[n & (RING - 1)] = pw;
+    v->rto[n & (RING - 1)] = w;
+    v->left = --n;
+    uint64_t d = v->depth;
+    if (pw & W_CALL) {
+        v->stack[d & (STACK - 1)] = (uint32_t)W_END(pw);
+        v->depth = d + 1;
+    } else {
+        v->depth = d - (d != 0);
+    }
+    if (__builtin_expect(n == 0, 0))
+        sample(v, w);
+}
+
+/* The hot path, run for every executed block with its word. Whether the
+ * previous block was left by a taken branch is data-dependent and poorly
+ * predictable, so the ring and the sampling count are updated without
+ * branching on it: the ring slot is always written and only advanced when
+ * taken. */
+static inline __attribute__((always_inline)) void step(vcpu *v, uint64_t w)
+{
+    uint64_t pw = v->pw;
+    v->pw = w;
+    if (__builtin_expect((int64_t)pw < 0, 0)) {
+        step_rare(v, pw, w);
+        return;
+    }
+    uint64_t moved = (uint32_t)w != pw >> 32;
+    uint64_t n = v->left;
+    v->rsrc[n & (RING - 1)] = pw;
+    v->rto[n & (RING - 1)] = w;
+    n -= moved;
+    v->left = n;
+    if (__builtin_expect(n == 0, 0))
+        sample(v, w);
+}
+
+static __attribute__((noinline)) void tb_exec_other(unsigned int idx, uint64_t w)
+{
+    vcpu *v = vcpu_other(idx);
+    if (v)
+        step(v, w);
+}
+
 static void tb_exec(unsigned int idx, void *ud)
 {
-    const pk_tb_info *t = ud;
-    vcpu *v = vcpu_of(idx);
-    if (!v)
-        return;
-    const pk_tb_info *p = v->prev;
-    v->prev = t;
-    uint64_t to = t->vaddr;
-    uint64_t moved = to != p->ft;
-    unsigned k = p->kind;
-    if (__builtin_expect(moved & (kind_rec[k] ^ 1), 0))
-        return;   /* rep re-entry or a discontinuity (signal, sigreturn): not a branch */
-    uint64_t n = v->nbr;
-    v->rsrc[n & (RING - 1)] = p;
-    v->rto[n & (RING - 1)] = to;
-    v->nbr = n + moved;
-    if (__builtin_expect(kind_delta[k] != 0, 0)) {
-        uint64_t d = v->depth;
-        v->stack[d & (STACK - 1)] = pk_tb_end(p);
-        int64_t nd = (int64_t)d + kind_delta[k];
-        v->depth = (uint64_t)(nd & ~(nd >> 63));
-    }
-    v->left -= moved;
-    if (__builtin_expect(v->left == 0, 0))
-        sample(v, to);
+    uint64_t w = (uint64_t)(uintptr_t)ud;
+    if (__builtin_expect(idx == 0, 1))
+        step(&v0, w);
+    else
+        tb_exec_other(idx, w);
 }
 
 /* ---- translation ---- */
 
-static pk_tb_info *tb_alloc(void)
+static lbr_tb *tb_alloc(void)
 {
     if (!g.arena_left) {
         /* cache-line aligned so that no block's info straddles two lines */
@@ -377,6 +493,46 @@ static pk_tb_info *tb_alloc(void)
     }
     g.arena_left--;
     return g.arena++;
+}
+
+/* The id of a guest address, assigned on first sight. Caller holds g.lock;
+ * 0 when out of ids or memory. Chunks never move, so samples on other
+ * threads read g.addr under the lock while it grows. */
+static uint32_t id_of(uint64_t addr)
+{
+    uint64_t *slot = pk_u64map_slot(&g.ids, addr);
+    if (!slot)
+        return 0;
+    if (*slot)
+        return (uint32_t)*slot;
+    uint32_t id = g.nids + 1;
+    if (id > ID_MAX)
+        return 0;
+    uint64_t **chunk = &g.addr[id >> ID_CHUNK];
+    if (!*chunk && !(*chunk = malloc(sizeof(uint64_t) << ID_CHUNK)))
+        return 0;
+    (*chunk)[id & ((1u << ID_CHUNK) - 1)] = addr;
+    g.nids = id;
+    *slot = id;
+    return id;
+}
+
+/* 0 when out of ids or memory. */
+static uint64_t tb_word(const pk_tb_info *t)
+{
+    uint64_t start = id_of(t->vaddr), end = id_of(pk_tb_end(t));
+    if (!start || !end)
+        return 0;
+    uint64_t w = start << 1 | end << 33;
+    if (t->ft == PK_NO_FALLTHROUGH)
+        w |= W_ALWAYS;
+    if (!kind_rec[t->kind])
+        w |= W_NOTBR | W_RARE;
+    if (kind_delta[t->kind] > 0)
+        w |= W_CALL | W_RARE;
+    else if (kind_delta[t->kind] < 0)
+        w |= W_RET | W_RARE;
+    return w;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -391,17 +547,24 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     unsigned len;
     enum pk_br_kind kind = pk_record_classify(qemu_plugin_insn_data(last), size, &len);
     pthread_mutex_lock(&g.lock);
-    pk_tb_info *info = NULL;
+    lbr_tb *info = NULL, *old = NULL;
     uint64_t *slot = pk_u64map_slot(&g.tbs, vaddr);
     if (slot && *slot) {
-        pk_tb_info *old = (pk_tb_info *)(uintptr_t)*slot;
-        if (old->last == lastva && old->size == size && old->kind == kind)
+        old = (lbr_tb *)(uintptr_t)*slot;
+        if (old->info.last == lastva && old->info.size == size && old->info.kind == kind)
             info = old;
     }
     if (!info && (info = tb_alloc()) != NULL) {
-        *info = pk_record_tb_info(vaddr, lastva, (unsigned)size, kind);
-        if (slot)
+        info->info = pk_record_tb_info(vaddr, lastva, (unsigned)size, kind);
+        info->word = tb_word(&info->info);
+        info->older = old;
+        if (!info->word) {
+            pk_err_set(&g.err, "out of memory or block ids (%u addresses)", g.nids);
+            fail_locked();
+            info = NULL;
+        } else if (slot) {
             *slot = (uint64_t)(uintptr_t)info;
+        }
     }
     if (!g.preloaded && g.exe && !g.child && !g.failed) {
         g.preloaded = true;
@@ -411,9 +574,13 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     if (!g.child && lbr_maps_ensure(&g.maps, vaddr, g.failed ? NULL : g.w, g.pid, now_ns(), &g.err) != 0)
         fail_locked();
     pthread_mutex_unlock(&g.lock);
-    if (info)
-        qemu_plugin_register_vcpu_tb_exec_cb(tb, g.exact ? tb_exec_exact : tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-                                             info);
+    if (!info)
+        return;
+    if (g.exact)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
+    else
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                             (void *)(uintptr_t)info->word);
 }
 
 /* ---- exit ---- */
@@ -628,9 +795,14 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         return -1;
     }
     g.pid = (uint32_t)getpid();
-    g.start = pk_record_tb_info(0, UINT64_MAX - 16, 1, PK_BR_NONE);
+    g.start.info = pk_record_tb_info(0, UINT64_MAX - 16, 1, PK_BR_NONE);
+    g.start.word = W_NOTBR | W_RARE;
+    if (!vcpu_get(0)) {
+        fprintf(stderr, "pgokit-lbr: out of memory\n");
+        return -1;
+    }
     pk_err err;
-    if (pk_u64map_init(&g.tbs, 1 << 14) != 0) {
+    if (pk_u64map_init(&g.tbs, 1 << 14) != 0 || pk_u64map_init(&g.ids, 1 << 15) != 0) {
         fprintf(stderr, "pgokit-lbr: out of memory\n");
         return -1;
     }

@@ -23,7 +23,7 @@ check "perf script prints no warnings" test ! -s "$T/script.err"
 nbr=$(grep -oE '0x[0-9a-f]+/0x[0-9a-f]+/' "$T/script.txt" | wc -l)
 check "perf script prints branch stacks ($nbr entries)" test "$nbr" -gt 1000
 perf report -D -i "$T/p.data" > "$T/report.txt" 2>&1
-check "perf report -D has no warnings" bash -c "! grep -qiE 'warning|error|unprocessable|bad' '$T/report.txt'"
+check "perf report -D has no warnings" bash -c "! grep -qiwE 'warning|error|unprocessable|bad' '$T/report.txt'"
 check "perf report -D shows 32-deep branch stacks" grep -q 'branch stack: nr:32' "$T/report.txt"
 check "perf report -D shows call chains" grep -q 'FP chain: nr:' "$T/report.txt"
 perf script -i "$T/p.data" --show-mmap-events -F ip > "$T/mmaps.txt" 2>/dev/null
