@@ -350,27 +350,47 @@ static bool ambiguous_name(const char *s)
     return !strncmp(s, "__cxx_global_var_init", 21) || !strncmp(s, "__tls_init", 10);
 }
 
-int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts *opts,
-                    pk_profset *out, pk_profgen_stats *stats, pk_err *err)
+/* Shared by both generators: symbolizer, DWARF functions, FS detection,
+ * the decoded function ranges and the name cache. */
+static int gen_open(gen *g, pk_binary *bin, pk_profset *out, const pk_profgen_opts *opts,
+                    pk_profgen_stats *stats, pk_err *err)
 {
     memset(stats, 0, sizeof *stats);
-    gen g = {.bin = bin, .ps = out, .o = opts, .st = stats};
-    if (pk_binary_symbolizer(bin, &g.sym, err))
+    *g = (gen){.bin = bin, .ps = out, .o = opts, .st = stats};
+    pk_vec_init(&g->frs, sizeof(fn_range));
+    if (pk_binary_symbolizer(bin, &g->sym, err))
         return -1;
     const pk_dwarf_func *funcs;
     size_t nfuncs;
-    if (pk_dwarf_funcs(g.sym, &funcs, &nfuncs, err))
+    if (pk_dwarf_funcs(g->sym, &funcs, &nfuncs, err))
         return -1;
     pk_elf_symbol fsym;
-    g.fs = pk_elf_find_symbol(pk_binary_elf(bin), "__llvm_fs_discriminator__", &fsym) == 1;
-    stats->fs_discriminators = g.fs;
-    if (g.fs)
+    g->fs = pk_elf_find_symbol(pk_binary_elf(bin), "__llvm_fs_discriminator__", &fsym) == 1;
+    stats->fs_discriminators = g->fs;
+    if (g->fs)
         out->kind |= PK_PROF_FS;
-    pk_vec_init(&g.frs, sizeof(fn_range));
-    if (pk_u64map_init(&g.fr_of, 256) || pk_u64map_init(&g.name_of, 256)) {
-        pk_u64map_free(&g.fr_of);
+    if (pk_u64map_init(&g->fr_of, 256) || pk_u64map_init(&g->name_of, 256)) {
+        pk_u64map_free(&g->fr_of);
         return pk_err_set(err, "out of memory");
     }
+    return 0;
+}
+
+static void gen_close(gen *g)
+{
+    for (size_t i = 0; i < g->frs.len; i++)
+        fr_free(&PK_VEC_AT(&g->frs, fn_range, i));
+    pk_vec_free(&g->frs);
+    pk_u64map_free(&g->fr_of);
+    pk_u64map_free(&g->name_of);
+}
+
+int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts *opts,
+                    pk_profset *out, pk_profgen_stats *stats, pk_err *err)
+{
+    gen g;
+    if (gen_open(&g, bin, out, opts, stats, err))
+        return -1;
     int rc = -1;
     if (add_ranges(&g, raw, err) || emit_bodies(&g, err) || add_calls(&g, raw, err))
         goto out;
@@ -393,11 +413,7 @@ int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts
     }
     rc = 0;
 out:
-    for (size_t i = 0; i < g.frs.len; i++)
-        fr_free(&PK_VEC_AT(&g.frs, fn_range, i));
-    pk_vec_free(&g.frs);
-    pk_u64map_free(&g.fr_of);
-    pk_u64map_free(&g.name_of);
+    gen_close(&g);
     return rc;
 }
 
@@ -638,28 +654,15 @@ static int infer_inlined_calls(pk_profset *ps, pk_ctx_trie *t, uint32_t node, pk
 int pk_profgen_line_cs(pk_binary *bin, const pk_csraw *raw, const pk_profgen_opts *opts,
                        pk_profset *out, pk_profgen_stats *stats, pk_err *err)
 {
-    memset(stats, 0, sizeof *stats);
-    gen g = {.bin = bin, .ps = out, .o = opts, .st = stats};
-    if (pk_binary_symbolizer(bin, &g.sym, err))
+    gen g;
+    if (gen_open(&g, bin, out, opts, stats, err))
         return -1;
-    const pk_dwarf_func *funcs;
-    size_t nfuncs;
-    if (pk_dwarf_funcs(g.sym, &funcs, &nfuncs, err))
-        return -1;
-    pk_elf_symbol fsym;
-    g.fs = pk_elf_find_symbol(pk_binary_elf(bin), "__llvm_fs_discriminator__", &fsym) == 1;
-    stats->fs_discriminators = g.fs;
-    out->kind |= PK_PROF_CS | (g.fs ? PK_PROF_FS : 0);
-    pk_vec_init(&g.frs, sizeof(fn_range));
+    out->kind |= PK_PROF_CS;
     pk_vec frames;
     pk_vec_init(&frames, sizeof(pk_ctx_frame));
     pk_ctx_trie trie;
     bool trie_ok = false;
     int rc = -1;
-    if (pk_u64map_init(&g.fr_of, 256) || pk_u64map_init(&g.name_of, 256)) {
-        pk_err_set(err, "out of memory");
-        goto out;
-    }
     if (cs_bodies(&g, raw, &frames, err) || cs_calls(&g, raw, &frames, err))
         goto out;
     if (pk_ctx_trie_init(&trie, err))
@@ -680,10 +683,6 @@ out:
     if (trie_ok)
         pk_ctx_trie_free(&trie);
     pk_vec_free(&frames);
-    for (size_t i = 0; i < g.frs.len; i++)
-        fr_free(&PK_VEC_AT(&g.frs, fn_range, i));
-    pk_vec_free(&g.frs);
-    pk_u64map_free(&g.fr_of);
-    pk_u64map_free(&g.name_of);
+    gen_close(&g);
     return rc;
 }
