@@ -4,24 +4,9 @@
  * error naming line and column), and mutation fuzzing. */
 #include "test.h"
 #include "perf/perf_data.h"
+#include "perf_fixtures.h"
 
 #include <stdlib.h>
-
-static char *tmp_path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    char *p = buf[k++ & 3];
-    snprintf(p, 512, "%s/%s", pk_test_tmpdir(), name);
-    return p;
-}
-
-static void write_file(const char *path, const void *d, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    fwrite(d, 1, n, f);
-    fclose(f);
-}
 
 /* ---- perf script text ---- */
 
@@ -60,8 +45,8 @@ static int sg_mmap(void *ctx, const pk_mmap_event *m)
 
 static int script(const char *text, sgot *g, pk_err *e)
 {
-    const char *path = tmp_path("s.txt");
-    write_file(path, text, strlen(text));
+    const char *path = pf_tmp_path("s.txt");
+    pf_write_file(path, text, strlen(text));
     memset(g, 0, sizeof *g);
     pk_perf_callbacks cb = {.ctx = g, .sample = sg_sample, .mmap = sg_mmap};
     pk_script_stats st;
@@ -204,7 +189,7 @@ TEST(mutated_script_text_gives_errors_never_crashes)
         "  cycles:u:      4005d0 0x1/0x2/P/-/-/0\n2\n 0x7/0x8/M/X/A/3/COND\n";
     size_t n = strlen(t);
     char *d = malloc(n);
-    const char *path = tmp_path("fuzz.txt");
+    const char *path = pf_tmp_path("fuzz.txt");
     uint64_t seed = 5;
     int errors = 0;
     for (int it = 0; it < 1500; it++) {
@@ -220,7 +205,7 @@ TEST(mutated_script_text_gives_errors_never_crashes)
             default: if (lcg(&seed) % 4 == 0) len = at; break;
             }
         }
-        write_file(path, d, len);
+        pf_write_file(path, d, len);
         sgot g;
         memset(&g, 0, sizeof g);
         pk_perf_callbacks cb = {.ctx = &g, .sample = sg_sample, .mmap = sg_mmap};
