@@ -43,6 +43,11 @@ struct pk_agg {
     pk_vec bids;                 /* agg_bid: BUILD_ID feature, filename → id */
     agg_proc global;             /* every target mapping seen, any pid */
     bool seen_target_mmap;
+    /* The last translation's linear piece: runtime [fast_lo, fast_lo +
+     * fast_len) of process fast_proc is vaddr ip + fast_delta (one mapping
+     * within one segment). Cleared by every event that changes mappings. */
+    const agg_proc *fast_proc;
+    uint64_t fast_lo, fast_len, fast_delta;
     pk_rawprof prof;
     pk_err *cb_err;
 };
@@ -246,6 +251,7 @@ static int classify(const pk_agg *a, const pk_mmap_event *m)
 
 int pk_agg_on_mmap(pk_agg *a, const pk_mmap_event *m, pk_err *err)
 {
+    a->fast_proc = NULL;
     a->prof.stats.mmaps++;
     if (!m->len || m->addr + m->len < m->addr)
         return 0;
@@ -267,6 +273,7 @@ int pk_agg_on_mmap(pk_agg *a, const pk_mmap_event *m, pk_err *err)
 
 int pk_agg_on_comm(pk_agg *a, const pk_comm_event *c, pk_err *err)
 {
+    a->fast_proc = NULL;
     if (!c->exec)
         return 0;
     a->prof.stats.execs++;
@@ -280,6 +287,7 @@ int pk_agg_on_comm(pk_agg *a, const pk_comm_event *c, pk_err *err)
 
 int pk_agg_on_task(pk_agg *a, const pk_task_event *t, pk_err *err)
 {
+    a->fast_proc = NULL;
     if (!t->is_fork || t->pid == t->ppid)
         return 0;  /* EXIT, or a new thread sharing its process's mappings */
     a->prof.stats.forks++;
@@ -322,17 +330,26 @@ static const agg_map *lookup(agg_proc *p, uint64_t ip)
     return &m[lo - 1];
 }
 
-static uint64_t file_off_to_vaddr(const pk_agg *a, uint64_t off)
+static const pk_agg_segment *segment_of_offset(const pk_agg *a, uint64_t off)
 {
     for (size_t i = 0; i < a->nsegs; i++) {
         const pk_agg_segment *s = &a->segs[i];
         if (off >= s->offset && off - s->offset < s->filesz)
-            return s->vaddr + (off - s->offset);
+            return s;
     }
-    return PK_AGG_EXTERNAL;
+    return NULL;
 }
 
-static uint64_t translate(pk_agg *a, agg_proc *p, uint64_t ip)
+static uint64_t translate_slow(pk_agg *a, agg_proc *p, uint64_t ip);
+
+static inline uint64_t translate(pk_agg *a, agg_proc *p, uint64_t ip)
+{
+    if (p == a->fast_proc && ip - a->fast_lo < a->fast_len)
+        return ip + a->fast_delta;
+    return translate_slow(a, p, ip);
+}
+
+static uint64_t translate_slow(pk_agg *a, agg_proc *p, uint64_t ip)
 {
     if (!a->seen_target_mmap) {
         if (!a->o.assume_unrelocated_without_mmap)
@@ -345,7 +362,20 @@ static uint64_t translate(pk_agg *a, agg_proc *p, uint64_t ip)
     const agg_map *m = lookup(p, ip);
     if (!m || !m->target)
         return PK_AGG_EXTERNAL;
-    return file_off_to_vaddr(a, ip - m->start + m->pgoff);
+    uint64_t off = ip - m->start + m->pgoff;
+    const pk_agg_segment *sg = segment_of_offset(a, off);
+    if (!sg)
+        return PK_AGG_EXTERNAL;
+    /* remember the piece of the mapping that lies in this segment */
+    uint64_t lo_off = m->pgoff > sg->offset ? m->pgoff : sg->offset;
+    uint64_t hi_off = m->pgoff + (m->end - m->start), seg_end = sg->offset + sg->filesz;
+    if (hi_off > seg_end)
+        hi_off = seg_end;
+    a->fast_proc = p;
+    a->fast_lo = m->start + (lo_off - m->pgoff);
+    a->fast_len = hi_off - lo_off;
+    a->fast_delta = sg->vaddr - sg->offset + m->pgoff - m->start;
+    return sg->vaddr + (off - sg->offset);
 }
 
 uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip)
@@ -356,7 +386,9 @@ uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip)
 
 /* ---- samples ---- */
 
-int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err)
+/* One sample: statistics always; the range and branch counts unless
+ * `lbr_out` is given, which receives the translated entries instead. */
+static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err)
 {
     pk_agg_stats *st = &a->prof.stats;
     st->samples++;
@@ -374,6 +406,9 @@ int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err)
             st->samples_no_mapping++;
         p = &a->global;
     }
+    /* counters kept local: the stores to lbr_out could alias them */
+    uint64_t entries = 0, branches = 0, external = 0, ranges = 0, drop_ext = 0, drop_back = 0, drop_long = 0;
+    size_t nout = 0;
     const uint8_t *e = (const uint8_t *)s->branches;
     uint64_t prev_from = PK_AGG_EXTERNAL;
     bool used = false, any_inside = false;
@@ -381,42 +416,64 @@ int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err)
         uint64_t rf = pk_ld64(e), rt = pk_ld64(e + 8);
         if (!rf && !rt)
             break;  /* unused LBR slot */
-        st->lbr_entries++;
+        entries++;
         uint64_t from = translate(a, p, rf), to = translate(a, p, rt);
         if (from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL)
             any_inside = true;
+        if (lbr_out)
+            lbr_out[nout++] = (pk_branch){from, to, 0};
         if (to != PK_AGG_EXTERNAL) {
-            if (pk_pairmap_add(&a->prof.branches, from, to, 1))
+            if (!lbr_out && pk_pairmap_add(&a->prof.branches, from, to, 1))
                 return pk_err_set(err, "out of memory");
-            st->branches++;
+            branches++;
             used = true;
         } else {
-            st->branches_external++;
+            external++;
         }
         /* the code run between this branch's target and the newer branch */
         if (i > 0) {
             if (to == PK_AGG_EXTERNAL && prev_from == PK_AGG_EXTERNAL) {
                 /* entirely in other code: not ours */
             } else if (to == PK_AGG_EXTERNAL || prev_from == PK_AGG_EXTERNAL) {
-                st->range_drop[PK_RANGE_DROP_EXTERNAL]++;
+                drop_ext++;
             } else if (to > prev_from) {
-                st->range_drop[PK_RANGE_DROP_BACKWARDS]++;
+                drop_back++;
             } else if (prev_from - to >= a->o.max_range_len) {
-                st->range_drop[PK_RANGE_DROP_TOO_LONG]++;
+                drop_long++;
             } else {
-                if (pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+                if (!lbr_out && pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
                     return pk_err_set(err, "out of memory");
-                st->ranges++;
+                ranges++;
                 used = true;
             }
         }
         prev_from = from;
     }
+    st->lbr_entries += entries;
+    st->branches += branches;
+    st->branches_external += external;
+    st->ranges += ranges;
+    st->range_drop[PK_RANGE_DROP_EXTERNAL] += drop_ext;
+    st->range_drop[PK_RANGE_DROP_BACKWARDS] += drop_back;
+    st->range_drop[PK_RANGE_DROP_TOO_LONG] += drop_long;
+    if (nlbr_out)
+        *nlbr_out = nout;
     if (used)
         st->samples_used++;
     else if (!any_inside)
         st->samples_outside++;
     return 0;
+}
+
+int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err)
+{
+    return on_sample(a, s, NULL, NULL, err);
+}
+
+int pk_agg_count_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err)
+{
+    *nlbr_out = 0;
+    return on_sample(a, s, lbr_out, nlbr_out, err);
 }
 
 /* ---- perf reader glue ---- */

@@ -149,6 +149,13 @@ int pk_agg_on_comm(pk_agg *a, const pk_comm_event *c, pk_err *err);
 int pk_agg_on_task(pk_agg *a, const pk_task_event *t, pk_err *err);
 int pk_agg_on_build_id(pk_agg *a, const pk_build_id_event *b, pk_err *err);
 int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err);
+/* Like pk_agg_on_sample for the statistics, but instead of adding the
+ * sample's ranges and branches to the profile, writes its LBR entries
+ * translated (link-time vaddrs or PK_AGG_EXTERNAL, flags 0; up to the first
+ * unused slot) into lbr_out, which holds s->branch_nr entries. *nlbr_out is
+ * 0 for a sample the aggregator skips (another pid, no branch stack). The
+ * context-sensitive path uses it: its counts come from the unwinder. */
+int pk_agg_count_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err);
 
 /* Fills callbacks that feed the aggregator (errors go into *err). */
 void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb);

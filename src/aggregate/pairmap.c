@@ -5,9 +5,11 @@
 
 #include <stdlib.h>
 
+/* Two multiplies: the middle bits of the product mix every input bit and
+ * tables stay far below 2^32 slots. */
 static inline size_t pair_hash(uint64_t a, uint64_t b)
 {
-    return (size_t)pk_hash64(a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL));
+    return (size_t)(((a * 0x9e3779b97f4a7c15ULL) ^ b) * 0xbf58476d1ce4e5b9ULL >> 29);
 }
 
 int pk_pairmap_init(pk_pairmap *m, size_t initial_cap)

@@ -70,6 +70,16 @@ void pk_binary_close(pk_binary *b)
     free(b);
 }
 
+void pk_binary_drop_caches(pk_binary *b)
+{
+    pk_symbolizer_close(b->sym);
+    b->sym = NULL;
+    for (size_t i = 0; i < b->slots.len; i++)
+        free(PK_VEC_AT(&b->slots, func_insns, i).insns);
+    b->slots.len = 0;
+    pk_u64map_clear(&b->decoded);
+}
+
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
 pk_elf *pk_binary_debug_elf(pk_binary *b) { return b->debug; }
 

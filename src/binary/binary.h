@@ -264,6 +264,9 @@ typedef struct pk_binary pk_binary;
  * an error here; pk_binary_symbolizer will fail). */
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
 void pk_binary_close(pk_binary *bin);
+/* Frees the symbolizer and the decoded instructions (both are rebuilt on
+ * demand): for a caller done with them that goes on with other work. */
+void pk_binary_drop_caches(pk_binary *bin);
 
 pk_elf *pk_binary_elf(pk_binary *bin);        /* the executable */
 pk_elf *pk_binary_debug_elf(pk_binary *bin);  /* where DWARF is read; NULL if none */

@@ -282,6 +282,7 @@ static int parse(pk_symbolizer *s, dw_cu *cu, dw_line_table *lt, pk_err *err)
         return dw_bad(s, err, &s->line, (uint64_t)(c.pos - s->line.data), "%s in line program ending at %llu",
                       what ? what : "truncated opcode", (unsigned long long)unit_end);
     }
+    pk_vec_shrink(&rows); /* kept for the binary's lifetime: a big CU has 100k+ rows */
     lt->rows = rows.data;
     lt->nrows = rows.len;
     lt->seqs = seqs.data;

@@ -222,10 +222,12 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
         }
         uint64_t guid = pk_ld64(d.c.pos);
         d.stats.records++;
-        bool want = !keep || pk_u64map_get(keep, guid);
+        uint64_t start;
+        bool has_symbol = resolve && resolve(resolve_ctx, guid, &start) == 0;
+        /* a body without a symbol cannot be named by the caller's set: kept */
+        bool want = !keep || pk_u64map_get(keep, guid) || (resolve && !has_symbol);
         if (!d.addr_based) {
-            uint64_t start;
-            d.origin_known = resolve && resolve(resolve_ctx, guid, &start) == 0;
+            d.origin_known = has_symbol;
             if (d.origin_known)
                 d.last_addr = start;
         }
@@ -238,6 +240,8 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
     }
     if (d.probes.len > 1)
         qsort(d.probes.data, d.probes.len, sizeof(pk_probe), probe_cmp);
+    pk_vec_shrink(&d.probes);
+    pk_vec_shrink(&d.nodes);
     out->probes = d.probes.data;
     out->n = d.probes.len;
     out->nodes = d.nodes.data;

@@ -87,7 +87,8 @@ typedef struct pk_probe_table {
 typedef int (*pk_probe_resolver)(void *ctx, uint64_t guid, uint64_t *addr);
 
 /* Decodes `.pseudo_probe`. `keep` (may be NULL: keep all) holds the top-level
- * GUIDs to keep as keys. `where` names the file for messages; offsets in
+ * GUIDs to keep as keys (a record whose GUID `resolve` does not know, a body
+ * without a symbol, is kept too: no caller can name it). `where` names the file for messages; offsets in
  * errors are the section's file offset plus the position in the section. */
 int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
                           uint64_t section_file_offset, const char *where,

@@ -82,10 +82,12 @@ static int prog_sample(void *c, const pk_sample *s)
                 fprintf(stderr, "\rprofgen: %s: %llu samples  ", p->name, (unsigned long long)p->n);
         }
     }
-    int rc = p->inner.sample(p->inner.ctx, s);
-    if (!rc && p->unw && (p->pid < 0 || s->pid == (uint32_t)p->pid))
-        rc = pk_unwind_perf_sample(p->unw, p->agg, s, p->err);
-    return rc;
+    /* A sample with a stack goes to the unwinder, which counts it in the
+     * aggregator's statistics; its range and branch counts are the
+     * unwinder's, per context. */
+    if (p->unw && s->callchain_nr && (p->pid < 0 || s->pid == (uint32_t)p->pid))
+        return pk_unwind_perf_sample(p->unw, p->agg, s, p->err);
+    return p->inner.sample(p->inner.ctx, s);
 }
 static int prog_mmap(void *c, const pk_mmap_event *m) { progress *p = c; return p->inner.mmap(p->inner.ctx, m); }
 static int prog_comm(void *c, const pk_comm_event *e) { progress *p = c; return p->inner.comm(p->inner.ctx, e); }
@@ -140,6 +142,8 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
         pk_script_stats ss;
         rc = pk_perf_script_read(in->path, &cb, &ss, err);
     }
+    if (!rc && p.unw)
+        rc = pk_unwinder_finish(p.unw, err);
     if (show_progress)
         fprintf(stderr, "\r\033[K");
     if (!rc) {
@@ -181,7 +185,9 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
     return rc;
 }
 
-static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g)
+/* ctx_distinct: {branches, ranges} distinct per context when the samples
+ * went to the unwinder, else NULL. */
+static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const size_t *ctx_distinct)
 {
     const pk_agg_stats *s = &r->stats;
     fprintf(stderr, "profgen: samples: %llu read, %llu used", (unsigned long long)s->samples,
@@ -195,10 +201,12 @@ static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g)
     if (s->samples_no_mapping)
         fprintf(stderr, ", %llu of unknown processes (global mapping used)",
                 (unsigned long long)s->samples_no_mapping);
-    fprintf(stderr, "\nprofgen: LBR: %llu entries, %llu branches counted (%zu distinct), %llu to other code; "
-            "%llu ranges counted (%zu distinct)\n",
-            (unsigned long long)s->lbr_entries, (unsigned long long)s->branches, r->branches.len,
-            (unsigned long long)s->branches_external, (unsigned long long)s->ranges, r->ranges.len);
+    const char *per = ctx_distinct && (ctx_distinct[0] || ctx_distinct[1]) ? " in context" : "";
+    fprintf(stderr, "\nprofgen: LBR: %llu entries, %llu branches counted (%zu distinct%s), %llu to other code; "
+            "%llu ranges counted (%zu distinct%s)\n",
+            (unsigned long long)s->lbr_entries, (unsigned long long)s->branches,
+            *per ? ctx_distinct[0] : r->branches.len, per, (unsigned long long)s->branches_external,
+            (unsigned long long)s->ranges, *per ? ctx_distinct[1] : r->ranges.len, per);
     uint64_t drops[PK_RANGE_DROP_N];
     uint64_t any = 0;
     for (int i = 0; i < PK_RANGE_DROP_N; i++) {
@@ -228,11 +236,11 @@ static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g)
 
 static void print_unwind(const pk_unwind_stats *u, size_t contexts, const pk_tailcall_stats *tc)
 {
-    fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound (%llu without stack), %zu contexts; "
+    fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu without stack), %zu contexts; "
             "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
             "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
             (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
-            (unsigned long long)u->samples_no_stack, contexts,
+            (unsigned long long)u->walks, (unsigned long long)u->samples_no_stack, contexts,
             (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
             (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
             (unsigned long long)u->ranges_dropped);
@@ -338,6 +346,7 @@ int pk_cmd_profgen(int argc, char **argv)
     bool raw_init = false, cs_init = false, probes_init = false;
     pk_csraw csr;
     pk_unwind_stats ust = {0};
+    size_t ncontexts = 0, ctx_distinct[2] = {0, 0};
     pk_probe_info probes;
     pk_profset ps, nested;
     bool ps_init = false, nested_init = false;
@@ -410,13 +419,13 @@ int pk_cmd_profgen(int argc, char **argv)
         if (pk_rawprof_write(&raw, out, &err))
             goto fail;
         if (!quiet) {
-            print_summary(&raw, NULL);
+            print_summary(&raw, NULL, NULL);
             fprintf(stderr, "profgen: wrote raw profile %s\n", out);
         }
         rc = 0;
         goto done;
     }
-    if (!raw.ranges.len && !raw.branches.len) {
+    if (!raw.ranges.len && !raw.branches.len && !(cs_init && (csr.ranges.len || csr.branches.len))) {
         pk_err_set(&err, "no samples of %s in the input", binary);
         goto fail;
     }
@@ -425,11 +434,6 @@ int pk_cmd_profgen(int argc, char **argv)
     if (pk_profset_init(&ps, &err))
         goto fail;
     ps_init = true;
-    if (mode == GEN_PROBE || mode == GEN_CS) {
-        if (pk_probe_info_load(&probes, elf, NULL, &err))
-            goto fail;
-        probes_init = true;
-    }
     if (show)
         fprintf(stderr, "profgen: symbolizing...");
     pk_profgen_stats gs;
@@ -442,21 +446,50 @@ int pk_cmd_profgen(int argc, char **argv)
     memset(&pis, 0, sizeof pis);
     const pk_profset *result = &ps;
     int g;
+    /* Tail-call frames first: they add call sites of functions that may
+     * have no sample of their own, whose probes are then needed. */
+    if (mode == GEN_CS || mode == GEN_LINE_CS) {
+        if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
+            goto fail;
+    }
+    if (mode == GEN_PROBE || mode == GEN_CS) {
+        /* only the sampled functions' probes, as llvm-profgen (all of them
+         * would be most of the memory and time at small sample counts) */
+        pk_u64map keep = {0};
+        int lr = pk_probe_sampled_guids(elf, mode == GEN_CS ? &csr : NULL, mode == GEN_PROBE ? &raw : NULL,
+                                        &keep, &err) ||
+                 pk_probe_info_load(&probes, elf, &keep, &err);
+        pk_u64map_free(&keep);
+        if (lr)
+            goto fail;
+        probes_init = true;
+    }
     if (mode == GEN_LINE) {
         g = pk_profgen_line(bin, &raw, &go, &ps, &gs, &err);
     } else if (mode == GEN_PROBE) {
         g = pk_profgen_probe(bin, &probes, &raw, &ps, &pst, &err);
     } else {
-        g = !no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err);
-        if (!g)
-            g = mode == GEN_CS ? pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err)
+        g = mode == GEN_CS ? pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err)
                                : pk_profgen_line_cs(bin, &csr, &go, &ps, &gs, &err);
+        /* The counts are in the profile now: free the address-level data
+         * before the pre-inliner's peak (the context count is kept for the
+         * summary). */
+        ncontexts = pk_csraw_num_ctxs(&csr);
+        ctx_distinct[0] = csr.branches.len;
+        ctx_distinct[1] = csr.ranges.len;
+        pk_pairmap_free(&csr.ranges);
+        pk_pairmap_free(&csr.branches);
+        if (probes_init) {
+            pk_probe_info_free(&probes);
+            probes_init = false;
+        }
         if (!g && !no_preinline) {
             pk_ctx_sizes *sizes = NULL;
             pk_preinline_opts po;
             pk_preinline_defaults(&po);
-            g = pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err) ||
-                pk_preinline(&ps, sizes, &po, &pis, &err);
+            g = pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
+            pk_binary_drop_caches(bin); /* DWARF and instructions are not needed past here */
+            g = g || pk_preinline(&ps, sizes, &po, &pis, &err);
             pk_ctx_sizes_free(sizes);
             if (!g && !(g = pk_profset_init(&nested, &err))) {
                 nested_init = true;
@@ -479,15 +512,15 @@ int pk_cmd_profgen(int argc, char **argv)
         pk_err_set(&err, "no function of %s (build-id %s) received samples; nothing written", binary,
                    t.build_id_size ? h : "none");
         if (!quiet)
-            print_summary(&raw, mode == GEN_LINE ? &gs : NULL);
+            print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? ctx_distinct : NULL);
         goto fail;
     }
     if (pk_prof_write_file(result, &wo, out, &err))
         goto fail;
     if (!quiet) {
-        print_summary(&raw, mode == GEN_LINE ? &gs : NULL);
+        print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? ctx_distinct : NULL);
         if (mode == GEN_CS || mode == GEN_LINE_CS)
-            print_unwind(&ust, pk_csraw_num_ctxs(&csr), no_infer ? NULL : &tst);
+            print_unwind(&ust, ncontexts, no_infer ? NULL : &tst);
         if (mode == GEN_LINE)
             fprintf(stderr, "profgen: wrote %s (%s, line-based AutoFDO): %zu functions, total samples %llu, "
                     "body samples %llu\n", out, pk_prof_format_name(wo.format), nprof,

@@ -134,9 +134,9 @@ int pk_cmd_show(int argc, char **argv)
         goto out;
     }
     if (syms) {
-        for (size_t i = 0; i < ps.symbols.cap; i++)
-            if (ps.symbols.used[i])
-                printf("%s\n", pk_profset_name(&ps, (pk_name_id)ps.symbols.keys[i]));
+        for (size_t i = 0; i < pk_u64map_end(&ps.symbols); i++)
+            if (pk_u64map_used(&ps.symbols, i))
+                printf("%s\n", pk_profset_name(&ps, (pk_name_id)pk_u64map_key(&ps.symbols, i)));
         goto out;
     }
     if (all) {

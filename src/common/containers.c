@@ -15,7 +15,7 @@ int pk_vec_reserve(pk_vec *v, size_t n)
 {
     if (n <= v->cap)
         return 0;
-    size_t cap = v->cap ? v->cap : 16;
+    size_t cap = v->cap ? v->cap : 4;
     while (cap < n)
         cap *= 2;
     void *d = pk_xrealloc_array(v->data, cap, v->elem);
@@ -34,6 +34,17 @@ void *pk_vec_push(pk_vec *v)
     memset(slot, 0, v->elem);
     v->len++;
     return slot;
+}
+
+void pk_vec_shrink(pk_vec *v)
+{
+    if (v->cap > v->len && v->len) {
+        void *d = pk_xrealloc_array(v->data, v->len, v->elem);
+        if (d) { /* on failure the larger block is as good */
+            v->data = d;
+            v->cap = v->len;
+        }
+    }
 }
 
 void pk_vec_free(pk_vec *v)
@@ -60,77 +71,91 @@ int pk_u64map_init(pk_u64map *m, size_t initial_cap)
     size_t cap = 16;
     while (cap < initial_cap)
         cap *= 2;
-    m->keys = calloc(cap, sizeof *m->keys);
-    m->vals = calloc(cap, sizeof *m->vals);
-    m->used = calloc(cap, 1);
-    m->cap = cap;
-    m->len = 0;
-    if (!m->keys || !m->vals || !m->used) {
-        pk_u64map_free(m);
+    memset(m, 0, sizeof *m);
+    m->e = calloc(cap, sizeof *m->e);
+    if (!m->e)
         return -1;
-    }
+    m->cap = cap;
     return 0;
 }
 
 void pk_u64map_free(pk_u64map *m)
 {
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    m->keys = m->vals = NULL;
-    m->used = NULL;
-    m->cap = m->len = 0;
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+void pk_u64map_clear(pk_u64map *m)
+{
+    if (m->cap)
+        memset(m->e, 0, m->cap * sizeof *m->e);
+    m->len = 0;
+    m->has_zero = false;
 }
 
 static int u64map_grow(pk_u64map *m)
 {
-    pk_u64map n;
-    if (pk_u64map_init(&n, m->cap * 2))
+    size_t ncap = m->cap ? m->cap * 2 : 16, mask = ncap - 1;
+    pk_u64map_entry *ne = calloc(ncap, sizeof *ne);
+    if (!ne)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
+        uint64_t k = m->e[i].key;
+        if (!k)
             continue;
-        size_t mask = n.cap - 1, j = pk_hash64(m->keys[i]) & mask;
-        while (n.used[j])
+        size_t j = pk_hash64(k) & mask;
+        while (ne[j].key)
             j = (j + 1) & mask;
-        n.used[j] = 1;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-        n.len++;
+        ne[j] = m->e[i];
     }
-    pk_u64map_free(m);
-    *m = n;
+    free(m->e);
+    m->e = ne;
+    m->cap = ncap;
     return 0;
 }
 
 uint64_t *pk_u64map_slot(pk_u64map *m, uint64_t key)
 {
+    if (!key) {
+        if (!m->has_zero) {
+            m->has_zero = true;
+            m->zero_val = 0;
+            m->len++;
+        }
+        return &m->zero_val;
+    }
     if ((m->len + 1) * 4 > m->cap * 3 && u64map_grow(m))
         return NULL;
     size_t mask = m->cap - 1, j = pk_hash64(key) & mask;
-    while (m->used[j]) {
-        if (m->keys[j] == key)
-            return &m->vals[j];
+    for (;;) {
+        pk_u64map_entry *e = &m->e[j];
+        if (e->key == key)
+            return &e->val;
+        if (!e->key) {
+            e->key = key;
+            e->val = 0;
+            m->len++;
+            return &e->val;
+        }
         j = (j + 1) & mask;
     }
-    m->used[j] = 1;
-    m->keys[j] = key;
-    m->vals[j] = 0;
-    m->len++;
-    return &m->vals[j];
 }
 
 uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key)
 {
+    if (!key)
+        return m->has_zero ? (uint64_t *)&m->zero_val : NULL;
     if (!m->cap)
         return NULL;
     size_t mask = m->cap - 1, j = pk_hash64(key) & mask;
-    while (m->used[j]) {
-        if (m->keys[j] == key)
-            return &m->vals[j];
+    for (;;) {
+        pk_u64map_entry *e = &m->e[j];
+        if (e->key == key)
+            return &e->val;
+        if (!e->key)
+            return NULL;
         j = (j + 1) & mask;
     }
-    return NULL;
 }
 
 uint64_t pk_cursor_uleb(pk_cursor *c)

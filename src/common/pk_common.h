@@ -81,6 +81,8 @@ static inline void pk_vec_init(pk_vec *v, size_t elem) { v->data = NULL; v->len 
 void *pk_vec_push(pk_vec *v);          /* returns a zeroed slot, NULL on OOM */
 int pk_vec_reserve(pk_vec *v, size_t n);
 void pk_vec_free(pk_vec *v);
+/* Gives back the unused capacity (for a vector that is done growing). */
+void pk_vec_shrink(pk_vec *v);
 #define PK_VEC_AT(v, T, i) (((T *)(v)->data)[i])
 
 /* ---- allocation helpers that never return NULL silently: callers check ---- */
@@ -96,23 +98,43 @@ static inline uint64_t pk_hash64(uint64_t x)
 }
 uint64_t pk_hash_bytes(const void *p, size_t n);
 
-/* ---- open-addressed map u64 → u64 (key 0 is allowed; values are counts or
- * indexes). The hot structure of aggregation: flat, no per-entry allocation. */
+/* ---- open-addressed map u64 → u64 (every key allowed; values are counts or
+ * indexes). The hot structure of aggregation: one array of (key, value)
+ * pairs so a lookup touches one cache line, no per-entry allocation. Key 0
+ * marks a free slot (calloc'd tables stay lazily zeroed pages), so a real
+ * key 0 is kept aside in `zero_val`. A zeroed struct is an empty map. */
+typedef struct pk_u64map_entry {
+    uint64_t key, val;
+} pk_u64map_entry;
+
 typedef struct pk_u64map {
-    uint64_t *keys;
-    uint64_t *vals;
-    uint8_t *used;
-    size_t cap;   /* power of two */
-    size_t len;
+    pk_u64map_entry *e;
+    size_t cap;      /* power of two (0 before the first insertion) */
+    size_t len;      /* keys present, key 0 included */
+    bool has_zero;   /* key 0 is present; its value is zero_val */
+    uint64_t zero_val;
 } pk_u64map;
 
 int pk_u64map_init(pk_u64map *m, size_t initial_cap);
 void pk_u64map_free(pk_u64map *m);
-/* Returns a pointer to the value slot for key, inserting 0 if absent; NULL on OOM. */
+/* Returns a pointer to the value slot for key, inserting 0 if absent; NULL
+ * on OOM. The pointer is valid until the next insertion. */
 uint64_t *pk_u64map_slot(pk_u64map *m, uint64_t key);
 /* Returns a pointer to the value, or NULL if absent. */
 uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key);
-/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ... */
+/* Removes every key, keeping the table. */
+void pk_u64map_clear(pk_u64map *m);
+/* Iteration in table order:
+ *   for (size_t i = 0; i < pk_u64map_end(m); i++)
+ *       if (pk_u64map_used(m, i)) ... pk_u64map_key(m, i), pk_u64map_val(m, i) */
+static inline size_t pk_u64map_end(const pk_u64map *m) { return m->cap + 1; }
+static inline bool pk_u64map_used(const pk_u64map *m, size_t i)
+{
+    return i < m->cap ? m->e[i].key != 0 : m->has_zero;
+}
+static inline uint64_t pk_u64map_key(const pk_u64map *m, size_t i) { return i < m->cap ? m->e[i].key : 0; }
+static inline uint64_t pk_u64map_val(const pk_u64map *m, size_t i) { return i < m->cap ? m->e[i].val : m->zero_val; }
+static inline uint64_t *pk_u64map_valp(pk_u64map *m, size_t i) { return i < m->cap ? &m->e[i].val : &m->zero_val; }
 
 
 /* ---- bounds-checked cursor over bytes, with LEB128 (DWARF, extbinary,

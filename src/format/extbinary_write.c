@@ -352,9 +352,9 @@ int pk_extbin_write(const pk_profset *ps, const pk_write_opts *o, pk_buf *out, p
             rc = pk_err_set(err, "out of memory");
             goto out;
         }
-        for (size_t i = 0; i < ps->symbols.cap; i++)
-            if (ps->symbols.used[i])
-                syms[ns++] = (pk_name_id)ps->symbols.keys[i];
+        for (size_t i = 0; i < pk_u64map_end(&ps->symbols); i++)
+            if (pk_u64map_used(&ps->symbols, i))
+                syms[ns++] = (pk_name_id)pk_u64map_key(&ps->symbols, i);
         qsort_r(syms, ns, sizeof *syms, name_sort, (void *)ps);
         for (size_t i = 0; i < ns; i++)
             pk_buf_put(&pay, pk_profset_name(ps, syms[i]), pk_profset_name_len(ps, syms[i]) + 1);

@@ -446,8 +446,7 @@ int pk_layout_evaluate(size_t n_funcs, const uint64_t *sizes, const uint32_t *or
     for (size_t t = 0; t < n_traces && rc == 0; t++) {
         if (traces[t].weight == 0)
             continue;
-        memset(mine.used, 0, mine.cap);
-        mine.len = 0;
+        pk_u64map_clear(&mine);
         for (size_t i = 0; i < traces[t].len && rc == 0; i++) {
             uint32_t f = traces[t].funcs[i];
             if (f >= n_funcs) {

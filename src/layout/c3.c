@@ -98,11 +98,11 @@ int pk_c3_order(size_t n_funcs, const uint64_t *sizes, const uint64_t *samples,
         }
         *w += arcs[a].weight;
     }
-    for (size_t i = 0; i < arcw.cap; i++) {
-        if (!arcw.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&arcw); i++) {
+        if (!pk_u64map_used(&arcw, i))
             continue;
-        uint32_t caller = (uint32_t)(arcw.keys[i] >> 32), callee = (uint32_t)arcw.keys[i];
-        uint64_t w = arcw.vals[i];
+        uint32_t caller = (uint32_t)(pk_u64map_key(&arcw, i) >> 32), callee = (uint32_t)pk_u64map_key(&arcw, i);
+        uint64_t w = pk_u64map_val(&arcw, i);
         in_total[callee] += w;
         /* Heaviest caller; ties to the lower index, whatever the map order. */
         if (w > best_w[callee] || (w == best_w[callee] && caller < best_pred[callee])) {

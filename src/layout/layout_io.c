@@ -158,8 +158,7 @@ static int acc_flush(trace_acc *a, pk_layout_trace_set *out)
     t->len = a->funcs.len;
     t->weight = a->weight;
     pk_vec_init(&a->funcs, sizeof(uint32_t));
-    memset(a->seen.used, 0, a->seen.cap);
-    a->seen.len = 0;
+    pk_u64map_clear(&a->seen);
     return 0;
 }
 

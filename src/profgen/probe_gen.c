@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "common/md5.h"
+
 #define NO_NAME UINT32_MAX
 
 /* Per-run state shared by both generators. */
@@ -460,4 +462,92 @@ done:
     pk_pairmap_free(&counts);
     pk_pairmap_free(&touched);
     return rc;
+}
+
+/* ---- which functions to decode ---- */
+
+struct guid_set {
+    const pk_elf *elf;
+    const pk_elf_symbol *funcs;
+    size_t nfuncs;
+    pk_u64map seen;       /* function symbol address → 1 */
+    pk_u64map *keep;
+};
+
+/* Adds the GUIDs of the function containing vaddr (every name at its
+ * address: a record may be keyed by an alias). */
+static int want_function_at(struct guid_set *g, uint64_t vaddr)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(g->elf, vaddr);
+    if (!f) {
+        /* past a symbol's size (padding, a symbol-less fragment): the
+         * record of the nearest function before it may still cover it */
+        size_t lo = 0, hi = g->nfuncs;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->funcs[mid].addr <= vaddr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (!lo)
+            return 0;
+        f = &g->funcs[lo - 1];
+        while (f > g->funcs && f[-1].addr == f->addr)
+            f--;
+    }
+    uint64_t *seen = pk_u64map_slot(&g->seen, f->addr);
+    if (!seen)
+        return -1;
+    if (*seen)
+        return 0;
+    *seen = 1;
+    for (const pk_elf_symbol *s = f; s < g->funcs + g->nfuncs && s->addr == f->addr; s++) {
+        uint64_t *k = pk_u64map_slot(g->keep, pk_md5_guid(s->name, strlen(s->name)));
+        if (!k)
+            return -1;
+        *k = 1;
+    }
+    return 0;
+}
+
+static int want_pairs(struct guid_set *g, const pk_pairmap *m, uint64_t base, bool cs_keys)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        const pk_pair_count *e = &m->e[i];
+        if (!e->n)
+            continue;
+        uint64_t a = cs_keys ? (uint32_t)e->a : e->a, b = e->b;
+        if (cs_keys) {
+            a = a == PK_CS_EXTERNAL_OFF ? PK_AGG_EXTERNAL : base + a;
+            b += base;
+        }
+        if ((a != PK_AGG_EXTERNAL && want_function_at(g, a)) || want_function_at(g, b))
+            return -1;
+    }
+    return 0;
+}
+
+int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawprof *raw, pk_u64map *keep,
+                           pk_err *err)
+{
+    struct guid_set g = {.elf = elf, .keep = keep};
+    g.funcs = pk_elf_funcs(elf, &g.nfuncs);
+    int rc = -1;
+    if (pk_u64map_init(&g.seen, 1024))
+        return pk_err_set(err, "out of memory");
+    if (cs) {
+        if (want_pairs(&g, &cs->ranges, cs->base, true) || want_pairs(&g, &cs->branches, cs->base, true))
+            goto done;
+        const uint64_t *frames = cs->frames.data;
+        for (size_t i = 0; i < cs->frames.len; i++)
+            if (frames[i] && want_function_at(&g, frames[i]))
+                goto done;
+    }
+    if (raw && (want_pairs(&g, &raw->ranges, 0, false) || want_pairs(&g, &raw->branches, 0, false)))
+        goto done;
+    rc = 0;
+done:
+    pk_u64map_free(&g.seen);
+    return rc ? pk_err_set(err, "out of memory") : 0;
 }

@@ -47,4 +47,11 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
 
+/* The GUIDs (MD5 of every name at the function's address) of the functions
+ * holding a sampled address of `cs` and/or `raw` (either may be NULL): the
+ * top-level probe records worth decoding, as llvm-profgen decodes only
+ * profiled functions. Adds to `keep`. */
+int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawprof *raw, pk_u64map *keep,
+                           pk_err *err);
+
 #endif

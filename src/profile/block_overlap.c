@@ -83,10 +83,10 @@ static uint64_t folded_total(const struct folded *f, const struct folded *other,
     if (!skip_calls)
         return f->total;
     uint64_t sum = 0;
-    for (size_t k = 0; k < f->locs.cap; k++)
-        if (f->locs.used[k] && !pk_u64map_get(&f->calls, f->locs.keys[k]) &&
-            !(other && pk_u64map_get(&other->calls, f->locs.keys[k])))
-            sum += f->locs.vals[k];
+    for (size_t k = 0; k < pk_u64map_end(&f->locs); k++)
+        if (pk_u64map_used(&f->locs, k) && !pk_u64map_get(&f->calls, pk_u64map_key(&f->locs, k)) &&
+            !(other && pk_u64map_get(&other->calls, pk_u64map_key(&f->locs, k))))
+            sum += pk_u64map_val(&f->locs, k);
     return sum;
 }
 
@@ -108,11 +108,11 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
     uint64_t ref_total = 0;
     for (size_t i = 0; i < r.funcs.len; i++)
         ref_total += folded_total(&PK_VEC_AT(&r.funcs, struct folded, i), NULL, skip_calls);
-    for (size_t i = 0; i < r.index.cap; i++) {
-        if (!r.index.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&r.index); i++) {
+        if (!pk_u64map_used(&r.index, i))
             continue;
-        const struct folded *rf = &PK_VEC_AT(&r.funcs, struct folded, r.index.vals[i] - 1);
-        uint64_t *ti = pk_u64map_get(&t.index, r.index.keys[i]);
+        const struct folded *rf = &PK_VEC_AT(&r.funcs, struct folded, pk_u64map_val(&r.index, i) - 1);
+        uint64_t *ti = pk_u64map_get(&t.index, pk_u64map_key(&r.index, i));
         const struct folded *tf = ti ? &PK_VEC_AT(&t.funcs, struct folded, *ti - 1) : NULL;
         uint64_t rtot = folded_total(rf, tf, skip_calls);
         if (!rtot)
@@ -125,16 +125,16 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
         out->common_functions++;
         out->ref_weight_covered += weight;
         double sum = 0;
-        for (size_t k = 0; k < rf->locs.cap; k++) {
-            if (!rf->locs.used[k])
+        for (size_t k = 0; k < pk_u64map_end(&rf->locs); k++) {
+            if (!pk_u64map_used(&rf->locs, k))
                 continue;
-            uint64_t loc = rf->locs.keys[k];
+            uint64_t loc = pk_u64map_key(&rf->locs, k);
             if (skip_calls && (pk_u64map_get(&rf->calls, loc) || pk_u64map_get(&tf->calls, loc)))
                 continue;
             uint64_t *tc = pk_u64map_get(&tf->locs, loc);
             if (!tc)
                 continue;
-            double a = (double)rf->locs.vals[k] / (double)rtot, b = (double)*tc / (double)ttot;
+            double a = (double)pk_u64map_val(&rf->locs, k) / (double)rtot, b = (double)*tc / (double)ttot;
             sum += a < b ? a : b;
         }
         out->overlap += weight * sum;

@@ -142,6 +142,17 @@ pk_fprof *pk_profset_find_guid(const pk_profset *ps, uint64_t guid)
     return find_by_name_id(ps, id);
 }
 
+/* Frees a profile's counts and its inlined instances' (they belong to it
+ * alone), leaving it empty: merged-away contexts are most of the memory of
+ * a context-sensitive profile while the pre-inliner runs. */
+static void fprof_empty(pk_fprof *f)
+{
+    for (size_t i = 0; i < f->children.len; i++)
+        fprof_empty(PK_VEC_AT(&f->children, pk_fprof *, i));
+    fprof_release(f);
+    f->nbody = 0;
+}
+
 void pk_profset_remove(pk_profset *ps, pk_fprof *f)
 {
     if (f->ctx == PK_NO_CTX || f->removed)
@@ -150,6 +161,7 @@ void pk_profset_remove(pk_profset *ps, pk_fprof *f)
     if (v)
         *v = 0;
     f->removed = 1;
+    fprof_empty(f);
 }
 
 size_t pk_profset_count(const pk_profset *ps)
@@ -187,17 +199,44 @@ int pk_profset_sorted(const pk_profset *ps, pk_fprof ***out, size_t *n, pk_err *
 
 /* ---- building ---- */
 
+/* Most profiles (a context's, an inlinee's) touch a handful of locations:
+ * those are found by scanning the slots, and the loc → slot map is built
+ * only once a profile grows past SLOT_SCAN (it is most of the memory of a
+ * context-sensitive profile otherwise). */
+#define SLOT_SCAN 16
+
+/* Slot index + 1 of loc, 0 if absent. */
+static uint64_t slot_find(const pk_fprof *f, uint64_t loc)
+{
+    if (f->slot_of.len) {
+        const uint64_t *v = pk_u64map_get(&f->slot_of, loc);
+        return v ? *v : 0;
+    }
+    const struct pk_fprof_slot *sl = f->slots.data;
+    for (size_t i = 0; i < f->slots.len; i++)
+        if (sl[i].loc == loc)
+            return i + 1;
+    return 0;
+}
+
 static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, pk_err *err)
 {
-    uint64_t *v = pk_u64map_slot(&f->slot_of, loc);
-    if (!v) {
-        pk_err_set(err, "out of memory");
-        return NULL;
-    }
-    if (!*v) {
+    uint64_t found = slot_find(f, loc);
+    if (!found) {
         if (f->slots.len >= UINT32_MAX - 1) {
             pk_err_set(err, "too many locations in one function");
             return NULL;
+        }
+        if (f->slots.len == SLOT_SCAN && !f->slot_of.len) {
+            const struct pk_fprof_slot *sl = f->slots.data;
+            for (size_t i = 0; i < f->slots.len; i++) {
+                uint64_t *v = pk_u64map_slot(&f->slot_of, sl[i].loc);
+                if (!v) {
+                    pk_err_set(err, "out of memory");
+                    return NULL;
+                }
+                *v = i + 1;
+            }
         }
         struct pk_fprof_slot *s = pk_vec_push(&f->slots);
         if (!s) {
@@ -205,9 +244,18 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
             return NULL;
         }
         s->loc = loc;
-        *v = f->slots.len;
+        found = f->slots.len;
+        if (f->slot_of.len) {
+            uint64_t *v = pk_u64map_slot(&f->slot_of, loc);
+            if (!v) {
+                f->slots.len--;
+                pk_err_set(err, "out of memory");
+                return NULL;
+            }
+            *v = found;
+        }
     }
-    *idx = (uint32_t)(*v - 1);
+    *idx = (uint32_t)(found - 1);
     return &PK_VEC_AT(&f->slots, struct pk_fprof_slot, *idx);
 }
 
@@ -294,10 +342,10 @@ pk_fprof *pk_fprof_callsite(pk_profset *ps, pk_fprof *f, uint32_t line, uint32_t
 
 int pk_fprof_get_body(const pk_fprof *f, uint32_t line, uint32_t disc, uint64_t *count)
 {
-    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    uint64_t v = slot_find(f, pk_loc(line, disc));
     if (!v)
         return -1;
-    const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, *v - 1);
+    const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, v - 1);
     if (!s->in_body)
         return -1;
     *count = s->count;
@@ -306,19 +354,19 @@ int pk_fprof_get_body(const pk_fprof *f, uint32_t line, uint32_t disc, uint64_t 
 
 pk_fprof *pk_fprof_find_callsite(const pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee)
 {
-    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    uint64_t v = slot_find(f, pk_loc(line, disc));
     if (!v)
         return NULL;
-    uint64_t *c = pk_u64map_get(&f->sites, (*v - 1) << 32 | callee);
+    uint64_t *c = pk_u64map_get(&f->sites, (v - 1) << 32 | callee);
     return c ? PK_VEC_AT(&f->children, pk_fprof *, *c) : NULL;
 }
 
 int pk_fprof_get_call(const pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id target, uint64_t *count)
 {
-    uint64_t *v = pk_u64map_get(&f->slot_of, pk_loc(line, disc));
+    uint64_t v = slot_find(f, pk_loc(line, disc));
     if (!v)
         return -1;
-    uint64_t *c = pk_u64map_get(&f->calls, (*v - 1) << 32 | target);
+    uint64_t *c = pk_u64map_get(&f->calls, (v - 1) << 32 | target);
     if (!c)
         return -1;
     *count = *c;
@@ -336,9 +384,9 @@ uint64_t pk_fprof_head_estimate(const pk_fprof *f)
         if (s->in_body && s->loc < body_loc)
             body_loc = s->loc, body_count = s->count;
     }
-    for (size_t i = 0; i < f->sites.cap; i++)
-        if (f->sites.used[i]) {
-            uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, f->sites.keys[i] >> 32).loc;
+    for (size_t i = 0; i < pk_u64map_end(&f->sites); i++)
+        if (pk_u64map_used(&f->sites, i)) {
+            uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, pk_u64map_key(&f->sites, i) >> 32).loc;
             if (loc < site_loc)
                 site_loc = loc;
         }
@@ -346,10 +394,10 @@ uint64_t pk_fprof_head_estimate(const pk_fprof *f)
     if (body_loc != UINT64_MAX && body_loc < site_loc) {
         count = body_count;
     } else if (site_loc != UINT64_MAX) {
-        for (size_t i = 0; i < f->sites.cap; i++)
-            if (f->sites.used[i] &&
-                PK_VEC_AT(&f->slots, struct pk_fprof_slot, f->sites.keys[i] >> 32).loc == site_loc)
-                count = pk_sat_add(count, pk_fprof_head_estimate(PK_VEC_AT(&f->children, pk_fprof *, f->sites.vals[i])));
+        for (size_t i = 0; i < pk_u64map_end(&f->sites); i++)
+            if (pk_u64map_used(&f->sites, i) &&
+                PK_VEC_AT(&f->slots, struct pk_fprof_slot, pk_u64map_key(&f->sites, i) >> 32).loc == site_loc)
+                count = pk_sat_add(count, pk_fprof_head_estimate(PK_VEC_AT(&f->children, pk_fprof *, pk_u64map_val(&f->sites, i))));
     }
     return count ? count : f->total > 0;
 }
@@ -399,9 +447,9 @@ uint64_t pk_fprof_max_count(const pk_fprof *f)
 
 void pk_fprof_visit_names(const pk_fprof *f, void (*fn)(pk_name_id, void *), void *arg)
 {
-    for (size_t i = 0; i < f->calls.cap; i++)
-        if (f->calls.used[i])
-            fn((pk_name_id)f->calls.keys[i], arg);
+    for (size_t i = 0; i < pk_u64map_end(&f->calls); i++)
+        if (pk_u64map_used(&f->calls, i))
+            fn((pk_name_id)pk_u64map_key(&f->calls, i), arg);
     for (size_t i = 0; i < f->children.len; i++) {
         const pk_fprof *c = PK_VEC_AT(&f->children, pk_fprof *, i);
         fn(c->name, arg);
@@ -463,13 +511,13 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
         tcount += s->ncalls;
         pos[i] = (uint32_t)(v->nbody - 1);
     }
-    for (size_t i = 0; i < f->calls.cap; i++) {
-        if (!f->calls.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&f->calls); i++) {
+        if (!pk_u64map_used(&f->calls, i))
             continue;
-        uint32_t slot = (uint32_t)(f->calls.keys[i] >> 32);
+        uint32_t slot = (uint32_t)(pk_u64map_key(&f->calls, i) >> 32);
         pk_body_entry *b = &v->body[pos[slot]];
-        b->calls[b->ncalls].name = (pk_name_id)f->calls.keys[i];
-        b->calls[b->ncalls].count = f->calls.vals[i];
+        b->calls[b->ncalls].name = (pk_name_id)pk_u64map_key(&f->calls, i);
+        b->calls[b->ncalls].count = pk_u64map_val(&f->calls, i);
         b->ncalls++;
     }
     for (size_t i = 0; i < v->nbody; i++)
@@ -477,15 +525,15 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
             qsort_r(v->body[i].calls, v->body[i].ncalls, sizeof(pk_call_target), target_cmp, (void *)ps);
     /* entries carry their target ranges along when sorted */
     qsort(v->body, v->nbody, sizeof *v->body, body_cmp);
-    for (size_t i = 0; i < f->sites.cap; i++) {
-        if (!f->sites.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&f->sites); i++) {
+        if (!pk_u64map_used(&f->sites, i))
             continue;
-        uint32_t slot = (uint32_t)(f->sites.keys[i] >> 32);
+        uint32_t slot = (uint32_t)(pk_u64map_key(&f->sites, i) >> 32);
         uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, slot).loc;
         pk_callsite_entry *c = &v->sites[v->nsites++];
         c->line = pk_loc_line(loc);
         c->disc = pk_loc_disc(loc);
-        c->callee = PK_VEC_AT(&f->children, pk_fprof *, f->sites.vals[i]);
+        c->callee = PK_VEC_AT(&f->children, pk_fprof *, pk_u64map_val(&f->sites, i));
     }
     qsort_r(v->sites, v->nsites, sizeof *v->sites, site_cmp, (void *)ps);
     free(pos);
@@ -528,20 +576,20 @@ int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const 
                                             pk_sat_mul(s->count, weight), err))
             return -1;
     }
-    for (size_t i = 0; i < src->calls.cap; i++) {
-        if (!src->calls.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&src->calls); i++) {
+        if (!pk_u64map_used(&src->calls, i))
             continue;
-        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, src->calls.keys[i] >> 32).loc;
+        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, pk_u64map_key(&src->calls, i) >> 32).loc;
         pk_name_id t;
-        if (map_name(dps, sps, (pk_name_id)src->calls.keys[i], &t, err) ||
-            pk_fprof_add_call(dst, pk_loc_line(loc), pk_loc_disc(loc), t, pk_sat_mul(src->calls.vals[i], weight), err))
+        if (map_name(dps, sps, (pk_name_id)pk_u64map_key(&src->calls, i), &t, err) ||
+            pk_fprof_add_call(dst, pk_loc_line(loc), pk_loc_disc(loc), t, pk_sat_mul(pk_u64map_val(&src->calls, i), weight), err))
             return -1;
     }
-    for (size_t i = 0; i < src->sites.cap; i++) {
-        if (!src->sites.used[i])
+    for (size_t i = 0; i < pk_u64map_end(&src->sites); i++) {
+        if (!pk_u64map_used(&src->sites, i))
             continue;
-        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, src->sites.keys[i] >> 32).loc;
-        const pk_fprof *sc = PK_VEC_AT(&src->children, pk_fprof *, src->sites.vals[i]);
+        uint64_t loc = PK_VEC_AT(&src->slots, struct pk_fprof_slot, pk_u64map_key(&src->sites, i) >> 32).loc;
+        const pk_fprof *sc = PK_VEC_AT(&src->children, pk_fprof *, pk_u64map_val(&src->sites, i));
         pk_name_id callee;
         if (map_name(dps, sps, sc->name, &callee, err))
             return -1;
@@ -583,10 +631,10 @@ int pk_profset_merge(pk_profset *dst, const pk_profset *src, uint64_t weight, si
     pk_vec frames;
     pk_vec_init(&frames, sizeof(pk_ctx_frame));
     int rc = 0;
-    for (size_t i = 0; i < src->symbols.cap && !rc; i++) {
+    for (size_t i = 0; i < pk_u64map_end(&src->symbols) && !rc; i++) {
         pk_name_id id;
-        if (src->symbols.used[i])
-            rc = map_name(dst, src, (pk_name_id)src->symbols.keys[i], &id, err) ||
+        if (pk_u64map_used(&src->symbols, i))
+            rc = map_name(dst, src, (pk_name_id)pk_u64map_key(&src->symbols, i), &id, err) ||
                          pk_profset_add_symbol(dst, id, err)
                      ? -1
                      : 0;
@@ -640,9 +688,9 @@ static void fprof_scale(pk_fprof *f, uint64_t num, uint64_t den)
         struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
         s->count = scale1(s->count, num, den);
     }
-    for (size_t i = 0; i < f->calls.cap; i++)
-        if (f->calls.used[i])
-            f->calls.vals[i] = scale1(f->calls.vals[i], num, den);
+    for (size_t i = 0; i < pk_u64map_end(&f->calls); i++)
+        if (pk_u64map_used(&f->calls, i))
+            *pk_u64map_valp(&f->calls, i) = scale1(pk_u64map_val(&f->calls, i), num, den);
     for (size_t i = 0; i < f->children.len; i++)
         fprof_scale(PK_VEC_AT(&f->children, pk_fprof *, i), num, den);
 }

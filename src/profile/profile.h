@@ -206,7 +206,8 @@ pk_fprof *pk_profset_find_guid(const pk_profset *ps, uint64_t guid);
 /* Adds a name to the profile symbol list. */
 int pk_profset_add_symbol(pk_profset *ps, pk_name_id name, pk_err *err);
 size_t pk_profset_num_symbols(const pk_profset *ps);
-/* Removes a top-level profile (it stays allocated until the set is freed). */
+/* Removes a top-level profile: its counts are freed at once, the (now
+ * empty) struct stays allocated until the set is freed. */
 void pk_profset_remove(pk_profset *ps, pk_fprof *f);
 /* Live top-level profiles in LLVM writer order (total samples descending,
  * then context order). Caller frees the array. */

@@ -218,9 +218,9 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
             goto done;
         }
     }
-    for (size_t i = 0; i < t.icall_targets.cap; i++)
-        if (t.icall_targets.used[i] && t.icall_targets.vals[i] == UINT64_MAX)
-            t.icall_targets.vals[i] = 0;
+    for (size_t i = 0; i < pk_u64map_end(&t.icall_targets); i++)
+        if (pk_u64map_used(&t.icall_targets, i) && pk_u64map_val(&t.icall_targets, i) == UINT64_MAX)
+            *pk_u64map_valp(&t.icall_targets, i) = 0;
 
     size_t nctx = pk_csraw_num_ctxs(raw);
     remap = malloc((nctx + 1) * sizeof *remap);

@@ -71,7 +71,89 @@ void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint
     *b = r->base + e->b;
 }
 
+static bool fits(const pk_csraw *r, uint64_t a)
+{
+    return a >= r->base && a - r->base < PK_CS_EXTERNAL_OFF;
+}
+
+static int ctx_cmp(const void *x, const void *y, void *arg)
+{
+    const pk_csraw *r = arg;
+    uint32_t na, nb;
+    const uint64_t *a = pk_csraw_ctx(r, *(const uint32_t *)x, &na), *b = pk_csraw_ctx(r, *(const uint32_t *)y, &nb);
+    for (uint32_t i = 0; i < na && i < nb; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return na < nb ? -1 : na > nb;
+}
+
+int pk_csraw_canonicalize(pk_csraw *r, pk_err *err)
+{
+    size_t n = pk_csraw_num_ctxs(r);
+    uint32_t *order = malloc((n + 1) * sizeof *order), *newid = malloc((n + 1) * sizeof *newid);
+    pk_csraw out;
+    bool out_ok = false;
+    int rc = -1;
+    if (!order || !newid) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, n, sizeof *order, ctx_cmp, r);
+    if (pk_csraw_init(&out, r->base, err))
+        goto done;
+    out_ok = true;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len, id;
+        const uint64_t *fr = pk_csraw_ctx(r, order[i], &len);
+        if (pk_csraw_intern(&out, fr, len, &id, err))
+            goto done;
+        newid[order[i]] = id;
+    }
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *from = which ? &r->branches : &r->ranges;
+        pk_pairmap *to = which ? &out.branches : &out.ranges;
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto done;
+            }
+        }
+    }
+    pk_csraw_free(r);
+    *r = out;
+    out_ok = false;
+    rc = 0;
+done:
+    if (out_ok)
+        pk_csraw_free(&out);
+    free(order);
+    free(newid);
+    return rc;
+}
+
 /* ---- the unwinder ---- */
+
+/* Identical samples (a hot loop fills the LBR with the same entries under
+ * the same stack) are unwound once with their count as weight: a small
+ * direct-mapped cache of recent translated samples, each evicted entry
+ * unwound when replaced, the rest at pk_unwinder_finish. */
+#define SAMPLE_CACHE 2048
+
+typedef struct cached_sample {
+    uint64_t hash, weight;   /* weight 0: empty */
+    uint32_t nstack, nlbr;
+    uint64_t *words;         /* stack, then (from, to) per LBR entry */
+    size_t cap;
+} cached_sample;
+
+/* A range or branch count waiting to be added: consecutive LBR entries of
+ * one sample often repeat (a loop), so equal keys are summed first. */
+typedef struct pending_count {
+    uint64_t a, b, n;
+} pending_count;
 
 struct pk_unwinder {
     pk_unwind_code code;
@@ -79,14 +161,24 @@ struct pk_unwinder {
     pk_csraw *out;
     pk_unwind_stats st;
     uint64_t *stack;      /* call sites, outermost first */
+    uint32_t *node;       /* node[d]: stack-trie node of stack[0..d) */
     size_t depth, cap;
     uint64_t *key;        /* compressed/trimmed copy of the stack */
+    /* The stack trie: every distinct stack seen gets a node, so that a call
+     * or return crossed in the LBR moves to the next context with one map
+     * lookup instead of re-hashing the whole stack. */
+    pk_u64map trie;       /* (parent node << 32 | site offset) → node */
+    pk_u64map ctx_of;     /* (node << 32 | leaf offset) → ctx id + 1 */
+    uint32_t nodes;
     uint32_t cur_ctx;
     uint64_t cur_leaf;    /* leaf entry of cur_ctx */
     bool ctx_dirty;
+    pending_count prange, pbranch;
     /* direct-mapped caches of the code queries: LBR addresses repeat a lot */
     struct { uint64_t addr; int cls; } cls_cache[4096];
     struct { uint64_t addr, entry; } entry_cache[4096];
+    struct { uint64_t addr, site; } site_cache[4096];   /* site 0: not after a call */
+    cached_sample *samples;
     /* translation scratch for pk_unwind_perf_sample */
     uint64_t *tstack;
     pk_branch *tlbr;
@@ -110,6 +202,7 @@ pk_unwinder *pk_unwinder_new(const pk_unwind_code *code, const pk_unwind_opts *o
         u->o.max_range_len = 1 << 20;
     u->out = out;
     u->ctx_dirty = true;
+    u->nodes = 1; /* node 0: the empty stack */
     return u;
 }
 
@@ -117,7 +210,14 @@ void pk_unwinder_free(pk_unwinder *u)
 {
     if (!u)
         return;
+    if (u->samples)
+        for (size_t i = 0; i < SAMPLE_CACHE; i++)
+            free(u->samples[i].words);
+    free(u->samples);
+    pk_u64map_free(&u->trie);
+    pk_u64map_free(&u->ctx_of);
     free(u->stack);
+    free(u->node);
     free(u->key);
     free(u->tstack);
     free(u->tlbr);
@@ -133,15 +233,45 @@ static int ensure_stack(pk_unwinder *u, size_t n, pk_err *err)
     size_t cap = u->cap ? u->cap * 2 : 64;
     while (cap < n)
         cap *= 2;
-    uint64_t *s = realloc(u->stack, cap * sizeof *s), *k = realloc(u->key, (cap + 1) * sizeof *k);
+    uint64_t *s = realloc(u->stack, cap * sizeof *s), *k = s ? realloc(u->key, (cap + 1) * sizeof *k) : NULL;
+    uint32_t *nd = k ? realloc(u->node, (cap + 1) * sizeof *nd) : NULL;
     if (s)
         u->stack = s;
     if (k)
         u->key = k;
-    if (!s || !k)
+    if (nd)
+        u->node = nd;
+    if (!s || !k || !nd)
         return pk_err_set(err, "out of memory");
     u->cap = cap;
     return 0;
+}
+
+/* Pushes a call site (a vaddr inside the binary) on the stack. */
+static int push_site(pk_unwinder *u, uint64_t site, pk_err *err)
+{
+    if (ensure_stack(u, u->depth + 1, err))
+        return -1;
+    uint64_t *v = pk_u64map_slot(&u->trie, (uint64_t)u->node[u->depth] << 32 | (uint32_t)(site - u->out->base));
+    if (!v)
+        return pk_err_set(err, "out of memory");
+    if (!*v) {
+        if (u->nodes == UINT32_MAX)
+            return pk_err_set(err, "too many distinct call stacks");
+        *v = u->nodes++;
+    }
+    u->stack[u->depth++] = site;
+    u->node[u->depth] = (uint32_t)*v;
+    u->ctx_dirty = true;
+    return 0;
+}
+
+static void set_depth(pk_unwinder *u, size_t depth)
+{
+    if (depth != u->depth) {
+        u->depth = depth;
+        u->ctx_dirty = true;
+    }
 }
 
 /* Removes adjacent repetitions of windows of 1..max_len sites in place
@@ -153,7 +283,7 @@ static size_t compress_recursion(uint64_t *s, size_t n, int max_len)
     for (size_t k = 1; k <= limit && k <= n / 2; k++) {
         size_t out = 0;
         for (size_t i = 0; i < n;) {
-            if (out >= k && i + k <= n && !memcmp(s + out - k, s + i, k * sizeof *s)) {
+            if (out >= k && i + k <= n && s[out - k] == s[i] && !memcmp(s + out - k, s + i, k * sizeof *s)) {
                 i += k;
                 continue;
             }
@@ -186,6 +316,18 @@ static uint64_t func_entry(pk_unwinder *u, uint64_t addr)
     return u->entry_cache[i].entry;
 }
 
+/* The call site before return address `ret`, or 0 when there is none. */
+static uint64_t call_before(pk_unwinder *u, uint64_t ret)
+{
+    size_t i = pk_hash64(ret) & 4095;
+    if (u->site_cache[i].addr != ret + 1) {
+        uint64_t site;
+        u->site_cache[i].addr = ret + 1;
+        u->site_cache[i].site = u->code.call_before(u->code.ctx, ret, &site) == 0 && fits(u->out, site) ? site : 0;
+    }
+    return u->site_cache[i].site;
+}
+
 /* The context id of the current stack with the function containing
  * `addr` as the leaf. */
 static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
@@ -195,32 +337,56 @@ static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err
         *ctx = u->cur_ctx;
         return 0;
     }
-    size_t n = u->depth;
-    if (n)
-        memcpy(u->key, u->stack, n * sizeof *u->key);
-    if (u->o.compress_recursion != 0) {
-        size_t c = compress_recursion(u->key, n, u->o.compress_recursion);
-        u->st.recursion_compressed += n - c;
-        n = c;
+    uint32_t leaf_off = leaf && fits(u->out, leaf) ? (uint32_t)(leaf - u->out->base) : PK_CS_EXTERNAL_OFF;
+    uint64_t *v = pk_u64map_slot(&u->ctx_of, (uint64_t)u->node[u->depth] << 32 | leaf_off);
+    if (!v)
+        return pk_err_set(err, "out of memory");
+    if (!*v) {
+        size_t n = u->depth;
+        if (n)
+            memcpy(u->key, u->stack, n * sizeof *u->key);
+        if (u->o.compress_recursion != 0) {
+            size_t c = compress_recursion(u->key, n, u->o.compress_recursion);
+            u->st.recursion_compressed += n - c;
+            n = c;
+        }
+        uint64_t *k = u->key;
+        if (u->o.max_depth >= 0 && n > (size_t)u->o.max_depth) {
+            u->st.depth_trimmed += n - (size_t)u->o.max_depth;
+            k += n - (size_t)u->o.max_depth;
+            n = (size_t)u->o.max_depth;
+        }
+        k[n] = leaf; /* key has room: it is sized like the stack, plus one */
+        uint32_t id;
+        if (pk_csraw_intern(u->out, k, (uint32_t)n + 1, &id, err))
+            return -1;
+        *v = (uint64_t)id + 1;
     }
-    uint64_t *k = u->key;
-    if (u->o.max_depth >= 0 && n > (size_t)u->o.max_depth) {
-        u->st.depth_trimmed += n - (size_t)u->o.max_depth;
-        k += n - (size_t)u->o.max_depth;
-        n = (size_t)u->o.max_depth;
-    }
-    k[n] = leaf; /* key has room: it is sized like the stack, plus one */
-    if (pk_csraw_intern(u->out, k, (uint32_t)n + 1, &u->cur_ctx, err))
-        return -1;
+    u->cur_ctx = (uint32_t)(*v - 1);
     u->cur_leaf = leaf;
     u->ctx_dirty = false;
     *ctx = u->cur_ctx;
     return 0;
 }
 
-static bool fits(const pk_csraw *r, uint64_t a)
+static int flush_pending(pk_pairmap *m, pending_count *p, pk_err *err)
 {
-    return a >= r->base && a - r->base < PK_CS_EXTERNAL_OFF;
+    if (p->n && pk_pairmap_add(m, p->a, p->b, p->n))
+        return pk_err_set(err, "out of memory");
+    p->n = 0;
+    return 0;
+}
+
+static int add_pending(pk_pairmap *m, pending_count *p, uint64_t a, uint64_t b, uint64_t w, pk_err *err)
+{
+    if (p->n && p->a == a && p->b == b) {
+        p->n += w;
+        return 0;
+    }
+    if (flush_pending(m, p, err))
+        return -1;
+    *p = (pending_count){a, b, w};
+    return 0;
 }
 
 static int record_range(pk_unwinder *u, uint64_t begin, uint64_t end, uint64_t w, pk_err *err)
@@ -229,17 +395,15 @@ static int record_range(pk_unwinder *u, uint64_t begin, uint64_t end, uint64_t w
         return 0; /* code of another object: not ours to count */
     if (begin == PK_AGG_EXTERNAL || end == PK_AGG_EXTERNAL || begin > end ||
         end - begin >= u->o.max_range_len || !fits(u->out, begin) || !fits(u->out, end)) {
-        u->st.ranges_dropped++;
+        u->st.ranges_dropped += w;
         return 0;
     }
     uint32_t ctx;
     if (current_ctx(u, begin, &ctx, err))
         return -1;
     uint64_t base = u->out->base;
-    if (pk_pairmap_add(&u->out->ranges, (uint64_t)ctx << 32 | (begin - base), end - base, w))
-        return pk_err_set(err, "out of memory");
-    u->st.ranges++;
-    return 0;
+    u->st.ranges += w;
+    return add_pending(&u->out->ranges, &u->prange, (uint64_t)ctx << 32 | (begin - base), end - base, w, err);
 }
 
 static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, uint64_t w, pk_err *err)
@@ -251,47 +415,13 @@ static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, uint64_t w,
         return -1;
     uint64_t base = u->out->base;
     uint64_t src = from == PK_AGG_EXTERNAL ? PK_CS_EXTERNAL_OFF : from - base;
-    if (pk_pairmap_add(&u->out->branches, (uint64_t)ctx << 32 | src, to - base, w))
-        return pk_err_set(err, "out of memory");
-    u->st.branches++;
-    return 0;
+    u->st.branches += w;
+    return add_pending(&u->out->branches, &u->pbranch, (uint64_t)ctx << 32 | src, to - base, w, err);
 }
 
-int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
-                     const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err)
+static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err)
 {
-    u->st.samples++;
-    if (!nlbr) {
-        u->st.samples_no_lbr++;
-        return 0;
-    }
-    if (!nstack) {
-        u->st.samples_no_stack++;
-        return 0;
-    }
-    /* The callers' call sites from the return addresses, innermost first,
-     * up to the first frame outside the binary or not after a call. */
-    if (ensure_stack(u, nstack + nlbr + 1, err))
-        return -1;
-    size_t n = 0;
-    for (size_t i = 1; i < nstack; i++) {
-        uint64_t site;
-        if (stack[i] == PK_AGG_EXTERNAL) {
-            u->st.stack_truncated_external++;
-            break;
-        }
-        if (u->code.call_before(u->code.ctx, stack[i], &site) != 0) {
-            u->st.stack_truncated_not_call++;
-            break;
-        }
-        u->key[n++] = site;
-    }
-    for (size_t i = 0; i < n; i++) /* outermost first */
-        u->stack[i] = u->key[n - 1 - i];
-    u->depth = n;
-    u->ctx_dirty = true;
-
-    uint64_t ip = 0;
+    uint64_t ip = 0, site;
     for (size_t i = 0; i < nlbr; i++) {
         uint64_t from = pk_ld64(&lbr[i].from), to = pk_ld64(&lbr[i].to);
         if (i > 0 && record_range(u, to, ip, weight, err))
@@ -300,52 +430,39 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
          * is walked through, not into: its ranges are dropped, and the
          * calls and returns that enter and leave it keep the stack right. */
         int cls = from == PK_AGG_EXTERNAL ? -1 : insn_class(u, from);
-        uint64_t site;
         switch (cls) {
         case PK_INSN_CALL:
         case PK_INSN_ICALL:
             /* Back across a call: from the callee's entry to its caller. */
-            if (u->depth > 0 && u->stack[u->depth - 1] == from) {
-                u->depth--;
-                u->ctx_dirty = true;
-            } else if (u->depth > 0) {
-                u->st.call_mismatch++; /* a frame missing from the stack: stay */
-            }
+            if (u->depth > 0 && u->stack[u->depth - 1] == from)
+                set_depth(u, u->depth - 1);
+            else if (u->depth > 0)
+                u->st.call_mismatch += weight; /* a frame missing from the stack: stay */
             break;
         case PK_INSN_RET:
             /* Back across a return: from the return site into the callee. */
             if (to == PK_AGG_EXTERNAL) {
                 /* returning to an outside caller (a callback): the frames
                  * above are not ours, the callee becomes the root */
-                if (u->depth) {
-                    u->depth = 0;
-                    u->ctx_dirty = true;
-                }
+                set_depth(u, 0);
                 break;
             }
-            if (u->code.call_before(u->code.ctx, to, &site) != 0) {
-                u->st.return_not_after_call++;
-                u->depth = 0;
-                u->ctx_dirty = true;
+            if (!(site = call_before(u, to))) {
+                u->st.return_not_after_call += weight;
+                set_depth(u, 0);
                 break;
             }
-            if (ensure_stack(u, u->depth + 1, err))
+            if (push_site(u, site, err))
                 return -1;
-            u->stack[u->depth++] = site;
-            u->ctx_dirty = true;
             break;
         case -1:
             /* From outside: a return from an outside callee lands right
              * after one of our calls (push it: the call entering that
              * callee, older in the LBR, pops it again); anything else (a
              * callback entry, a PLT jump) leaves the stack as it is. */
-            u->st.outside_entries++;
-            if (to != PK_AGG_EXTERNAL && u->code.call_before(u->code.ctx, to, &site) == 0) {
-                if (ensure_stack(u, u->depth + 1, err))
-                    return -1;
-                u->stack[u->depth++] = site;
-                u->ctx_dirty = true;
-            }
+            u->st.outside_entries += weight;
+            if (to != PK_AGG_EXTERNAL && (site = call_before(u, to)) && push_site(u, site, err))
+                return -1;
             break;
         default: /* jumps stay in the frame (tail calls too) */
             break;
@@ -354,7 +471,75 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
             return -1;
         ip = from;
     }
-    u->st.samples_unwound++;
+    return flush_pending(&u->out->ranges, &u->prange, err) || flush_pending(&u->out->branches, &u->pbranch, err);
+}
+
+int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
+                     const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err)
+{
+    u->st.samples += weight;
+    if (!nlbr) {
+        u->st.samples_no_lbr += weight;
+        return 0;
+    }
+    if (!nstack) {
+        u->st.samples_no_stack += weight;
+        return 0;
+    }
+    /* The callers' call sites from the return addresses, innermost first,
+     * up to the first frame outside the binary or not after a call. */
+    if (ensure_stack(u, nstack + 1, err))
+        return -1;
+    size_t n = 0;
+    for (size_t i = 1; i < nstack; i++) {
+        if (stack[i] == PK_AGG_EXTERNAL) {
+            u->st.stack_truncated_external += weight;
+            break;
+        }
+        uint64_t site = call_before(u, stack[i]);
+        if (!site) {
+            u->st.stack_truncated_not_call += weight;
+            break;
+        }
+        u->key[n++] = site;
+    }
+    u->depth = 0;
+    u->node[0] = 0;
+    u->ctx_dirty = true;
+    for (size_t i = n; i-- > 0;) /* outermost first */
+        if (push_site(u, u->key[i], err))
+            return -1;
+    if (unwind_lbr(u, lbr, nlbr, weight, err))
+        return -1;
+    u->st.walks++;
+    u->st.samples_unwound += weight;
+    return 0;
+}
+
+/* A word-at-a-time hash of a translated sample. */
+static uint64_t hash_words(const uint64_t *w, size_t n)
+{
+    uint64_t h = n * 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ w[i]) * 0xff51afd7ed558ccdULL + (h >> 29);
+    return pk_hash64(h);
+}
+
+static int unwind_cached(pk_unwinder *u, cached_sample *c, pk_err *err)
+{
+    int rc = pk_unwind_sample(u, c->words, c->nstack, (const pk_branch *)(c->words + c->nstack), c->nlbr,
+                              c->weight, err);
+    c->weight = 0;
+    return rc;
+}
+
+int pk_unwinder_finish(pk_unwinder *u, pk_err *err)
+{
+    if (!u->samples)
+        return 0;
+    for (size_t i = 0; i < SAMPLE_CACHE; i++)
+        if (u->samples[i].weight && unwind_cached(u, &u->samples[i], err))
+            return -1;
     return 0;
 }
 
@@ -372,6 +557,11 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
             return pk_err_set(err, "out of memory");
         u->tcap = need;
     }
+    if (!u->samples && !(u->samples = calloc(SAMPLE_CACHE, sizeof *u->samples)))
+        return pk_err_set(err, "out of memory");
+    size_t nl;
+    if (pk_agg_count_sample(agg, s, u->tlbr, &nl, err))
+        return -1;
     /* User frames only: the entries after PERF_CONTEXT_USER (or all of them
      * when there is no marker). */
     size_t ns = 0;
@@ -386,18 +576,35 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
         if (user)
             u->tstack[ns++] = pk_agg_translate(agg, s->pid, a);
     }
-    size_t nl = 0;
-    const uint8_t *b = (const uint8_t *)s->branches;
-    for (uint64_t i = 0; i < s->branch_nr; i++, b += sizeof(pk_branch)) {
-        uint64_t f = pk_ld64(b), t = pk_ld64(b + 8);
-        if (!f && !t)
-            break; /* unused LBR slot */
-        u->tlbr[nl].from = pk_agg_translate(agg, s->pid, f);
-        u->tlbr[nl].to = pk_agg_translate(agg, s->pid, t);
-        u->tlbr[nl].flags = 0;
-        nl++;
+    if (!nl || !ns) /* only counted: nothing to unwind */
+        return pk_unwind_sample(u, u->tstack, ns, u->tlbr, nl, 1, err);
+    /* the translated LBR is (from, to, 0) words: the sample is ns + 3 nl words */
+    const uint64_t *lw = (const uint64_t *)u->tlbr;
+    size_t nw = ns + 3 * nl;
+    /* the whole stack, the newest LBR entries: equality is checked in full */
+    uint64_t h = hash_words(u->tstack, ns) * 31 ^ hash_words(lw, 3 * (nl < 8 ? nl : 8)) ^ nl;
+    cached_sample *c = &u->samples[h & (SAMPLE_CACHE - 1)];
+    if (c->weight && c->hash == h && c->nstack == ns && c->nlbr == nl &&
+        !memcmp(c->words, u->tstack, ns * sizeof *u->tstack) && !memcmp(c->words + ns, lw, 3 * nl * sizeof *lw)) {
+        c->weight++;
+        return 0;
     }
-    return pk_unwind_sample(u, u->tstack, ns, u->tlbr, nl, 1, err);
+    if (c->weight && unwind_cached(u, c, err))
+        return -1;
+    if (nw > c->cap) {
+        uint64_t *w = realloc(c->words, nw * sizeof *w);
+        if (!w)
+            return pk_err_set(err, "out of memory");
+        c->words = w;
+        c->cap = nw;
+    }
+    memcpy(c->words, u->tstack, ns * sizeof *u->tstack);
+    memcpy(c->words + ns, lw, 3 * nl * sizeof *lw);
+    c->hash = h;
+    c->nstack = (uint32_t)ns;
+    c->nlbr = (uint32_t)nl;
+    c->weight = 1;
+    return 0;
 }
 
 /* ---- pk_unwind_code over a pk_binary ---- */

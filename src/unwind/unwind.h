@@ -48,6 +48,7 @@ void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin);
 /* Counters for the closing summary: why samples or parts of them were lost. */
 typedef struct pk_unwind_stats {
     uint64_t samples, samples_unwound;
+    uint64_t walks;                       /* LBR walks: identical samples share one */
     uint64_t samples_no_lbr, samples_no_stack;
     uint64_t stack_truncated_external;    /* callers above an address outside the binary */
     uint64_t stack_truncated_not_call;    /* return address not preceded by a call */
@@ -56,8 +57,8 @@ typedef struct pk_unwind_stats {
     uint64_t outside_entries;             /* LBR entries whose source is outside the binary's functions */
     uint64_t ranges, ranges_dropped;      /* recorded / invalid (backwards, too long, half external) */
     uint64_t branches;
-    uint64_t recursion_compressed;        /* frames removed by recursion compression */
-    uint64_t depth_trimmed;               /* frames removed by the depth limit */
+    uint64_t recursion_compressed;        /* frames removed by recursion compression (once per distinct stack and leaf) */
+    uint64_t depth_trimmed;               /* frames removed by the depth limit (likewise) */
 } pk_unwind_stats;
 
 /* The context-sensitive raw profile: interned address contexts and, per
@@ -89,6 +90,10 @@ static inline const uint64_t *pk_csraw_ctx(const pk_csraw *r, uint32_t ctx, uint
     return &PK_VEC_AT(&r->frames, uint64_t, c->first);
 }
 static inline size_t pk_csraw_num_ctxs(const pk_csraw *r) { return r->ctxs.len; }
+/* Renumbers the contexts in the order of their address lists, so that what
+ * is built from them does not depend on the order samples came in (several
+ * inputs, identical samples unwound late). */
+int pk_csraw_canonicalize(pk_csraw *r, pk_err *err);
 /* Decodes a range/branch key back into (ctx, begin/source vaddr or
  * PK_AGG_EXTERNAL, end/target vaddr). */
 void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b);
@@ -113,10 +118,15 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
                      const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err);
 const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
 
-/* Glue for the perf reader: translates a pk_sample's call chain and LBR
- * through the aggregator's address spaces (which must have seen the mmap,
- * comm and task events before) and unwinds it. */
+/* Glue for the perf reader, in place of pk_agg_on_sample: counts the
+ * sample in the aggregator's statistics (not its ranges and branches),
+ * translates its call chain and LBR through the aggregator's address spaces
+ * (which must have seen the mmap, comm and task events before) and unwinds
+ * it. Identical samples are unwound once with their count as weight, so
+ * some are held back until pk_unwinder_finish, which must be called once
+ * the input is read. */
 int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_err *err);
+int pk_unwinder_finish(pk_unwinder *u, pk_err *err);
 
 /* ---- missing-frame inference for tail calls (llvm-profgen.md §4.8) ----
  * A function that ends in a tail call (jmp to another function) leaves no

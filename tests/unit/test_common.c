@@ -81,9 +81,9 @@ TEST(u64map_counts_and_grows)
     CHECK_EQ_U64(*pk_u64map_get(&m, 9999 * 7919), 9999);
     CHECK(pk_u64map_get(&m, 3) == NULL);
     uint64_t sum = 0;
-    for (size_t i = 0; i < m.cap; i++)
-        if (m.used[i])
-            sum += m.vals[i];
+    for (size_t i = 0; i < pk_u64map_end(&m); i++)
+        if (pk_u64map_used(&m, i))
+            sum += pk_u64map_val(&m, i);
     CHECK_EQ_U64(sum, 9999ull * 10000 / 2 + 5);
     pk_u64map_free(&m);
 }

@@ -78,7 +78,7 @@ TEST(walks_calls_and_returns_backwards)
     CHECK_OK(pk_csraw_intern(&r, foo_in_main, 2, &id, &err), &err);
     CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)id << 32 | 0x2020, 0x3000), 3);
     const pk_unwind_stats *st = pk_unwinder_stats(u);
-    CHECK_EQ_U64(st->samples_unwound, 2);
+    CHECK_EQ_U64(st->samples_unwound, 3); /* a weight is a number of identical samples */
     CHECK_EQ_U64(st->call_mismatch, 0);
     CHECK_EQ_U64(st->ranges_dropped, 0);
     pk_unwinder_free(u);
@@ -188,6 +188,97 @@ TEST(interning_is_stable_under_many_contexts)
         CHECK(n == 1 + i % 3 && got[0] == i);
     }
     pk_csraw_free(&r);
+}
+
+/* Two samples of the walks_calls_and_returns_backwards program: the second
+ * one taken in foo after bar's first call. */
+static const uint64_t s1_stack[] = {0x3004, 0x2025, 0x1015};
+static const pk_branch s1_lbr[] = {
+    {0x2020, 0x3000, 0}, {0x2018, 0x201c, 0}, {0x3010, 0x2010, 0},
+    {0x200b, 0x3000, 0}, {0x1010, 0x2000, 0}, {0x1008, 0x100c, 0},
+};
+static const uint64_t s2_stack[] = {0x2014, 0x1015};
+static const pk_branch s2_lbr[] = {{0x3010, 0x2010, 0}, {0x200b, 0x3000, 0}, {0x1010, 0x2000, 0}};
+
+static bool same_counts(const pk_csraw *a, const pk_csraw *b)
+{
+    if (a->ranges.len != b->ranges.len || a->branches.len != b->branches.len ||
+        pk_csraw_num_ctxs(a) != pk_csraw_num_ctxs(b))
+        return false;
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *ma = which ? &a->branches : &a->ranges, *mb = which ? &b->branches : &b->ranges;
+        for (size_t i = 0; i < ma->cap; i++) {
+            const pk_pair_count *e = &ma->e[i];
+            if (!e->n)
+                continue;
+            /* the same context (by its address list) in b */
+            uint32_t n, id;
+            const uint64_t *fr = pk_csraw_ctx(a, (uint32_t)(e->a >> 32), &n);
+            pk_err err;
+            size_t before = pk_csraw_num_ctxs(b);
+            if (pk_csraw_intern((pk_csraw *)b, fr, n, &id, &err) || pk_csraw_num_ctxs(b) != before)
+                return false;
+            if (pk_pairmap_get(mb, (uint64_t)id << 32 | (uint32_t)e->a, e->b) != e->n)
+                return false;
+        }
+    }
+    return true;
+}
+
+TEST(a_weight_counts_like_repeated_samples)
+{
+    pk_csraw once, twice;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&once, 0, &err), &err);
+    CHECK_OK(pk_csraw_init(&twice, 0, &err), &err);
+    pk_unwinder *u1 = pk_unwinder_new(&fake, NULL, &once, &err), *u2 = pk_unwinder_new(&fake, NULL, &twice, &err);
+    CHECK(u1 && u2);
+    CHECK_OK(pk_unwind_sample(u1, s1_stack, 3, s1_lbr, 6, 3, &err), &err);
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(pk_unwind_sample(u2, s1_stack, 3, s1_lbr, 6, 1, &err), &err);
+    CHECK(same_counts(&once, &twice));
+    CHECK_EQ_U64(pk_unwinder_stats(u1)->samples_unwound, 3);
+    CHECK_EQ_U64(pk_unwinder_stats(u1)->walks, 1);
+    CHECK_EQ_U64(pk_unwinder_stats(u2)->walks, 3);
+    pk_unwinder_free(u1);
+    pk_unwinder_free(u2);
+    pk_csraw_free(&once);
+    pk_csraw_free(&twice);
+}
+
+TEST(canonical_contexts_do_not_depend_on_sample_order)
+{
+    pk_csraw a, b;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&a, 0, &err), &err);
+    CHECK_OK(pk_csraw_init(&b, 0, &err), &err);
+    pk_unwinder *ua = pk_unwinder_new(&fake, NULL, &a, &err), *ub = pk_unwinder_new(&fake, NULL, &b, &err);
+    CHECK(ua && ub);
+    CHECK_OK(pk_unwind_sample(ua, s1_stack, 3, s1_lbr, 6, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(ua, s2_stack, 2, s2_lbr, 3, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(ub, s2_stack, 2, s2_lbr, 3, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(ub, s1_stack, 3, s1_lbr, 6, 1, &err), &err);
+    CHECK(same_counts(&a, &b));
+    /* first-seen order differs ... */
+    uint32_t na, nb;
+    const uint64_t *fa = pk_csraw_ctx(&a, 0, &na), *fb = pk_csraw_ctx(&b, 0, &nb);
+    CHECK(na != nb || memcmp(fa, fb, na * sizeof *fa) != 0);
+    /* ... canonical order does not, and keeps the counts */
+    CHECK_OK(pk_csraw_canonicalize(&a, &err), &err);
+    CHECK_OK(pk_csraw_canonicalize(&b, &err), &err);
+    CHECK(same_counts(&a, &b));
+    for (uint32_t i = 0; i < pk_csraw_num_ctxs(&a); i++) {
+        fa = pk_csraw_ctx(&a, i, &na);
+        fb = pk_csraw_ctx(&b, i, &nb);
+        CHECK(na == nb && !memcmp(fa, fb, na * sizeof *fa));
+    }
+    for (size_t i = 0; i < a.ranges.cap; i++)
+        if (a.ranges.e[i].n)
+            CHECK_EQ_U64(pk_pairmap_get(&b.ranges, a.ranges.e[i].a, a.ranges.e[i].b), a.ranges.e[i].n);
+    pk_unwinder_free(ua);
+    pk_unwinder_free(ub);
+    pk_csraw_free(&a);
+    pk_csraw_free(&b);
 }
 
 int main(void) { return pk_test_main(); }
