@@ -70,14 +70,19 @@ void pk_binary_close(pk_binary *b)
     free(b);
 }
 
-void pk_binary_drop_caches(pk_binary *b)
+void pk_binary_drop_insns(pk_binary *b)
 {
-    pk_symbolizer_close(b->sym);
-    b->sym = NULL;
     for (size_t i = 0; i < b->slots.len; i++)
         free(PK_VEC_AT(&b->slots, func_insns, i).insns);
     b->slots.len = 0;
     pk_u64map_clear(&b->decoded);
+}
+
+void pk_binary_drop_caches(pk_binary *b)
+{
+    pk_symbolizer_close(b->sym);
+    b->sym = NULL;
+    pk_binary_drop_insns(b);
 }
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
@@ -186,6 +191,14 @@ int pk_binary_func_insns(pk_binary *b, const pk_elf_symbol *func, const pk_insn 
     *s = b->slots.len;
     *insns = v;
     *count = k;
+    return 0;
+}
+
+int pk_binary_func_insns_uncached(pk_binary *b, const pk_elf_symbol *func, pk_insn **insns, size_t *count,
+                                  pk_err *err)
+{
+    if (pk_binary_decode_range(b, func->addr, func_end(b->elf, func), insns, count, err) < 0)
+        return pk_err_prefix(err, "function %s", func->name);
     return 0;
 }
 

@@ -264,9 +264,10 @@ typedef struct pk_binary pk_binary;
  * an error here; pk_binary_symbolizer will fail). */
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
 void pk_binary_close(pk_binary *bin);
-/* Frees the symbolizer and the decoded instructions (both are rebuilt on
+/* Frees the symbolizer and/or the decoded instructions (both are rebuilt on
  * demand): for a caller done with them that goes on with other work. */
 void pk_binary_drop_caches(pk_binary *bin);
+void pk_binary_drop_insns(pk_binary *bin);
 
 pk_elf *pk_binary_elf(pk_binary *bin);        /* the executable */
 pk_elf *pk_binary_debug_elf(pk_binary *bin);  /* where DWARF is read; NULL if none */
@@ -279,6 +280,10 @@ int pk_binary_symbolizer(pk_binary *bin, pk_symbolizer **sym, pk_err *err);
  * Size-0 symbols extend to the next symbol or the end of their section. */
 int pk_binary_func_insns(pk_binary *bin, const pk_elf_symbol *func,
                          const pk_insn **insns, size_t *count, pk_err *err);
+/* The same decoded into a new array the caller frees (nothing cached): for
+ * one pass over many functions. */
+int pk_binary_func_insns_uncached(pk_binary *bin, const pk_elf_symbol *func, pk_insn **insns, size_t *count,
+                                  pk_err *err);
 /* Same for an arbitrary address range (e.g. a DWARF .cold range), not cached:
  * the caller frees *insns with free(). */
 int pk_binary_decode_range(pk_binary *bin, uint64_t begin, uint64_t end,

@@ -487,6 +487,7 @@ int pk_cmd_profgen(int argc, char **argv)
             pk_ctx_sizes *sizes = NULL;
             pk_preinline_opts po;
             pk_preinline_defaults(&po);
+            pk_binary_drop_insns(bin); /* the unwinder's: sizes decode one function at a time */
             g = pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
             pk_binary_drop_caches(bin); /* DWARF and instructions are not needed past here */
             g = g || pk_preinline(&ps, sizes, &po, &pis, &err);

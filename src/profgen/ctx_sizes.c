@@ -174,15 +174,17 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                 continue;
             *done = 1;
             const pk_elf_symbol *f = pk_elf_func_by_name(elf, pk_profset_name(ps, fr[i].name));
-            const pk_insn *insns;
+            pk_insn *insns; /* one function at a time: nothing else needs them */
             size_t ninsns;
-            if (!f || pk_binary_func_insns(bin, f, &insns, &ninsns, err))
+            if (!f || pk_binary_func_insns_uncached(bin, f, &insns, &ninsns, err))
                 continue; /* not an outlined function of this binary */
             for (size_t k = 0; k < ninsns; k++) {
                 /* symbolizer strings are stable: hash each name once */
                 pk_frames frames;
-                if (pk_symbolize(sym, insns[k].addr, &frames, err))
+                if (pk_symbolize(sym, insns[k].addr, &frames, err)) {
+                    free(insns);
                     goto fail;
+                }
                 if (!frames.count)
                     continue;
                 uint32_t cur = 0;
@@ -195,20 +197,24 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                     } else {
                         guid = pk_md5_guid(name, strlen(name));
                         if (!(g = pk_u64map_slot(&guid_of, (uint64_t)(uintptr_t)name))) {
+                            free(insns);
                             pk_err_set(err, "out of memory");
                             goto fail;
                         }
                         *g = guid;
                     }
                     cur = get_child(s, cur, guid, loc, err);
-                    if (cur == NONE)
+                    if (cur == NONE) {
+                        free(insns);
                         goto fail;
+                    }
                     loc = call_loc(&frames.frames[j], probe_locations);
                 }
                 struct size_node *node = &PK_VEC_AT(&s->nodes, struct size_node, cur);
                 node->size += insns[k].len;
                 node->has_size = true;
             }
+            free(insns);
         }
     }
     pk_u64map_free(&seen);
