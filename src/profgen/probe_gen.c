@@ -479,23 +479,8 @@ struct guid_set {
 static int want_function_at(struct guid_set *g, uint64_t vaddr)
 {
     const pk_elf_symbol *f = pk_elf_func_at(g->elf, vaddr);
-    if (!f) {
-        /* past a symbol's size (padding, a symbol-less fragment): the
-         * record of the nearest function before it may still cover it */
-        size_t lo = 0, hi = g->nfuncs;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (g->funcs[mid].addr <= vaddr)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (!lo)
-            return 0;
-        f = &g->funcs[lo - 1];
-        while (f > g->funcs && f[-1].addr == f->addr)
-            f--;
-    }
+    if (!f)
+        return 0; /* code without a symbol: its probe record is always decoded */
     uint64_t *seen = pk_u64map_slot(&g->seen, f->addr);
     if (!seen)
         return -1;
