@@ -14,12 +14,9 @@ int dw_open_cus(pk_symbolizer *s, pk_err *err)
     while (off < s->info.size) {
         pk_cursor c;
         pk_cursor_init(&c, s->info.data + off, s->info.size - off);
-        uint64_t len = pk_cursor_u32(&c);
-        uint8_t offsz = 4;
-        if (len == 0xffffffff) {
-            len = pk_cursor_u64(&c);
-            offsz = 8;
-        } else if (len >= 0xfffffff0) {
+        unsigned offsz;
+        uint64_t len = dw_initial_length(&c, &offsz);
+        if (offsz == 4 && len >= 0xfffffff0) {
             pk_vec_free(&v);
             return dw_bad(s, err, &s->info, off, "reserved unit length 0x%llx", (unsigned long long)len);
         }
@@ -113,12 +110,8 @@ static int parse_aranges(pk_symbolizer *s, pk_vec *ep, pk_u64map *parsed, pk_err
     while (off < s->aranges.size) {
         pk_cursor c;
         pk_cursor_init(&c, s->aranges.data + off, s->aranges.size - off);
-        uint64_t len = pk_cursor_u32(&c);
-        unsigned offsz = 4;
-        if (len == 0xffffffff) {
-            len = pk_cursor_u64(&c);
-            offsz = 8;
-        }
+        unsigned offsz;
+        uint64_t len = dw_initial_length(&c, &offsz);
         if (c.bad || len > pk_cursor_left(&c))
             return dw_bad(s, err, &s->aranges, off, "address range set length runs past the section");
         uint64_t hdr = pk_cursor_offset(&c);

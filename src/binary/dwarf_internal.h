@@ -277,4 +277,18 @@ int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err);
 /* Innermost subroutine record covering addr in an indexed CU, -1 if none. */
 int32_t dw_cu_sub_at(const dw_cu *cu, uint64_t addr);
 
+/* A unit's initial length: 32-bit, or 0xffffffff then 64-bit (the 64-bit
+ * DWARF format, whose offsets are 8 bytes: *offsz). Values 0xfffffff0 to
+ * 0xfffffffe are reserved: returned as they are, for the caller to refuse. */
+static inline uint64_t dw_initial_length(pk_cursor *c, unsigned *offsz)
+{
+    uint64_t len = pk_cursor_u32(c);
+    *offsz = 4;
+    if (len == 0xffffffff) {
+        len = pk_cursor_u64(c);
+        *offsz = 8;
+    }
+    return len;
+}
+
 #endif

@@ -90,12 +90,8 @@ static int parse(pk_symbolizer *s, dw_cu *cu, dw_line_table *lt, pk_err *err)
                       (unsigned long long)cu->off);
     pk_cursor c;
     pk_cursor_init(&c, s->line.data + off, s->line.size - off);
-    uint64_t len = pk_cursor_u32(&c);
-    unsigned offsz = 4;
-    if (len == 0xffffffff) {
-        len = pk_cursor_u64(&c);
-        offsz = 8;
-    }
+    unsigned offsz;
+    uint64_t len = dw_initial_length(&c, &offsz);
     if (c.bad || len > pk_cursor_left(&c))
         return dw_bad(s, err, &s->line, off, "line table length %llu runs past the section",
                       (unsigned long long)len);
