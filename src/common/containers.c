@@ -158,6 +158,35 @@ uint64_t *pk_u64map_get(const pk_u64map *m, uint64_t key)
     }
 }
 
+void pk_listmap_free(pk_listmap *m)
+{
+    for (size_t i = 0; i < m->lists.len; i++)
+        pk_vec_free(&PK_VEC_AT(&m->lists, pk_vec, i));
+    pk_vec_free(&m->lists);
+    pk_u64map_free(&m->index);
+}
+
+void *pk_listmap_push(pk_listmap *m, uint64_t key)
+{
+    uint64_t *idx = pk_u64map_slot(&m->index, key);
+    if (!idx)
+        return NULL;
+    if (!*idx) {
+        pk_vec *l = pk_vec_push(&m->lists);
+        if (!l)
+            return NULL; /* the key stays with index 0: absent */
+        pk_vec_init(l, m->elem);
+        *idx = m->lists.len;
+    }
+    return pk_vec_push(&PK_VEC_AT(&m->lists, pk_vec, *idx - 1));
+}
+
+pk_vec *pk_listmap_get(const pk_listmap *m, uint64_t key)
+{
+    const uint64_t *idx = pk_u64map_get(&m->index, key);
+    return idx && *idx ? &PK_VEC_AT(&m->lists, pk_vec, *idx - 1) : NULL;
+}
+
 uint64_t pk_cursor_uleb(pk_cursor *c)
 {
     uint64_t v = 0;

@@ -137,6 +137,26 @@ static inline uint64_t pk_u64map_val(const pk_u64map *m, size_t i) { return i < 
 static inline uint64_t *pk_u64map_valp(pk_u64map *m, size_t i) { return i < m->cap ? &m->e[i].val : &m->zero_val; }
 
 
+/* ---- u64 key → list of fixed-size elements (a multimap, e.g. a function →
+ * its call edges). A zeroed struct with `elem` set is empty. ---- */
+typedef struct pk_listmap {
+    pk_u64map index;   /* key → index into lists + 1 */
+    pk_vec lists;      /* pk_vec per key */
+    size_t elem;
+} pk_listmap;
+
+static inline void pk_listmap_init(pk_listmap *m, size_t elem)
+{
+    memset(m, 0, sizeof *m);
+    m->elem = elem;
+    pk_vec_init(&m->lists, sizeof(pk_vec));
+}
+void pk_listmap_free(pk_listmap *m);
+/* Appends a zeroed element to key's list; NULL on OOM. */
+void *pk_listmap_push(pk_listmap *m, uint64_t key);
+/* Key's list, or NULL; valid until the next push (to any key). */
+pk_vec *pk_listmap_get(const pk_listmap *m, uint64_t key);
+
 /* ---- bounds-checked cursor over bytes, with LEB128 (DWARF, extbinary,
  * pseudo-probes). A failed read sets `bad` and leaves the cursor at the
  * offending byte, so the caller can report `base_offset + (pos - start)`. ---- */

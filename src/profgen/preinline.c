@@ -11,8 +11,7 @@ enum { ST_DEAD = PK_TRIE_DEAD, ST_INLINED = 2, ST_MERGED = 4 };
 struct trie {
     pk_profset *ps;
     pk_ctx_trie tr;
-    pk_u64map list_of;        /* name → index into lists + 1 */
-    pk_vec lists;             /* pk_vec of uint32_t: nodes holding a profile of that function */
+    pk_listmap lists;         /* name → uint32_t nodes holding a profile of that function */
     pk_preinline_stats *st;
     pk_err *err;
 };
@@ -31,17 +30,7 @@ static uint32_t find_child(struct trie *t, uint32_t parent, pk_name_id name, uin
 
 static int list_add(struct trie *t, pk_name_id name, uint32_t node)
 {
-    uint64_t *idx = pk_u64map_slot(&t->list_of, name);
-    if (!idx)
-        return pk_err_set(t->err, "out of memory");
-    if (!*idx) {
-        pk_vec *l = pk_vec_push(&t->lists);
-        if (!l)
-            return pk_err_set(t->err, "out of memory");
-        pk_vec_init(l, sizeof(uint32_t));
-        *idx = t->lists.len;
-    }
-    uint32_t *slot = pk_vec_push(&PK_VEC_AT(&t->lists, pk_vec, *idx - 1));
+    uint32_t *slot = pk_listmap_push(&t->lists, name);
     if (!slot)
         return pk_err_set(t->err, "out of memory");
     *slot = node;
@@ -106,9 +95,8 @@ static int merge_subtree(struct trie *t, uint32_t from, uint32_t to)
 static int base_of(struct trie *t, pk_name_id name, uint32_t *base)
 {
     *base = find_child(t, 0, name, 0, 0);
-    uint64_t *idx = pk_u64map_get(&t->list_of, name);
-    if (idx) {
-        pk_vec *l = &PK_VEC_AT(&t->lists, pk_vec, *idx - 1);
+    pk_vec *l = pk_listmap_get(&t->lists, name);
+    if (l) {
         for (size_t i = 0; i < l->len; i++) { /* the list can grow meanwhile */
             uint32_t n = PK_VEC_AT(l, uint32_t, i);
             pk_trie_node *x = NODE(t, n);
@@ -118,7 +106,7 @@ static int base_of(struct trie *t, pk_name_id name, uint32_t *base)
             if (to == NONE || merge_subtree(t, n, to))
                 return -1;
             *base = to;
-            l = &PK_VEC_AT(&t->lists, pk_vec, *idx - 1);
+            l = pk_listmap_get(&t->lists, name);
         }
     }
     if (*base != NONE && !NODE(t, *base)->prof)
@@ -455,7 +443,7 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     if (!(ps->kind & PK_PROF_CS))
         return pk_err_set(err, "pre-inliner: the profile is not context-sensitive");
     struct trie t = {.ps = ps, .st = st, .err = err};
-    pk_vec_init(&t.lists, sizeof(pk_vec));
+    pk_listmap_init(&t.lists, sizeof(uint32_t));
     struct heap h = {0};
     pk_name_id *order = NULL;
     size_t norder = 0;
@@ -464,10 +452,6 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     if (pk_ctx_trie_init(&t.tr, err))
         goto done;
     trie_ok = true;
-    if (pk_u64map_init(&t.list_of, 256)) {
-        pk_err_set(err, "out of memory");
-        goto done;
-    }
     /* the trie of every live context profile */
     if (pk_ctx_trie_build(&t.tr, ps, on_added, &t, err))
         goto done;
@@ -496,12 +480,9 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     st->contexts_after = pk_profset_count(ps);
     rc = 0;
 done:
-    for (size_t i = 0; i < t.lists.len; i++)
-        pk_vec_free(&PK_VEC_AT(&t.lists, pk_vec, i));
-    pk_vec_free(&t.lists);
+    pk_listmap_free(&t.lists);
     if (trie_ok)
         pk_ctx_trie_free(&t.tr);
-    pk_u64map_free(&t.list_of);
     free(h.c);
     free(order);
     return rc;

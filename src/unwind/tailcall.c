@@ -19,8 +19,7 @@ struct tc_memo {
 struct tc {
     pk_binary *bin;
     pk_elf *elf;
-    pk_u64map edges_of;           /* function entry → index into lists + 1 */
-    pk_vec lists;                 /* pk_vec of struct tc_edge per function */
+    pk_listmap edges_of;          /* function entry → struct tc_edge */
     pk_u64map seen_edge;          /* hash(site, to) → 1 */
     pk_u64map decoded;            /* function entry → 1 once its static tail calls are in */
     pk_u64map memo_of;            /* hash(from, to) → index into memo + 1 */
@@ -45,17 +44,7 @@ static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to)
     if (*seen)
         return 0;
     *seen = 1;
-    uint64_t *idx = pk_u64map_slot(&t->edges_of, from);
-    if (!idx)
-        return pk_err_set(t->err, "out of memory");
-    if (!*idx) {
-        pk_vec *l = pk_vec_push(&t->lists);
-        if (!l)
-            return pk_err_set(t->err, "out of memory");
-        pk_vec_init(l, sizeof(struct tc_edge));
-        *idx = t->lists.len;
-    }
-    struct tc_edge *e = pk_vec_push(&PK_VEC_AT(&t->lists, pk_vec, *idx - 1));
+    struct tc_edge *e = pk_listmap_push(&t->edges_of, from);
     if (!e)
         return pk_err_set(t->err, "out of memory");
     e->site = site;
@@ -120,11 +109,10 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
     struct tc_edge first = {0, 0};
     /* recursion adds edges of other functions: the map and the lists may
      * move, so keep the index, not pointers */
-    uint64_t *idx = pk_u64map_get(&t->edges_of, from);
-    uint64_t li = idx ? *idx : 0;
-    size_t nedges = li ? PK_VEC_AT(&t->lists, pk_vec, li - 1).len : 0;
+    const pk_vec *edges = pk_listmap_get(&t->edges_of, from);
+    size_t nedges = edges ? edges->len : 0;
     for (size_t i = 0; i < nedges && total < MANY; i++) {
-        struct tc_edge e = PK_VEC_AT(&PK_VEC_AT(&t->lists, pk_vec, li - 1), struct tc_edge, i);
+        struct tc_edge e = PK_VEC_AT(pk_listmap_get(&t->edges_of, from), struct tc_edge, i);
         uint8_t n;
         if (count_paths(t, e.to, to, depth + 1, &n))
             return -1;
@@ -178,7 +166,7 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
     memset(st, 0, sizeof *st);
     struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st,
                    .max_depth = max_depth ? max_depth : 64, .err = err};
-    pk_vec_init(&t.lists, sizeof(pk_vec));
+    pk_listmap_init(&t.edges_of, sizeof(struct tc_edge));
     pk_vec_init(&t.memo, sizeof(struct tc_memo));
     pk_csraw out;
     pk_vec ctx;
@@ -186,7 +174,7 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
     uint32_t *remap = NULL;
     int rc = -1;
     bool out_ok = false;
-    if (pk_u64map_init(&t.edges_of, 256) || pk_u64map_init(&t.seen_edge, 1024) ||
+    if (pk_u64map_init(&t.seen_edge, 1024) ||
         pk_u64map_init(&t.decoded, 256) || pk_u64map_init(&t.memo_of, 1024) ||
         pk_u64map_init(&t.icall_targets, 256)) {
         pk_err_set(err, "out of memory");
@@ -282,11 +270,8 @@ done:
         pk_csraw_free(&out);
     free(remap);
     pk_vec_free(&ctx);
-    for (size_t i = 0; i < t.lists.len; i++)
-        pk_vec_free(&PK_VEC_AT(&t.lists, pk_vec, i));
-    pk_vec_free(&t.lists);
+    pk_listmap_free(&t.edges_of);
     pk_vec_free(&t.memo);
-    pk_u64map_free(&t.edges_of);
     pk_u64map_free(&t.seen_edge);
     pk_u64map_free(&t.decoded);
     pk_u64map_free(&t.memo_of);

@@ -102,4 +102,24 @@ TEST(vec_push_zeroes)
     pk_vec_free(&v);
 }
 
+TEST(listmap_keeps_a_list_per_key)
+{
+    pk_listmap m;
+    pk_listmap_init(&m, sizeof(uint32_t));
+    CHECK(pk_listmap_get(&m, 7) == NULL);
+    for (uint32_t i = 0; i < 1000; i++) {
+        uint32_t *e = pk_listmap_push(&m, i % 10); /* key 0 included */
+        CHECK(e && *e == 0);
+        *e = i;
+    }
+    for (uint64_t k = 0; k < 10; k++) {
+        const pk_vec *l = pk_listmap_get(&m, k);
+        CHECK(l && l->len == 100);
+        for (size_t i = 0; i < l->len; i++)
+            CHECK_EQ_U64(PK_VEC_AT(l, uint32_t, i), k + 10 * i);
+    }
+    CHECK(pk_listmap_get(&m, 10) == NULL);
+    pk_listmap_free(&m);
+}
+
 int main(void) { return pk_test_main(); }
