@@ -1,5 +1,5 @@
 /* unwind.c — the virtual unwinder (see unwind.h) and the context store. */
-#include "unwind/unwind.h"
+#include "unwind/unwind_internal.h"
 #include "binary/binary.h"
 
 #include <stdlib.h>
@@ -136,19 +136,6 @@ done:
 
 /* ---- the unwinder ---- */
 
-/* Identical samples (a hot loop fills the LBR with the same entries under
- * the same stack) are unwound once with their count as weight: a small
- * direct-mapped cache of recent translated samples, each evicted entry
- * unwound when replaced, the rest at pk_unwinder_finish. */
-#define SAMPLE_CACHE 2048
-
-typedef struct cached_sample {
-    uint64_t hash, weight;   /* weight 0: empty */
-    uint32_t nstack, nlbr;
-    uint64_t *words;         /* stack, then (from, to) per LBR entry */
-    size_t cap;
-} cached_sample;
-
 /* A range or branch count waiting to be added: consecutive LBR entries of
  * one sample often repeat (a loop), so equal keys are summed first. */
 typedef struct pending_count {
@@ -178,11 +165,7 @@ struct pk_unwinder {
     struct { uint64_t addr; int cls; } cls_cache[4096];
     struct { uint64_t addr, entry; } entry_cache[4096];
     struct { uint64_t addr, site; } site_cache[4096];   /* site 0: not after a call */
-    cached_sample *samples;
-    /* translation scratch for pk_unwind_perf_sample */
-    uint64_t *tstack;
-    pk_branch *tlbr;
-    size_t tcap;
+    struct pk_unwind_feed *feed; /* unwind_feed.c: perf samples in */
 };
 
 pk_unwinder *pk_unwinder_new(const pk_unwind_code *code, const pk_unwind_opts *opts,
@@ -210,17 +193,12 @@ void pk_unwinder_free(pk_unwinder *u)
 {
     if (!u)
         return;
-    if (u->samples)
-        for (size_t i = 0; i < SAMPLE_CACHE; i++)
-            free(u->samples[i].words);
-    free(u->samples);
+    pk_unwind_feed_free(u->feed);
     pk_u64map_free(&u->trie);
     pk_u64map_free(&u->ctx_of);
     free(u->stack);
     free(u->node);
     free(u->key);
-    free(u->tstack);
-    free(u->tlbr);
     free(u);
 }
 
@@ -516,95 +494,14 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
     return 0;
 }
 
-/* A word-at-a-time hash of a translated sample. */
-static uint64_t hash_words(const uint64_t *w, size_t n)
-{
-    uint64_t h = n * 0x9e3779b97f4a7c15ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ w[i]) * 0xff51afd7ed558ccdULL + (h >> 29);
-    return pk_hash64(h);
-}
+struct pk_unwind_feed **pk_unwinder_feed(pk_unwinder *u) { return &u->feed; }
+bool pk_unwinder_wants_worker(const pk_unwinder *u) { return u->o.worker; }
 
-static int unwind_cached(pk_unwinder *u, cached_sample *c, pk_err *err)
+void pk_unwinder_add_counted(pk_unwinder *u, uint64_t samples, uint64_t no_lbr, uint64_t no_stack)
 {
-    int rc = pk_unwind_sample(u, c->words, c->nstack, (const pk_branch *)(c->words + c->nstack), c->nlbr,
-                              c->weight, err);
-    c->weight = 0;
-    return rc;
-}
-
-int pk_unwinder_finish(pk_unwinder *u, pk_err *err)
-{
-    if (!u->samples)
-        return 0;
-    for (size_t i = 0; i < SAMPLE_CACHE; i++)
-        if (u->samples[i].weight && unwind_cached(u, &u->samples[i], err))
-            return -1;
-    return 0;
-}
-
-int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_err *err)
-{
-    size_t need = s->callchain_nr + s->branch_nr + 1;
-    if (need > u->tcap) {
-        uint64_t *ts = realloc(u->tstack, need * sizeof *ts);
-        if (ts)
-            u->tstack = ts;
-        pk_branch *tl = realloc(u->tlbr, need * sizeof *tl);
-        if (tl)
-            u->tlbr = tl;
-        if (!ts || !tl)
-            return pk_err_set(err, "out of memory");
-        u->tcap = need;
-    }
-    if (!u->samples && !(u->samples = calloc(SAMPLE_CACHE, sizeof *u->samples)))
-        return pk_err_set(err, "out of memory");
-    size_t nl;
-    if (pk_agg_count_sample(agg, s, u->tlbr, &nl, err))
-        return -1;
-    /* User frames only: the entries after PERF_CONTEXT_USER (or all of them
-     * when there is no marker). */
-    size_t ns = 0;
-    bool user = true;
-    const uint8_t *cc = (const uint8_t *)s->callchain;
-    for (uint64_t i = 0; i < s->callchain_nr; i++) {
-        uint64_t a = pk_ld64(cc + 8 * i);
-        if (a >= PK_CONTEXT_MAX) {
-            user = a == PK_CONTEXT_USER;
-            continue;
-        }
-        if (user)
-            u->tstack[ns++] = pk_agg_translate(agg, s->pid, a);
-    }
-    if (!nl || !ns) /* only counted: nothing to unwind */
-        return pk_unwind_sample(u, u->tstack, ns, u->tlbr, nl, 1, err);
-    /* the translated LBR is (from, to, 0) words: the sample is ns + 3 nl words */
-    const uint64_t *lw = (const uint64_t *)u->tlbr;
-    size_t nw = ns + 3 * nl;
-    /* the whole stack, the newest LBR entries: equality is checked in full */
-    uint64_t h = hash_words(u->tstack, ns) * 31 ^ hash_words(lw, 3 * (nl < 8 ? nl : 8)) ^ nl;
-    cached_sample *c = &u->samples[h & (SAMPLE_CACHE - 1)];
-    if (c->weight && c->hash == h && c->nstack == ns && c->nlbr == nl &&
-        !memcmp(c->words, u->tstack, ns * sizeof *u->tstack) && !memcmp(c->words + ns, lw, 3 * nl * sizeof *lw)) {
-        c->weight++;
-        return 0;
-    }
-    if (c->weight && unwind_cached(u, c, err))
-        return -1;
-    if (nw > c->cap) {
-        uint64_t *w = realloc(c->words, nw * sizeof *w);
-        if (!w)
-            return pk_err_set(err, "out of memory");
-        c->words = w;
-        c->cap = nw;
-    }
-    memcpy(c->words, u->tstack, ns * sizeof *u->tstack);
-    memcpy(c->words + ns, lw, 3 * nl * sizeof *lw);
-    c->hash = h;
-    c->nstack = (uint32_t)ns;
-    c->nlbr = (uint32_t)nl;
-    c->weight = 1;
-    return 0;
+    u->st.samples += samples;
+    u->st.samples_no_lbr += no_lbr;
+    u->st.samples_no_stack += no_stack;
 }
 
 /* ---- pk_unwind_code over a pk_binary ---- */

@@ -102,6 +102,9 @@ typedef struct pk_unwind_opts {
     int max_depth;            /* keep at most this many innermost call sites; < 0: unlimited */
     int compress_recursion;   /* longest repeated sequence removed; < 0: any length, 0: off */
     uint64_t max_range_len;   /* bytes; 0 → 1 MiB */
+    /* pk_unwind_perf_sample walks samples on a second thread, overlapping
+     * them with the reading (same result; worth it with two or more CPUs). */
+    bool worker;
 } pk_unwind_opts;
 
 typedef struct pk_unwinder pk_unwinder;

@@ -18,6 +18,11 @@ perf script --show-mmap-events -F ip,brstack -i "$T/so.data" > "$T/so.script" 2>
 # 1. full CSSPGO (the default for probe binaries with stacks)
 check "profgen CSSPGO" "$PGOKIT" profgen -q --binary "$T/so" --perf "$T/so.data" -o "$T/cs.prof" --format text
 check "llvm-profdata reads it" llvm-profdata-19 show --sample "$T/cs.prof" -o /dev/null
+# walking on a worker thread (and under the sanitizers) changes nothing
+check "profgen --threads 2 (ASan+UBSan build)" "$PGOKIT_SAN" profgen -q --threads 2 --binary "$T/so" --perf "$T/so.data" \
+    -o "$T/cs2.prof" --format text
+check_eq "same profile with a worker thread" "$(md5sum < "$T/cs.prof")" "$(md5sum < "$T/cs2.prof")"
+check "profgen --threads 3 is refused" bash -c "! '$PGOKIT' profgen --threads 3 --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
 check "pre-inlined contexts are marked" grep -q '!Attributes: 2' "$T/cs.prof"
 check "probe checksums present" grep -q '!CFGChecksum:' "$T/cs.prof"
 clang-19 -O2 -g -fpseudo-probe-for-profiling -fprofile-sample-use="$T/cs.prof" -S -emit-llvm "$src" -o "$T/cs.ll"
