@@ -142,6 +142,9 @@ typedef struct pending_count {
     uint64_t a, b, n;
 } pending_count;
 
+#define ADDR_CACHE (1 << 14)
+enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4 };
+
 struct pk_unwinder {
     pk_unwind_code code;
     pk_unwind_opts o;
@@ -161,10 +164,14 @@ struct pk_unwinder {
     uint64_t cur_leaf;    /* leaf entry of cur_ctx */
     bool ctx_dirty;
     pending_count prange, pbranch;
-    /* direct-mapped caches of the code queries: LBR addresses repeat a lot */
-    struct { uint64_t addr; int cls; } cls_cache[4096];
-    struct { uint64_t addr, entry; } entry_cache[4096];
-    struct { uint64_t addr, site; } site_cache[4096];   /* site 0: not after a call */
+    /* a direct-mapped cache of the code queries: LBR addresses repeat a lot */
+    struct addr_info {
+        uint64_t addr;    /* address + 1 (0: empty) */
+        uint64_t entry;   /* its function's entry */
+        uint64_t site;    /* the call before it (0: none) */
+        int32_t cls;      /* the class of the instruction at it */
+        uint32_t have;    /* HAVE_* fields filled */
+    } info[ADDR_CACHE];
     struct pk_unwind_feed *feed; /* unwind_feed.c: perf samples in */
 };
 
@@ -272,38 +279,48 @@ static size_t compress_recursion(uint64_t *s, size_t n, int max_len)
     return n;
 }
 
+static struct addr_info *info_of(pk_unwinder *u, uint64_t addr)
+{
+    struct addr_info *e = &u->info[(addr * 0x9e3779b97f4a7c15ULL) >> (64 - 14)];
+    if (e->addr != addr + 1) {
+        e->addr = addr + 1;
+        e->have = 0;
+    }
+    return e;
+}
+
 static int insn_class(pk_unwinder *u, uint64_t addr)
 {
-    size_t i = pk_hash64(addr) & 4095;
-    if (u->cls_cache[i].addr != addr + 1) {
-        u->cls_cache[i].addr = addr + 1; /* +1: address 0 must not hit the empty slot */
-        u->cls_cache[i].cls = u->code.insn_class(u->code.ctx, addr);
+    struct addr_info *e = info_of(u, addr);
+    if (!(e->have & HAVE_CLS)) {
+        e->cls = u->code.insn_class(u->code.ctx, addr);
+        e->have |= HAVE_CLS;
     }
-    return u->cls_cache[i].cls;
+    return e->cls;
 }
 
 static uint64_t func_entry(pk_unwinder *u, uint64_t addr)
 {
     if (!u->code.func_entry)
         return 0;
-    size_t i = pk_hash64(addr) & 4095;
-    if (u->entry_cache[i].addr != addr + 1) {
-        u->entry_cache[i].addr = addr + 1;
-        u->entry_cache[i].entry = u->code.func_entry(u->code.ctx, addr);
+    struct addr_info *e = info_of(u, addr);
+    if (!(e->have & HAVE_ENTRY)) {
+        e->entry = u->code.func_entry(u->code.ctx, addr);
+        e->have |= HAVE_ENTRY;
     }
-    return u->entry_cache[i].entry;
+    return e->entry;
 }
 
 /* The call site before return address `ret`, or 0 when there is none. */
 static uint64_t call_before(pk_unwinder *u, uint64_t ret)
 {
-    size_t i = pk_hash64(ret) & 4095;
-    if (u->site_cache[i].addr != ret + 1) {
+    struct addr_info *e = info_of(u, ret);
+    if (!(e->have & HAVE_SITE)) {
         uint64_t site;
-        u->site_cache[i].addr = ret + 1;
-        u->site_cache[i].site = u->code.call_before(u->code.ctx, ret, &site) == 0 && fits(u->out, site) ? site : 0;
+        e->site = u->code.call_before(u->code.ctx, ret, &site) == 0 && fits(u->out, site) ? site : 0;
+        e->have |= HAVE_SITE;
     }
-    return u->site_cache[i].site;
+    return e->site;
 }
 
 /* The context id of the current stack with the function containing
