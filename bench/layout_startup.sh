@@ -21,26 +21,12 @@ cd "$WORK"
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
 # ---- 1. sources (through the workloads' private deb-src APT configuration)
-if ! ls -d python3.11-*/ > /dev/null 2>&1; then
-    wl=$(bash "$ROOT/scripts/workloads.sh" dir)
-    [ -f "$wl/apt/apt.conf" ] || { echo "run scripts/workloads.sh obtain first (private APT config)" >&2; exit 1; }
-    APT_CONFIG=$wl/apt/apt.conf apt-get source -qq --download-only python3.11
-    dpkg-source -x --skip-patches python3.11_*.dsc > /dev/null
-fi
-SRC=$(ls -d "$WORK"/python3.11-*/ | head -1)
-SRC=${SRC%/}
+# shellcheck source=bench/lib/cpython.sh
+source "$ROOT/bench/lib/cpython.sh"
+cpython_src "$WORK" > /dev/null
 
 # ---- 2. two in-tree builds (copies of the sources): instrumented and plain
-build() { # dir, CFLAGS, LDFLAGS
-    local dir=$1
-    [ -x "$dir/python" ] && return 0
-    log "building $dir (CFLAGS=$2)"
-    rm -rf "$dir"
-    cp -a "$SRC" "$dir"
-    (cd "$dir" && CC=clang-19 CFLAGS="$2" LDFLAGS="$3" ./configure -q --without-ensurepip \
-        --disable-test-modules > ../"$dir".configure.log 2>&1 &&
-     make -j"$JOBS" python > ../"$dir".make.log 2>&1)
-}
+build() { cpython_build "$1" clang-19 "$2" "$3"; } # dir, CFLAGS, LDFLAGS
 build inst "-ffunction-sections -fprofile-generate -mllvm -pgo-temporal-instrumentation" "-fprofile-generate"
 build plain "-ffunction-sections" ""
 

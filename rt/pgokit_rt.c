@@ -43,7 +43,10 @@ RT_HIDDEN const int pk_rt_dump_anchor = 1;
 static struct rt_mod mods[RT_MAX_MODS];
 static uint32_t nmods;
 static char exe_path[RT_PATH_MAX];
-static char file_pattern[RT_PATH_MAX] = "default.pgoraw";
+/* Empty until the constructor reads PGOKIT_RT_FILE (kept in .bss: an
+ * initialised 1 KiB buffer would cost 1 KiB of every instrumented file). */
+static char file_pattern[RT_PATH_MAX];
+static const char default_file[] = "default.pgoraw";
 static int forked_child;
 static int dump_lock;
 static unsigned test_stall_seconds;
@@ -101,6 +104,28 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* Records a module's .eh_frame_hdr search table if it has the encoding GNU
+ * ld and lld write (version 1, pcrel|sdata4 eh_frame pointer, udata4 count,
+ * datarel|sdata4 table). */
+static int eh_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size; (void)data;
+    for (int i = 0; i < info->dlpi_phnum && pk_rt_neh < RT_MAX_EH; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_GNU_EH_FRAME || ph->p_memsz < 12) continue;
+        const uint8_t *h = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b) continue;
+        uint32_t n;
+        memcpy(&n, h + 8, 4);
+        if (12 + (uint64_t)n * 8 > ph->p_memsz) continue;
+        pk_rt_eh[pk_rt_neh].hdr = (uintptr_t)h;
+        pk_rt_eh[pk_rt_neh].tab = (const int32_t *)(h + 12);
+        pk_rt_eh[pk_rt_neh].n = n;
+        __atomic_store_n(&pk_rt_neh, pk_rt_neh + 1, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
 static void refresh_modules(void)
 {
     nmods = 0;
@@ -137,7 +162,7 @@ static void wr_flush(struct wr *w)
     w->len = 0;
 }
 
-static void wr_bytes(struct wr *w, const void *p, size_t n)
+__attribute__((noinline)) static void wr_bytes(struct wr *w, const void *p, size_t n)
 {
     const uint8_t *b = p;
     for (size_t i = 0; i < n; i++) {
@@ -148,8 +173,6 @@ static void wr_bytes(struct wr *w, const void *p, size_t n)
     }
 }
 
-static void wr_u32(struct wr *w, uint32_t v) { wr_bytes(w, &v, 4); }
-static void wr_u64(struct wr *w, uint64_t v) { wr_bytes(w, &v, 8); }
 
 static size_t put_str(char *dst, size_t pos, size_t cap, const char *s)
 {
@@ -224,23 +247,29 @@ static int write_profile(const char *final_path)
     w.fd = open(tmp_buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w.fd < 0) return -1;
     w.failed = 0; w.len = 0; w.hash = 0xcbf29ce484222325ull;
-    wr_bytes(&w, "PGOKRAW\n", 8);
-    wr_u32(&w, 1);
+    /* Header, module and record layouts: src/temporal/temporal.h. Each is
+     * written as one struct (one call site instead of one per field). */
     uint64_t dropped = __atomic_load_n(&pk_rt_dropped, __ATOMIC_RELAXED);
-    wr_u32(&w, (pk_rt_count_mode ? 1u : 0u) | (dropped ? 2u : 0u));
-    wr_u64(&w, total);
-    wr_u64(&w, 0); /* checksum, patched below */
-    wr_u64(&w, (uint64_t)getpid());
-    wr_u32(&w, nmods);
     uint64_t redirected = __atomic_load_n(&pk_rt_redirected, __ATOMIC_RELAXED);
-    wr_u32(&w, redirected > UINT32_MAX ? UINT32_MAX : (uint32_t)redirected);
-    wr_u64(&w, live);
-    wr_u64(&w, dropped);
+    struct {
+        char magic[8];
+        uint32_t version, flags;
+        uint64_t total, checksum, pid;
+        uint32_t nmods, redirected;
+        uint64_t live, dropped;
+    } hdr = {
+        "PGOKRAW\n", 1, (pk_rt_count_mode ? 1u : 0u) | (dropped ? 2u : 0u), total,
+        0 /* checksum, patched below */, (uint64_t)getpid(), nmods,
+        redirected > UINT32_MAX ? UINT32_MAX : (uint32_t)redirected, live, dropped,
+    };
+    _Static_assert(sizeof hdr == 64, "raw profile header is 64 bytes");
+    wr_bytes(&w, &hdr, sizeof hdr);
     static const uint8_t zeros[8];
     for (uint32_t i = 0; i < nmods; i++) {
-        wr_u32(&w, mods[i].build_id_len);
-        wr_u32(&w, mods[i].path_len);
-        wr_u64(&w, mods[i].bias);
+        struct { uint32_t bid_len, path_len; uint64_t bias; } mh = {
+            mods[i].build_id_len, mods[i].path_len, mods[i].bias,
+        };
+        wr_bytes(&w, &mh, sizeof mh);
         wr_bytes(&w, mods[i].build_id, mods[i].build_id_len);
         wr_bytes(&w, mods[i].path, mods[i].path_len);
         wr_bytes(&w, zeros, (8 - (mods[i].build_id_len + mods[i].path_len) % 8) % 8);
@@ -255,10 +284,11 @@ static int write_profile(const char *final_path)
          * always within the entry hook of the function. */
         uintptr_t site = r->ret - 5;
         uint32_t mi = module_of(site);
-        wr_u64(&w, mi == UINT32_MAX ? site : site - mods[mi].bias);
-        wr_u32(&w, mi);
-        wr_u32(&w, 0);
-        wr_u64(&w, __atomic_load_n(&r->count, __ATOMIC_RELAXED));
+        struct { uint64_t addr; uint32_t mod, reserved; uint64_t count; } rec = {
+            mi == UINT32_MAX ? site : site - mods[mi].bias, mi, 0,
+            __atomic_load_n(&r->count, __ATOMIC_RELAXED),
+        };
+        wr_bytes(&w, &rec, sizeof rec);
         written++;
     }
     wr_flush(&w);
@@ -291,6 +321,7 @@ static void unlock_dump(void) { __atomic_store_n(&dump_lock, 0, __ATOMIC_RELEASE
 static int dump(const char *pattern, int in_signal)
 {
     if (!lock_dump(!in_signal)) { errno = EBUSY; return -1; }
+    pk_rt_seal_code(!in_signal);
     if (!in_signal) refresh_modules();
     expand_path(pattern, path_buf, sizeof path_buf);
     int rc = write_profile(path_buf);
@@ -298,9 +329,11 @@ static int dump(const char *pattern, int in_signal)
     return rc;
 }
 
+static const char *cur_pattern(void) { return file_pattern[0] ? file_pattern : default_file; }
+
 __attribute__((visibility("default"))) int pgokit_rt_dump(void)
 {
-    return dump(file_pattern, 0);
+    return dump(cur_pattern(), 0);
 }
 
 __attribute__((visibility("default"))) int pgokit_rt_dump_to(const char *path)
@@ -327,6 +360,7 @@ static void reset_table(void)
 __attribute__((visibility("default"))) void pgokit_rt_reset(void)
 {
     lock_dump(1);
+    pk_rt_seal_code(1);
     reset_table();
     unlock_dump();
 }
@@ -335,14 +369,14 @@ __attribute__((visibility("default"))) void pgokit_rt_reset(void)
 
 static void on_exit_dump(void)
 {
-    if (!pk_rt_disabled) dump(file_pattern, 0);
+    if (!pk_rt_disabled) dump(cur_pattern(), 0);
 }
 
 static void on_signal(int sig)
 {
     (void)sig;
     int e = errno;
-    dump(file_pattern, 1);
+    dump(cur_pattern(), 1);
     errno = e;
 }
 
@@ -359,14 +393,12 @@ static void on_fork_child(void)
 
 static int parse_signal(const char *s)
 {
-    static const struct { const char *name; int sig; } names[] = {
-        {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"INT", SIGINT},
-        {"TERM", SIGTERM}, {"QUIT", SIGQUIT}, {"PROF", SIGPROF}, {"ALRM", SIGALRM},
-    };
+    static const char names[][5] = {"USR1", "USR2", "HUP", "INT", "TERM", "QUIT", "PROF", "ALRM"};
+    static const unsigned char sigs[] = {SIGUSR1, SIGUSR2, SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGPROF, SIGALRM};
     if (!strcmp(s, "none") || !strcmp(s, "0")) return 0;
     if (!strncmp(s, "SIG", 3)) s += 3;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i].name)) return names[i].sig;
+    for (size_t i = 0; i < sizeof sigs; i++)
+        if (!strcmp(s, names[i])) return sigs[i];
     char *end;
     long v = strtol(s, &end, 10);
     return *end || v <= 0 || v >= NSIG ? -1 : (int)v;
@@ -394,6 +426,7 @@ __attribute__((constructor(101))) static void rt_init(void)
             pk_rt_text[nt][1] = mods[i].hi[k];
         }
     __atomic_store_n(&pk_rt_ntext, nt, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&pk_rt_neh, __ATOMIC_ACQUIRE)) dl_iterate_phdr(eh_cb, NULL);
     const char *sv = getenv("PGOKIT_RT_SIGNAL");
     int sig = sv ? parse_signal(sv) : SIGUSR2;
     if (sig > 0) {

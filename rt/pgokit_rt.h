@@ -15,12 +15,16 @@
  *                     name such as USR1; "0" or "none" disables). Installed only
  *                     when the program has no handler for it.
  *   PGOKIT_RT_PATCH   "0" keeps the hook calls (for debugging)
+ *   PGOKIT_RT_PREFIX  "0": a removed hook always becomes a NOP (by default it
+ *                     becomes ignored CS prefixes of the function's first
+ *                     instruction when that instruction is a known non-branch,
+ *                     so the entry costs no instruction)
  *   PGOKIT_RT_LEARN_CALLS  trace mode: each direct `call f` entering f's
  *                     hook is retargeted past the hook, so that call site then
  *                     costs nothing; after N (default 16) entries in a row from
  *                     callers that cannot be retargeted (indirect or tail
- *                     calls), or at once with N = 0, the hook itself becomes a
- *                     NOP
+ *                     calls), or at once with N = 0, the hook itself is
+ *                     removed
  *
  * Functions of the runtime are declared weak so a program can call them
  * conditionally: `if (pgokit_rt_dump) pgokit_rt_dump();`.

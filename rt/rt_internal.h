@@ -35,7 +35,8 @@ struct rt_rec {
     uint32_t hslot;      /* its hash slot, so a fork child can clear the table fast */
     uint8_t state;       /* RT_REC_* (a record that lost an insertion race stays FREE) */
     uint8_t patch;       /* RT_PATCH_* */
-    uint8_t pad[2];
+    uint8_t hook_len;    /* 5 or 6 once a direct caller showed where the function starts, else 0 */
+    uint8_t pad;
     uint32_t hits;       /* trace mode with caller learning: entries in a row not redirected */
 };
 
@@ -47,6 +48,7 @@ RT_HIDDEN extern uint64_t pk_rt_unpatched;           /* sites that could not be 
 RT_HIDDEN extern int pk_rt_inited;
 RT_HIDDEN extern int pk_rt_count_mode;               /* PGOKIT_RT_MODE=count */
 RT_HIDDEN extern int pk_rt_patch_enabled;            /* PGOKIT_RT_PATCH=0 disables */
+RT_HIDDEN extern int pk_rt_prefix_enabled;           /* PGOKIT_RT_PREFIX=0: NOPs only */
 RT_HIDDEN extern int pk_rt_disabled;                 /* PGOKIT_RT_MODE=off */
 RT_HIDDEN extern int pk_rt_patch_lock;               /* serialises mprotect + patch */
 
@@ -58,10 +60,20 @@ RT_HIDDEN extern uint32_t pk_rt_learn_calls;          /* unredirectable hook ent
 RT_HIDDEN extern uint64_t pk_rt_redirected;           /* caller call sites retargeted past a hook */
 RT_HIDDEN extern uintptr_t pk_rt_text[RT_MAX_TEXT][2]; /* executable ranges, filled once at start-up */
 RT_HIDDEN extern uint32_t pk_rt_ntext;
+/* Sorted function-start tables of the loaded modules (.eh_frame_hdr, the
+ * common encoding only): they tell whether a 0x67 byte before a hook call is
+ * the hook's own addr32 prefix. Filled once at start-up. */
+#define RT_MAX_EH 16
+struct rt_eh { uintptr_t hdr; const int32_t *tab; uint32_t n; };
+RT_HIDDEN extern struct rt_eh pk_rt_eh[RT_MAX_EH];
+RT_HIDDEN extern uint32_t pk_rt_neh;
 
 /* Called by the trampoline with the return address of the hook call and the
  * instrumented function's own return address (its caller's call site end). */
 RT_HIDDEN void pk_rt_hit(uintptr_t ret, uintptr_t cret);
+/* Makes the code page left writable by the last patch read-only again
+ * (wait = 0: only if no thread is patching, for signal handlers). */
+RT_HIDDEN void pk_rt_seal_code(int wait);
 /* Reads the mode variables from environ without libc (safe on the hot path). */
 RT_HIDDEN void pk_rt_early_init(void);
 /* Same address as __fentry__, but never interposed: what patched calls must target. */
