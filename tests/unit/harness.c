@@ -49,6 +49,23 @@ const char *pk_test_srcdir(void)
     return d ? d : "tests";
 }
 
+const char *pk_test_build(const char *name, const char *cc, const char *flags, const char *source)
+{
+    static char paths[32][512];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(strrchr(paths[i], '/') + 1, name))
+            return paths[i];
+    if (n == 32)
+        return NULL;
+    snprintf(paths[n], sizeof paths[n], "%s/%s", pk_test_tmpdir(), name);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s %s/programs/%s -o %s", cc, flags, pk_test_srcdir(), source, paths[n]);
+    if (system(cmd) != 0)
+        return NULL;
+    return paths[n++];
+}
+
 int pk_test_main(void)
 {
     int passed = 0, failed = 0;

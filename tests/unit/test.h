@@ -19,6 +19,9 @@ extern int pk_test_failed_checks;
 const char *pk_test_tmpdir(void);
 /* Directory holding the test binaries' sources (tests/), for fixtures. */
 const char *pk_test_srcdir(void);
+/* Builds tests/programs/SOURCE with `cc flags` into tmpdir/NAME, once per
+ * NAME in this program; the path, or NULL if the compiler failed. */
+const char *pk_test_build(const char *name, const char *cc, const char *flags, const char *source);
 
 #define TEST(name)                                                        \
     static void test_##name(void);                                        \

@@ -10,19 +10,7 @@
 
 static const char *build(const char *name, const char *cc, const char *flags)
 {
-    static char path[8][512];
-    static int n;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(strrchr(path[i], '/') + 1, name))
-            return path[i];
-    if (n == 8)
-        return NULL;
-    snprintf(path[n], sizeof path[n], "%s/%s", pk_test_tmpdir(), name);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s %s/programs/binary_inline.c -o %s", cc, flags, pk_test_srcdir(), path[n]);
-    if (system(cmd) != 0)
-        return NULL;
-    return path[n++];
+    return pk_test_build(name, cc, flags, "binary_inline.c");
 }
 
 TEST(leb128)

@@ -25,17 +25,7 @@ static int run(const char *fmt, ...)
 /* Builds tests/programs/binary_inline.c with `flags` into tmpdir/name once. */
 static const char *fixture(const char *name, const char *cc, const char *flags)
 {
-    static char paths[16][512];
-    static int n;
-    for (int i = 0; i < n; i++)
-        if (strstr(paths[i], name) && !strcmp(strrchr(paths[i], '/') + 1, name))
-            return paths[i];
-    if (n == 16)
-        return NULL;
-    snprintf(paths[n], sizeof paths[n], "%s/%s", pk_test_tmpdir(), name);
-    if (run("%s %s %s/programs/binary_inline.c -o %s", cc, flags, pk_test_srcdir(), paths[n]) != 0)
-        return NULL;
-    return paths[n++];
+    return pk_test_build(name, cc, flags, "binary_inline.c");
 }
 
 TEST(elf_basics)
