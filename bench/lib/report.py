@@ -75,7 +75,9 @@ def rows_for(times, counts, gen, quality):
 def pct(x):
     return f"{(x - 1) * 100:+.1f}%"
 
-def markdown(w, rows, load):
+PROFILE_USE = ("instr", "afdo-", "probe-", "cs-")
+
+def markdown(w, rows, load, failed):
     out = [f"### {w}", "", f"machine load (1/5/15 min) before / after timing: {' / '.join(load) or '?'}", "",
            "| variant | CPU s (median) | time vs -O2 (median, IQR) | instructions | instr. vs -O2 | .text bytes | block overlap | generator s | generator RSS MiB |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -83,8 +85,41 @@ def markdown(w, rows, load):
         gs = f"{r['gen_s']:.2f}" if r["gen_s"] is not None else ""
         gr = f"{r['gen_rss'] / 1024:.0f}" if r["gen_rss"] is not None else ""
         q = f"{r['quality']:.4f}" if r.get("quality") is not None else ""
+        irr = pct(r["ir_ratio"])
+        # a profile-use build with exactly the baseline's instruction count
+        # most likely ignored its profile: say so rather than show "+0.0%"
+        if r["variant"].startswith(PROFILE_USE) and r["ir"] == rows[0]["ir"]:
+            irr += " (same as -O2!)"
         out.append(f"| {r['variant']} | {r['cpu']:.3f} | {pct(r['ratio'])} ({pct(r['lo'])} .. {pct(r['hi'])}, n={r['n']}) "
-                   f"| {r['ir']:,} | {pct(r['ir_ratio'])} | {r['text']:,} | {q} | {gs} | {gr} |")
+                   f"| {r['ir']:,} | {irr} | {r['text']:,} | {q} | {gs} | {gr} |")
+    for v, why in sorted(failed.items()):
+        out.append(f"| {v} | **FAILED**: {why.replace('|', '/')} | | | | | | | |")
+    return "\n".join(out) + "\n"
+
+def stage_times(work, workloads):
+    """The latest wall/CPU seconds of each stage (bench/scoreboard.sh appends
+    one line per stage run to WORK/stage-times.tsv)."""
+    p = os.path.join(work, "stage-times.tsv")
+    if not os.path.exists(p):
+        return ""
+    last = {}
+    for line in open(p):
+        f = line.rstrip("\n").split("\t")
+        if len(f) >= 5:
+            last[(f[1], f[2])] = (int(f[3]), int(f[4]), f[5] if len(f) > 5 else "", f[6] if len(f) > 6 else "")
+    stages = ["build", "record", "profiles", "variants", "measure"]
+    out = ["### stage times (wall s / CPU s of the latest run of each stage)", "",
+           "| workload | " + " | ".join(stages) + " | total wall |", "|---|" + "---:|" * (len(stages) + 1)]
+    total = 0
+    for w in workloads:
+        cells, tw = [], 0
+        for st in stages:
+            t = last.get((w, st))
+            cells.append(f"{t[0]} / {t[1]}" if t else "")
+            tw += t[0] if t else 0
+        total += tw
+        out.append(f"| {w} | " + " | ".join(cells) + f" | {tw} |")
+    out.append(f"| all | " + " | ".join("" for _ in stages) + f" | {total} ({total / 60:.1f} min) |")
     return "\n".join(out) + "\n"
 
 def svg(all_rows):
@@ -124,7 +159,16 @@ def main():
     stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     md = [f"# pgokit scoreboard {stamp}", "",
           f"- {version(['clang-19', '--version'])}; {version(['llvm-profgen-19', '--version'])}",
-          f"- {version(['uname', '-sr'])}, {os.cpu_count()} CPUs, no PMU (emulated LBR recordings)", ""]
+          f"- {version(['uname', '-sr'])}, {os.cpu_count()} CPUs, no PMU (emulated LBR recordings)",
+          "- variants: base = clang-19 -O2; probe = -O2 -fpseudo-probe-for-profiling (no profile); "
+          "instr = -fprofile-instr-generate/-use (the upper bound); afdo-* = AutoFDO from pgokit, "
+          "llvm-profgen-19 and AutoFDO 0.19 (afdo-cfp: its create_gcov, read by llvm-profdata-19, since "
+          "Debian's create_llvm_prof 0.19 writes inlined callee names from freed memory, google/autofdo#95); "
+          "probe-* = CSSPGO probe-only; cs-* = full CSSPGO (contexts, pre-inliner). "
+          "Every sample profile of a kind comes from the same emulated recording of the same training run.",
+          "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
+          "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",
+          ""]
     all_rows = []
     for w in a.workloads:
         try:
@@ -133,9 +177,8 @@ def main():
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
         rows = rows_for(times, counts, gen, quality)
         all_rows.append((w, rows))
-        md.append(markdown(w, rows, load))
-        for v, why in sorted(failed.items()):
-            md.append(f"- **{v}: FAILED** ({why}); not measured\n")
+        md.append(markdown(w, rows, load, failed))
+    md.append(stage_times(a.work, a.workloads))
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"scoreboard-{stamp}")
     with open(base + ".md", "w") as f:

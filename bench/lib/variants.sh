@@ -7,6 +7,9 @@
 # read clang-19's default DWARF 5; the version does not change code generation.
 
 SB_DEBUG="-gdwarf-4"
+# Binaries go to $WL_DIR/out/$SB_TAG-VARIANT/: PK_BENCH_TAG keeps a private
+# run (with its own PK_BENCH_WORK) from overwriting another run's binaries.
+SB_TAG=${PK_BENCH_TAG:-sb}
 # name | training binary | flags added to -O2 -g when building with the profile
 SB_VARIANTS=(
   "base|-|"
@@ -36,46 +39,88 @@ sb_variant_field() { # name field(2|3)
     [ "${v%%|*}" = "$1" ] && { echo "$v" | cut -d'|' -f"$2"; return; }
   done
 }
-sb_bin() { echo "$WL_DIR/out/sb-$2/$(wl_bin "$1")"; } # workload variant
+sb_dir() { echo "$WL_DIR/out/$SB_TAG-$1"; } # variant
+sb_bin() { echo "$(sb_dir "$2")/$(wl_bin "$1")"; } # workload variant
 
-sb_build() { # workload variant xflags
-  local w=$1 v=$2 x=$3
+# A binary is rebuilt only when what determines it changed: the compiler,
+# the flags, the bytes of the profile it uses. (Profiles get the same path on
+# every run, so the path in the flags alone says nothing.) --rebuild forces.
+sb_build_key() { # xflags [profile]
+  printf '%s|%s|%s' "$(clang-19 --version | head -n 1)" "$SB_DEBUG $1" \
+    "$([ -n "${2:-}" ] && sha256sum < "$2" | cut -d' ' -f1)"
+}
+
+sb_build() { # workload variant xflags [profile]
+  local w=$1 v=$2 x=$3 prof=${4:-} key stamp t0=$SECONDS
+  stamp="$(sb_dir "$v")/.sb-key-$w"
+  key=$(sb_build_key "$x" "$prof")
+  if [ "${SB_REBUILD:-0}" != 1 ] && [ -x "$(sb_bin "$w" "$v")" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+    log "build $w/$v: compiler, flags and profile unchanged, binary kept"
+    return 0
+  fi
+  rm -f "$stamp"
   log "build $w/$v ($x)"
-  XFLAGS="$SB_DEBUG $x" "$PK_ROOT/scripts/workloads.sh" build "sb-$v" "$w" >&2 \
-    || die "$w/$v: build failed"
+  XFLAGS="$SB_DEBUG $x" "$PK_ROOT/scripts/workloads.sh" build "$SB_TAG-$v" "$w" >/dev/null 2>"$SB_DIR/gen/build-$v.log" \
+    || { tail -n 20 "$SB_DIR/gen/build-$v.log" >&2; die "$w/$v: build failed"; }
   [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: no binary after build"
+  printf '%s' "$key" > "$stamp"
+  log "built $w/$v in $((SECONDS - t0)) s"
+}
+
+# Builds several variants, SB_JOBS at a time (default 2, the machine's cores):
+# SQLite's build is one clang process for most of its time, so two builds
+# side by side take little longer than one; make -j2 builds lose nothing.
+# Each spec is "variant|xflags|profile"; an optional check function runs on
+# each fresh binary inside the same job.
+sb_build_all() { # workload check-fn spec...
+  local w=$1 check=$2 spec v x p fails=0; shift 2
+  local pids=() vs=()
+  for spec in "$@"; do
+    while [ "$(jobs -rp | wc -l)" -ge "${SB_JOBS:-2}" ]; do wait -n || true; done
+    IFS='|' read -r v x p <<<"$spec"
+    ( sb_build "$w" "$v" "$x" "$p"; [ -z "$check" ] || "$check" "$w" "$v" ) &
+    pids+=($!); vs+=("$v")
+  done
+  local i
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { fails=$((fails + 1)); log "$w/${vs[$i]}: FAILED (see above)"; }
+  done
+  [ $fails = 0 ] || die "$w: $fails of ${#pids[@]} builds failed"
 }
 
 sb_stage_build() { # workload dir
   local w=$1 D=$2
-  sb_build "$w" base ""
-  sb_build "$w" probe "-fpseudo-probe-for-profiling"
-  sb_build "$w" instr-gen "-fprofile-instr-generate"
-  wl_prepare "$w" "$WL_DIR/out/sb-base"
+  sb_build_all "$w" "" "base||" "probe|-fpseudo-probe-for-profiling|" "instr-gen|-fprofile-instr-generate|"
+  wl_prepare "$w" "$(sb_dir base)" || die "$w: preparing the inputs failed"
   # instrumentation PGO profile: the upper bound
   rm -rf "$D/prof/instr-raw"; mkdir -p "$D/prof/instr-raw"
   local cmd
   while read -r cmd; do
     LLVM_PROFILE_FILE="$D/prof/instr-raw/%p.profraw" bash -c "$cmd" >/dev/null || die "$w: instrumented training run failed: $cmd"
-  done < <(wl_train "$w" "$WL_DIR/out/sb-instr-gen")
+  done < <(wl_train "$w" "$(sb_dir instr-gen)")
   llvm-profdata-19 merge -o "$D/prof/instr.profdata" "$D/prof/instr-raw"/*.profraw || die "$w: llvm-profdata merge failed"
 }
 
 sb_stage_record() { # workload dir: one emulated recording per training command and kind
-  local w=$1 D=$2 kind i cmd
+  local w=$1 D=$2 kind pids=() fails=0 p
   rm -f "$D"/rec/*
+  # The recordings are deterministic (the emulator counts branches, not time)
+  # and QEMU is one thread: the two kinds are recorded side by side.
   for kind in base probe; do
-    i=0
-    while read -r cmd; do
-      i=$((i + 1))
-      log "record $w/$kind #$i: $cmd"
-      # shellcheck disable=SC2086
-      "$PGOKIT" record -q -o "$D/rec/$kind-$i.data" --exact-counts "$D/rec/$kind-$i.exact" -- $cmd >/dev/null \
-        || die "$w/$kind: pgokit record failed on: $cmd"
-      perf script --show-mmap-events -F ip,brstack -i "$D/rec/$kind-$i.data" > "$D/rec/$kind-$i.script" 2>/dev/null \
-        || die "$w/$kind: perf script failed"
-    done < <(wl_train "$w" "$WL_DIR/out/sb-$kind")
+    ( local i=0 cmd
+      while read -r cmd; do
+        i=$((i + 1))
+        log "record $w/$kind #$i: $cmd"
+        # shellcheck disable=SC2086
+        "$PGOKIT" record -q -o "$D/rec/$kind-$i.data" --exact-counts "$D/rec/$kind-$i.exact" -- $cmd >/dev/null \
+          || die "$w/$kind: pgokit record failed on: $cmd"
+        perf script --show-mmap-events -F ip,brstack -i "$D/rec/$kind-$i.data" > "$D/rec/$kind-$i.script" 2>/dev/null \
+          || die "$w/$kind: perf script failed"
+      done < <(wl_train "$w" "$(sb_dir "$kind")") ) &
+    pids+=($!)
   done
+  for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+  [ $fails = 0 ] || die "$w: $fails of 2 recordings failed"
 }
 
 # Runs a generator under /usr/bin/time, keeping seconds and peak RSS (KiB).
@@ -93,7 +138,8 @@ sb_anchor() { # name dir cmd...
   local name=$1 D=$2; shift 2
   rm -f "$D/gen/$name.failed"
   if ! ( "$@" ); then
-    echo "generator failed: $(tail -n 1 "$D/gen/$name.log" 2>/dev/null | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/$name.failed"
+    local lf="$D/gen/$name.log"; [ -f "$lf" ] || lf=$(ls -t "$D/gen/$name"-*.log 2>/dev/null | head -n 1)
+    echo "generator failed: $(tail -n 1 "$lf" 2>/dev/null | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/$name.failed"
     log "ANCHOR FAILED: $name: $(cat "$D/gen/$name.failed")"
     return 1
   fi
@@ -126,14 +172,17 @@ sb_stage_profiles() { # workload dir
     -o "$D/prof/afdo-pgokit.prof" --format extbinary
   sb_anchor afdo-llvm "$D" sb_timed afdo-llvm "$D" llvm-profgen-19 --binary "$base_bin" \
     --perfscript "$D/rec/all-base.script" --ignore-stack-samples -o "$D/prof/afdo-llvm.prof" || true
-  # create_llvm_prof reads perf.data itself, one file per run: merge afterwards
-  # (text: its binary writer fails on SQLite with "Truncated function name table")
+  # AutoFDO reads perf.data itself, one file per run: merge afterwards.
+  # Debian's create_llvm_prof 0.19 names inlined instances through a dangling
+  # StringRef (google/autofdo#95: garbage or wrong callee names, in every
+  # --format), so the AutoFDO anchor is its create_gcov, whose .afdo output
+  # (version "407*") llvm-profdata reads natively; totals there are sums of line counts.
   local parts=() i=0 cfp_ok=1
   for f in "$D"/rec/base-*.data; do
     i=$((i + 1))
-    sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_llvm_prof --binary="$base_bin" --profile="$f" \
-      --out="$D/prof/afdo-cfp-$i.prof" --format=text || { cfp_ok=0; break; }
-    parts+=("$D/prof/afdo-cfp-$i.prof")
+    sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_gcov --binary="$base_bin" --profile="$f" \
+      --gcov="$D/prof/afdo-cfp-$i.afdo" || { cfp_ok=0; break; }
+    parts+=("$D/prof/afdo-cfp-$i.afdo")
   done
   if [ $cfp_ok = 1 ]; then
     if llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-cfp.prof" "${parts[@]}" > "$D/gen/afdo-cfp.log" 2>&1; then
@@ -173,20 +222,25 @@ sb_quality() { # workload dir
   done
 }
 
+# An ignored profile leaves the code unchanged: refuse to report it.
+sb_check_changed() { # workload variant
+  if cmp -s "$SB_DIR/gen/base.dis" <(objdump -d --no-show-raw-insn "$(sb_bin "$1" "$2")" | tail -n +3); then
+    die "$1/$2: code identical to the baseline: the profile was ignored"
+  fi
+}
+
 sb_stage_variants() { # workload dir: build every profile-use variant
-  local w=$1 D=$2 v flags
+  local w=$1 D=$2 v flags specs=()
   for v in $(sb_variant_names); do
     case $v in base|probe) continue ;; esac
     flags=$(sb_variant_field "$v" 3)
     local prof="$D/prof/$v.prof"; [ "$v" = instr ] && prof="$D/prof/instr.profdata"
     [ -s "$prof" ] || die "$w/$v: profile $prof missing (run the profiles stage)"
-    sb_build "$w" "$v" "${flags//@P/$prof}"
-    # An ignored profile leaves the code unchanged: refuse to report it.
-    if cmp -s <(objdump -d --no-show-raw-insn "$(sb_bin "$w" base)" | tail -n +3) \
-              <(objdump -d --no-show-raw-insn "$(sb_bin "$w" "$v")" | tail -n +3); then
-      die "$w/$v: code identical to the baseline: the profile was ignored"
-    fi
+    specs+=("$v|${flags//@P/$prof}|$prof")
   done
+  objdump -d --no-show-raw-insn "$(sb_bin "$w" base)" | tail -n +3 > "$D/gen/base.dis"
+  sb_build_all "$w" sb_check_changed "${specs[@]}"
+  rm -f "$D/gen/base.dis"
 }
 
 sb_stage_measure() { # workload dir reps
@@ -200,24 +254,27 @@ sb_stage_measure() { # workload dir reps
     local n=${#names[@]} k
     for ((k = 0; k < n; k++)); do
       v=${names[$(((k + r) % n))]}
-      cmd=$(wl_measure "$w" "$WL_DIR/out/sb-$v")
+      cmd=$(wl_measure "$w" "$(sb_dir "$v")")
       /usr/bin/time -f "%e %U %S" -o "$D/meas/.t" bash -c "$cmd" >/dev/null 2>&1 || die "$w/$v: measured run failed"
       read -r e u s < "$D/meas/.t"
       echo -e "$r\t$v\t$e\t$u\t$s" >> "$D/meas/times.tsv"
     done
   done
-  rm -f "$WL_DIR"/corpus/.m.*
   cut -d' ' -f1-3 /proc/loadavg > "$D/meas/load-after.txt"
   log "instruction counts (cachegrind) and .text sizes for $w"
+  # Instructions are deterministic: one cachegrind run per variant and count
+  # command, two at a time; a variant's count is the sum over its commands.
+  for v in "${names[@]}"; do
+    while read -r cmd; do echo -e "$v\t$cmd"; done < <(wl_count "$w" "$(sb_dir "$v")")
+  done | xargs -P 2 -d '\n' -n 1 bash -c '
+      IFS=$'"'"'\t'"'"' read -r v cmd <<<"$0"
+      ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
+      echo -e "$v\t${ir:-NA}\t$cmd"' > "$D/meas/counts-parts.tsv"
+  grep -q "	NA	" "$D/meas/counts-parts.tsv" && die "$w: cachegrind failed: $(grep "	NA	" "$D/meas/counts-parts.tsv" | head -n 3)"
   : > "$D/meas/counts.tsv"
   for v in "${names[@]}"; do
-    local bin; bin=$(sb_bin "$w" "$v")
-    local text; text=$(size -A "$bin" | awk '$1 == ".text" {print $2}')
-    echo -e "$v\t$(wl_count "$w" "$WL_DIR/out/sb-$v")\t$text"
-  done | xargs -P 2 -d '\n' -n 1 bash -c '
-      IFS=$'"'"'\t'"'"' read -r v cmd text <<<"$0"
-      ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
-      echo -e "$v\t${ir:-NA}\t$text"' >> "$D/meas/counts.tsv"
-  grep -q NA "$D/meas/counts.tsv" && die "$w: cachegrind failed for a variant: $(grep NA "$D/meas/counts.tsv")"
+    local text; text=$(size -A "$(sb_bin "$w" "$v")" | awk '$1 == ".text" {print $2}')
+    echo -e "$v\t$(awk -F'\t' -v v="$v" '$1 == v {s += $2} END {printf "%.0f", s}' "$D/meas/counts-parts.tsv")\t$text" >> "$D/meas/counts.tsv"
+  done
   return 0
 }
