@@ -249,17 +249,8 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
             goto done;
     }
     /* counts under the new context ids */
-    for (int which = 0; which < 2; which++) {
-        const pk_pairmap *from = which ? &raw->branches : &raw->ranges;
-        pk_pairmap *to = which ? &out.branches : &out.ranges;
-        for (size_t i = 0; i < from->cap; i++) {
-            const pk_pair_count *e = &from->e[i];
-            if (e->n && pk_pairmap_add(to, (uint64_t)remap[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n))
-                goto oom;
-        }
-    }
-    pk_csraw_free(raw);
-    *raw = out;
+    if (pk_csraw_move_counts(raw, &out, remap, err))
+        goto done;
     out_ok = false;
     rc = 0;
     goto done;

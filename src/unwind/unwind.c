@@ -76,6 +76,22 @@ static bool fits(const pk_csraw *r, uint64_t a)
     return a >= r->base && a - r->base < PK_CS_EXTERNAL_OFF;
 }
 
+int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_err *err)
+{
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *from = which ? &r->branches : &r->ranges;
+        pk_pairmap *to = which ? &out->branches : &out->ranges;
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n))
+                return pk_err_set(err, "out of memory");
+        }
+    }
+    pk_csraw_free(r);
+    *r = *out;
+    return 0;
+}
+
 static int ctx_cmp(const void *x, const void *y, void *arg)
 {
     const pk_csraw *r = arg;
@@ -111,19 +127,8 @@ int pk_csraw_canonicalize(pk_csraw *r, pk_err *err)
             goto done;
         newid[order[i]] = id;
     }
-    for (int which = 0; which < 2; which++) {
-        const pk_pairmap *from = which ? &r->branches : &r->ranges;
-        pk_pairmap *to = which ? &out.branches : &out.ranges;
-        for (size_t i = 0; i < from->cap; i++) {
-            const pk_pair_count *e = &from->e[i];
-            if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
-                pk_err_set(err, "out of memory");
-                goto done;
-            }
-        }
-    }
-    pk_csraw_free(r);
-    *r = out;
+    if (pk_csraw_move_counts(r, &out, newid, err))
+        goto done;
     out_ok = false;
     rc = 0;
 done:

@@ -90,6 +90,10 @@ static inline const uint64_t *pk_csraw_ctx(const pk_csraw *r, uint32_t ctx, uint
     return &PK_VEC_AT(&r->frames, uint64_t, c->first);
 }
 static inline size_t pk_csraw_num_ctxs(const pk_csraw *r) { return r->ctxs.len; }
+/* Replaces r by out (contexts already interned there) after adding r's
+ * counts to out under the context ids newid[old id]; r's old storage is freed.
+ * On failure r is untouched and out still the caller's to free. */
+int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_err *err);
 /* Renumbers the contexts in the order of their address lists, so that what
  * is built from them does not depend on the order samples came in (several
  * inputs, identical samples unwound late). */
