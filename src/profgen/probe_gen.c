@@ -496,17 +496,18 @@ static int want_function_at(struct guid_set *g, uint64_t vaddr)
     return 0;
 }
 
-static int want_pairs(struct guid_set *g, const pk_pairmap *m, uint64_t base, bool cs_keys)
+/* cs: the map belongs to cs (context keys, decoded by pk_csraw_key); NULL:
+ * a raw profile's map of plain vaddrs. */
+static int want_pairs(struct guid_set *g, const pk_pairmap *m, const pk_csraw *cs)
 {
     for (size_t i = 0; i < m->cap; i++) {
         const pk_pair_count *e = &m->e[i];
         if (!e->n)
             continue;
-        uint64_t a = cs_keys ? (uint32_t)e->a : e->a, b = e->b;
-        if (cs_keys) {
-            a = a == PK_CS_EXTERNAL_OFF ? PK_AGG_EXTERNAL : base + a;
-            b += base;
-        }
+        uint64_t a = e->a, b = e->b;
+        uint32_t ctx;
+        if (cs)
+            pk_csraw_key(cs, e, &ctx, &a, &b);
         if ((a != PK_AGG_EXTERNAL && want_function_at(g, a)) || want_function_at(g, b))
             return -1;
     }
@@ -522,14 +523,14 @@ int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawpr
     if (pk_u64map_init(&g.seen, 1024))
         return pk_err_set(err, "out of memory");
     if (cs) {
-        if (want_pairs(&g, &cs->ranges, cs->base, true) || want_pairs(&g, &cs->branches, cs->base, true))
+        if (want_pairs(&g, &cs->ranges, cs) || want_pairs(&g, &cs->branches, cs))
             goto done;
         const uint64_t *frames = cs->frames.data;
         for (size_t i = 0; i < cs->frames.len; i++)
             if (frames[i] && want_function_at(&g, frames[i]))
                 goto done;
     }
-    if (raw && (want_pairs(&g, &raw->ranges, 0, false) || want_pairs(&g, &raw->branches, 0, false)))
+    if (raw && (want_pairs(&g, &raw->ranges, NULL) || want_pairs(&g, &raw->branches, NULL)))
         goto done;
     rc = 0;
 done:
