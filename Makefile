@@ -15,6 +15,9 @@ CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter \
             -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 LDLIBS   += -lZydis -lzstd -lz -lpthread -lm
 
+# `make` alone builds the tool (the flavour rules below come first in the file).
+.DEFAULT_GOAL := all
+
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  := $(filter-out src/cli/%,$(wildcard src/*/*.c))

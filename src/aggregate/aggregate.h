@@ -48,6 +48,10 @@ typedef struct pk_pairmap {
 
 int pk_pairmap_init(pk_pairmap *m, size_t initial_cap);
 void pk_pairmap_free(pk_pairmap *m);
+/* Room for n entries without growing. Copying one map into another slot by
+ * slot needs it: entries come out in hash order, and a smaller destination
+ * piles them onto a few long probe chains until it has grown. -1 on OOM. */
+int pk_pairmap_reserve(pk_pairmap *m, size_t n);
 /* Adds n (> 0) to (a, b); -1 on OOM. */
 int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n);
 uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b);

@@ -5,11 +5,13 @@
 
 #include <stdlib.h>
 
-/* Two multiplies: the middle bits of the product mix every input bit and
- * tables stay far below 2^32 slots. */
+/* Every key bit must reach the low bits the mask keeps: keys of one
+ * context differ only in their high 32 bits (ctx << 32 | offset), and a
+ * multiply alone carries high bits nowhere but up, which once piled whole
+ * contexts onto a few probe chains (1,000 probes per insert). */
 static inline size_t pair_hash(uint64_t a, uint64_t b)
 {
-    return (size_t)(((a * 0x9e3779b97f4a7c15ULL) ^ b) * 0xbf58476d1ce4e5b9ULL >> 29);
+    return (size_t)pk_hash64(a * 0x9e3779b97f4a7c15ULL ^ b);
 }
 
 int pk_pairmap_init(pk_pairmap *m, size_t initial_cap)
@@ -30,9 +32,8 @@ void pk_pairmap_free(pk_pairmap *m)
     m->cap = m->len = 0;
 }
 
-static int pairmap_grow(pk_pairmap *m)
+static int pairmap_rehash(pk_pairmap *m, size_t ncap)
 {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
     pk_pair_count *ne = calloc(ncap, sizeof *ne);
     if (!ne)
         return -1;
@@ -52,11 +53,19 @@ static int pairmap_grow(pk_pairmap *m)
     return 0;
 }
 
+int pk_pairmap_reserve(pk_pairmap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : 64;
+    while (n * 4 > cap * 3)
+        cap *= 2;
+    return cap > m->cap ? pairmap_rehash(m, cap) : 0;
+}
+
 int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n)
 {
     if (!n)
         return 0;
-    if ((m->len + 1) * 4 > m->cap * 3 && pairmap_grow(m))
+    if ((m->len + 1) * 4 > m->cap * 3 && pairmap_rehash(m, m->cap ? m->cap * 2 : 64))
         return -1;
     size_t mask = m->cap - 1, j = pair_hash(a, b) & mask;
     for (;;) {

@@ -287,6 +287,8 @@ static void bid_hex(char *out, const uint8_t *b, unsigned n)
 
 static int merge_pairs(pk_pairmap *dst, const pk_pairmap *src, int64_t delta)
 {
+    if (pk_pairmap_reserve(dst, dst->len + src->len))
+        return -1;
     for (size_t i = 0; i < src->cap; i++) {
         const pk_pair_count *p = &src->e[i];
         if (!p->n)

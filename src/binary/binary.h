@@ -220,6 +220,17 @@ void pk_symbolizer_close(pk_symbolizer *sym);
  * one frame with func NULL from its line table (llvm-symbolizer's "??"). */
 int pk_symbolize(pk_symbolizer *sym, uint64_t vaddr, pk_frames *out, pk_err *err);
 
+/* The inline frames of every address in [lo, hi), one call per span of
+ * addresses sharing their innermost DIE, in address order: what pk_symbolize
+ * gives for each address of the span, minus everything that needs the line
+ * table (no file, line, column or discriminator on the innermost frame, no
+ * file on the outer ones; call lines and discriminators are there). Addresses
+ * no subroutine DIE covers are skipped. One DIE lookup per span instead of a
+ * line-table and DIE lookup per instruction: code sizes per inline context.
+ * A non-zero return from fn stops the walk and is returned as -1. */
+typedef int (*pk_span_fn)(void *arg, uint64_t begin, uint64_t end, const pk_frames *frames, pk_err *err);
+int pk_symbolize_spans(pk_symbolizer *sym, uint64_t lo, uint64_t hi, pk_span_fn fn, void *arg, pk_err *err);
+
 /* Builds the index of every CU now (benchmarking, or to see every DWARF
  * error up front). */
 int pk_symbolizer_prepare(pk_symbolizer *sym, pk_err *err);

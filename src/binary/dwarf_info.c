@@ -240,7 +240,7 @@ done:
     return rc;
 }
 
-dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr)
+size_t dw_arange_after(const pk_symbolizer *s, uint64_t addr)
 {
     size_t lo = 0, hi = s->naranges;
     while (lo < hi) {
@@ -250,9 +250,15 @@ dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr)
         else
             hi = mid;
     }
-    if (lo == s->naranges || addr < s->aranges_tab[lo].lo)
+    return lo;
+}
+
+dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr)
+{
+    size_t k = dw_arange_after(s, addr);
+    if (k == s->naranges || addr < s->aranges_tab[k].lo)
         return NULL;
-    return dw_cu_containing(s, s->aranges_tab[lo].cu_off);
+    return dw_cu_containing(s, s->aranges_tab[k].cu_off);
 }
 
 /* ---- AddrDieMap: an ordered map low → (high, sub), as a treap ---- */
@@ -688,13 +694,14 @@ int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err)
         if (!got_file && f.has_decl_file) {
             got_file = 1;
             uint64_t u;
-            pk_err ignored;
             /* LLVM 19 builds implicit_const values without a unit, so
              * getAsFile fails on them: gcc's DWARF 5 decl_file gives no
              * start file in llvm-symbolizer. Same answer here. */
-            if (f.decl_file.form != DW_FORM_implicit_const && dw_val_unsigned(&f.decl_file, &u) == 0 &&
-                dw_line_parse(s, dcu, &ignored) == 0)
-                sub->decl_file = dw_line_file_path(s, dcu, u);
+            if (f.decl_file.form != DW_FORM_implicit_const && dw_val_unsigned(&f.decl_file, &u) == 0) {
+                sub->has_decl_file = 1;
+                sub->decl_file_index = u;
+                sub->decl_cu = dcu;
+            }
         }
         const dw_val *refs[2] = {&f.origin, &f.spec};
         for (int k = 0; k < 2; k++) {
@@ -713,4 +720,15 @@ int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err)
     sub->name = linkage ? linkage : name;
     sub->resolved = 1;
     return 0;
+}
+
+const char *dw_sub_decl_file(pk_symbolizer *s, dw_sub *sub)
+{
+    if (!sub->decl_file_done) {
+        sub->decl_file_done = 1;
+        pk_err ignored;
+        if (sub->has_decl_file && dw_line_parse(s, sub->decl_cu, &ignored) == 0)
+            sub->decl_file = dw_line_file_path(s, sub->decl_cu, sub->decl_file_index);
+    }
+    return sub->decl_file;
 }

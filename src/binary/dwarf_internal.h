@@ -120,7 +120,11 @@ typedef struct dw_sub {
     uint64_t low_pc;
     uint32_t call_file, call_line, call_column, call_discr;
     const char *name;        /* resolved lazily */
-    const char *decl_file;
+    const char *decl_file;   /* resolved lazily again (dw_sub_decl_file): the path
+                                needs the whole line program parsed */
+    struct dw_cu *decl_cu;   /* the unit whose file table decl_file_index is in */
+    uint64_t decl_file_index;
+    uint8_t has_decl_file, decl_file_done;
     uint32_t decl_line;
 } dw_sub;
 
@@ -270,10 +274,14 @@ int dw_cu_split(pk_symbolizer *s, dw_cu *cu, pk_symbolizer **ds, dw_cu **dcu, pk
 /* dwarf_info.c */
 int dw_open_cus(pk_symbolizer *s, pk_err *err);
 int dw_build_aranges(pk_symbolizer *s, pk_err *err);
+/* The index of the first address range ending after addr (naranges if none). */
+size_t dw_arange_after(const pk_symbolizer *s, uint64_t addr);
 dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr);
 int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err);
 void dw_cu_free(dw_cu *cu);
 int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err);
+/* The sub's DW_AT_decl_file as a path (NULL if none), after dw_sub_resolve. */
+const char *dw_sub_decl_file(pk_symbolizer *s, dw_sub *sub);
 /* Innermost subroutine record covering addr in an indexed CU, -1 if none. */
 int32_t dw_cu_sub_at(const dw_cu *cu, uint64_t addr);
 

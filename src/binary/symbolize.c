@@ -195,6 +195,51 @@ static pk_frame *push_frame(pk_symbolizer *s, pk_err *err)
     return f;
 }
 
+/* Pushes the frames from DIE `leaf` out to its subprogram. With `full`,
+ * files too, and the innermost frame gets vaddr's row of the unit's line
+ * table when it has one (have_lt); without, only what the DIEs say. */
+static int push_chain(pk_symbolizer *s, pk_symbolizer *ds, dw_cu *dcu, dw_cu *cu, int32_t leaf, int full,
+                      int have_lt, uint64_t vaddr, pk_err *err)
+{
+    const dw_sub *prev = NULL;
+    for (int32_t i = leaf; i >= 0;) {
+        dw_sub *sub = &dcu->subs[i];
+        if (dw_sub_resolve(ds, dcu, sub, err) < 0)
+            return -1;
+        pk_frame *f = push_frame(s, err);
+        if (!f)
+            return -1;
+        memset(f, 0, sizeof *f);
+        f->func = sub->name;
+        f->start_line = sub->decl_line;
+        f->start_file = full ? dw_sub_decl_file(ds, sub) : NULL;
+        f->start_addr = sub->low_pc;
+        f->has_start_addr = sub->has_low_pc;
+        if (!prev) {
+            ssize_t row = full && have_lt ? dw_line_lookup(&cu->line, vaddr) : -1;
+            if (row >= 0) {
+                const dw_row *r = &cu->line.rows[row];
+                f->file = dw_line_file_path(s, cu, r->file);
+                if (f->file) {
+                    f->line = r->line;
+                    f->column = r->column;
+                    f->discriminator = r->discr;
+                }
+            }
+        } else {
+            f->file = full && have_lt ? dw_line_file_path(s, cu, prev->call_file) : NULL;
+            f->line = prev->call_line;
+            f->column = prev->call_column;
+            f->discriminator = prev->call_discr;
+        }
+        if (!sub->inlined)
+            break;
+        prev = sub;
+        i = sub->parent;
+    }
+    return 0;
+}
+
 int pk_symbolize(pk_symbolizer *s, uint64_t vaddr, pk_frames *out, pk_err *err)
 {
     s->frames.len = 0;
@@ -235,44 +280,54 @@ int pk_symbolize(pk_symbolizer *s, uint64_t vaddr, pk_frames *out, pk_err *err)
         out->count = s->frames.len;
         return 0;
     }
-    const dw_sub *prev = NULL;
-    for (int32_t i = leaf; i >= 0;) {
-        dw_sub *sub = &dcu->subs[i];
-        if (dw_sub_resolve(ds, dcu, sub, err) < 0)
-            return -1;
-        pk_frame *f = push_frame(s, err);
-        if (!f)
-            return -1;
-        memset(f, 0, sizeof *f);
-        f->func = sub->name;
-        f->start_line = sub->decl_line;
-        f->start_file = sub->decl_file;
-        f->start_addr = sub->low_pc;
-        f->has_start_addr = sub->has_low_pc;
-        if (!prev) {
-            ssize_t row = have_lt ? dw_line_lookup(&cu->line, vaddr) : -1;
-            if (row >= 0) {
-                const dw_row *r = &cu->line.rows[row];
-                f->file = dw_line_file_path(s, cu, r->file);
-                if (f->file) {
-                    f->line = r->line;
-                    f->column = r->column;
-                    f->discriminator = r->discr;
-                }
-            }
-        } else {
-            f->file = have_lt ? dw_line_file_path(s, cu, prev->call_file) : NULL;
-            f->line = prev->call_line;
-            f->column = prev->call_column;
-            f->discriminator = prev->call_discr;
-        }
-        if (!sub->inlined)
-            break;
-        prev = sub;
-        i = sub->parent;
-    }
+    if (push_chain(s, ds, dcu, cu, leaf, 1, have_lt, vaddr, err) < 0)
+        return -1;
     out->frames = s->frames.data;
     out->count = s->frames.len;
+    return 0;
+}
+
+int pk_symbolize_spans(pk_symbolizer *s, uint64_t lo, uint64_t hi, pk_span_fn fn, void *arg, pk_err *err)
+{
+    while (lo < hi) {
+        size_t k = dw_arange_after(s, lo);
+        if (k == s->naranges || s->aranges_tab[k].lo >= hi)
+            return 0;
+        if (s->aranges_tab[k].lo > lo)
+            lo = s->aranges_tab[k].lo;
+        uint64_t unit_end = s->aranges_tab[k].hi < hi ? s->aranges_tab[k].hi : hi;
+        dw_cu *cu = dw_cu_containing(s, s->aranges_tab[k].cu_off);
+        if (!cu) {
+            lo = unit_end;
+            continue;
+        }
+        pk_symbolizer *ds;
+        dw_cu *dcu;
+        if (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index(ds, dcu, err) < 0)
+            return -1;
+        /* the unit's flattened DIE map: the first entry ending after lo */
+        size_t a = 0, b = dcu->nmap;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (dcu->map_hi[mid] <= lo)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        for (; a < dcu->nmap && dcu->map_lo[a] < unit_end; a++) {
+            uint64_t begin = dcu->map_lo[a] > lo ? dcu->map_lo[a] : lo;
+            uint64_t end = dcu->map_hi[a] < unit_end ? dcu->map_hi[a] : unit_end;
+            if (begin >= end)
+                continue;
+            s->frames.len = 0;
+            if (push_chain(s, ds, dcu, cu, dcu->map_sub[a], 0, 0, 0, err) < 0)
+                return -1;
+            pk_frames fr = {s->frames.data, s->frames.len};
+            if (fn(arg, begin, end, &fr, err))
+                return -1;
+        }
+        lo = unit_end;
+    }
     return 0;
 }
 

@@ -140,18 +140,54 @@ static uint64_t call_loc(const pk_frame *f, bool probe_locations)
     return pk_loc(off & 0xffff, pk_discr_base(f->discriminator));
 }
 
+struct build {
+    pk_ctx_sizes *s;
+    pk_u64map guid_of;    /* symbolizer name pointer → GUID (its strings are stable) */
+    bool probe_locations;
+};
+
+/* One span of addresses sharing an inline stack: its bytes go to the stack's
+ * leaf context. DWARF ranges begin and end on instruction boundaries, so a
+ * span's length is the sum of the lengths of its instructions, which is what
+ * llvm-profgen adds up one instruction at a time. */
+static int add_span(void *arg, uint64_t begin, uint64_t end, const pk_frames *frames, pk_err *err)
+{
+    struct build *b = arg;
+    if (!frames->count)
+        return 0;
+    uint32_t cur = 0;
+    for (size_t j = 0; j < frames->count; j++) { /* innermost first */
+        const char *name = frames->frames[j].func ? frames->frames[j].func : "??";
+        uint64_t *g = pk_u64map_slot(&b->guid_of, (uint64_t)(uintptr_t)name);
+        if (!g)
+            return pk_err_set(err, "out of memory");
+        if (!*g) /* (a GUID of 0 is just recomputed next time) */
+            *g = pk_md5_guid(name, strlen(name));
+        /* the leaf is keyed by location 0, a caller by the call site inside it */
+        uint64_t loc = j ? call_loc(&frames->frames[j], b->probe_locations) : 0;
+        cur = get_child(b->s, cur, *g, loc, err);
+        if (cur == NONE)
+            return -1;
+    }
+    struct size_node *node = &PK_VEC_AT(&b->s->nodes, struct size_node, cur);
+    node->size += (uint32_t)(end - begin);
+    node->has_size = true;
+    return 0;
+}
+
 int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                        bool probe_locations, pk_err *err)
 {
     pk_ctx_sizes *s = calloc(1, sizeof *s);
-    pk_u64map seen = {0}, guid_of = {0};
+    struct build b = {.s = s, .probe_locations = probe_locations};
+    pk_u64map seen = {0};
     if (!s)
         return pk_err_set(err, "out of memory");
     s->ps = ps;
     pk_vec_init(&s->nodes, sizeof(struct size_node));
     struct size_node *root = pk_vec_push(&s->nodes);
     if (!root || pk_u64map_init(&s->child, 1024) || pk_u64map_init(&seen, 256) ||
-        pk_u64map_init(&guid_of, 1024)) {
+        pk_u64map_init(&b.guid_of, 1024)) {
         pk_err_set(err, "out of memory");
         goto fail;
     }
@@ -174,56 +210,17 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                 continue;
             *done = 1;
             const pk_elf_symbol *f = pk_elf_func_by_name(elf, pk_profset_name(ps, fr[i].name));
-            pk_insn *insns; /* one function at a time: nothing else needs them */
-            size_t ninsns;
-            if (!f || pk_binary_func_insns_uncached(bin, f, &insns, &ninsns, err))
-                continue; /* not an outlined function of this binary */
-            for (size_t k = 0; k < ninsns; k++) {
-                /* symbolizer strings are stable: hash each name once */
-                pk_frames frames;
-                if (pk_symbolize(sym, insns[k].addr, &frames, err)) {
-                    free(insns);
-                    goto fail;
-                }
-                if (!frames.count)
-                    continue;
-                uint32_t cur = 0;
-                uint64_t loc = 0;
-                for (size_t j = 0; j < frames.count; j++) { /* innermost first */
-                    const char *name = frames.frames[j].func ? frames.frames[j].func : "??";
-                    uint64_t *g = pk_u64map_get(&guid_of, (uint64_t)(uintptr_t)name), guid;
-                    if (g) {
-                        guid = *g;
-                    } else {
-                        guid = pk_md5_guid(name, strlen(name));
-                        if (!(g = pk_u64map_slot(&guid_of, (uint64_t)(uintptr_t)name))) {
-                            free(insns);
-                            pk_err_set(err, "out of memory");
-                            goto fail;
-                        }
-                        *g = guid;
-                    }
-                    cur = get_child(s, cur, guid, loc, err);
-                    if (cur == NONE) {
-                        free(insns);
-                        goto fail;
-                    }
-                    loc = call_loc(&frames.frames[j], probe_locations);
-                }
-                struct size_node *node = &PK_VEC_AT(&s->nodes, struct size_node, cur);
-                node->size += insns[k].len;
-                node->has_size = true;
-            }
-            free(insns);
+            if (f && f->size && pk_symbolize_spans(sym, f->addr, f->addr + f->size, add_span, &b, err))
+                goto fail;
         }
     }
     pk_u64map_free(&seen);
-    pk_u64map_free(&guid_of);
+    pk_u64map_free(&b.guid_of);
     *out = s;
     return 0;
 fail:
     pk_u64map_free(&seen);
-    pk_u64map_free(&guid_of);
+    pk_u64map_free(&b.guid_of);
     pk_ctx_sizes_free(s);
     return -1;
 }

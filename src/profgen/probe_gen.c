@@ -363,6 +363,9 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
         pk_err_set(err, "out of memory");
         goto done;
     }
+    /* sorted by context, then probe: runs of one (context, inline node) */
+    uint32_t last_ctx = UINT32_MAX, last_node = PK_PROBE_NO_NODE;
+    pk_fprof *cur = NULL;
     for (size_t i = 0; i < ncounts; i++) {
         uint32_t ctx = (uint32_t)sorted[i].a;
         const pk_probe *p = &t->probes[sorted[i].b];
@@ -372,21 +375,26 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
             continue;
         }
         stats->probes_hit++;
-        pk_fprof *f = ctx_profile(&g, prefix[ctx], nprefix[ctx], p->node);
-        if (!f || pk_fprof_add_body(f, p->index, p->discriminator, n, err)) {
-            free(sorted);
-            goto done;
+        if (ctx != last_ctx || p->node != last_node) {
+            cur = ctx_profile(&g, prefix[ctx], nprefix[ctx], p->node);
+            /* remember (profile, node) for zero filling; the profile
+             * pointer is stable (arena), so it can key the map */
+            if (!cur || pk_pairmap_add(&touched, (uint64_t)(uintptr_t)cur, p->node, 1)) {
+                free(sorted);
+                if (cur)
+                    pk_err_set(err, "out of memory");
+                goto done;
+            }
+            last_ctx = ctx;
+            last_node = p->node;
         }
-        /* remember (profile, node) for zero filling; the profile pointer is
-         * stable (arena), so it can key the map */
-        if (pk_pairmap_add(&touched, (uint64_t)(uintptr_t)f, p->node, 1)) {
+        if (pk_fprof_add_body(cur, p->index, p->discriminator, n, err)) {
             free(sorted);
-            pk_err_set(err, "out of memory");
             goto done;
         }
         if (p->index != 1)
             continue;
-        f->head += n;
+        cur->head += n;
         const pk_probe_node *pn = &t->nodes[p->node];
         if (pn->parent == PK_PROBE_NO_NODE)
             continue;

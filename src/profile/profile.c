@@ -21,7 +21,9 @@ int pk_profset_init(pk_profset *ps, pk_err *err)
 static void fprof_release(pk_fprof *f)
 {
     pk_vec_free(&f->slots);
-    pk_u64map_free(&f->slot_of);
+    free(f->slot_of);
+    f->slot_of = NULL;
+    f->slot_bits = 0;
     pk_u64map_free(&f->calls);
     pk_u64map_free(&f->sites);
     pk_vec_free(&f->children);
@@ -200,22 +202,54 @@ int pk_profset_sorted(const pk_profset *ps, pk_fprof ***out, size_t *n, pk_err *
 /* ---- building ---- */
 
 /* Most profiles (a context's, an inlinee's) touch a handful of locations:
- * those are found by scanning the slots, and the loc → slot map is built
- * only once a profile grows past SLOT_SCAN (it is most of the memory of a
- * context-sensitive profile otherwise). */
+ * those are found by scanning the slots, and the loc → slot index is built
+ * only once a profile grows past SLOT_SCAN. The index holds 4-byte slot
+ * numbers and compares keys in the slots themselves: a quarter of the
+ * memory of a u64 → u64 map, and one cache line less per lookup. */
 #define SLOT_SCAN 16
+
+/* Fibonacci hashing: the top bits of the product depend on every key bit
+ * (probe locations differ only in their high half). */
+static inline size_t slot_hash(uint64_t loc, uint32_t bits)
+{
+    return (size_t)((loc * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
 
 /* Slot index + 1 of loc, 0 if absent. */
 static uint64_t slot_find(const pk_fprof *f, uint64_t loc)
 {
-    if (f->slot_of.len) {
-        const uint64_t *v = pk_u64map_get(&f->slot_of, loc);
-        return v ? *v : 0;
-    }
     const struct pk_fprof_slot *sl = f->slots.data;
+    if (f->slot_of) {
+        size_t mask = ((size_t)1 << f->slot_bits) - 1;
+        for (size_t j = slot_hash(loc, f->slot_bits);; j = (j + 1) & mask) {
+            uint32_t v = f->slot_of[j];
+            if (!v || sl[v - 1].loc == loc)
+                return v;
+        }
+    }
     for (size_t i = 0; i < f->slots.len; i++)
         if (sl[i].loc == loc)
             return i + 1;
+    return 0;
+}
+
+/* Rebuilds the index for 2^bits entries from the slots. */
+static int slot_index_build(pk_fprof *f, uint32_t bits)
+{
+    uint32_t *idx = calloc((size_t)1 << bits, sizeof *idx);
+    if (!idx)
+        return -1;
+    size_t mask = ((size_t)1 << bits) - 1;
+    const struct pk_fprof_slot *sl = f->slots.data;
+    for (size_t i = 0; i < f->slots.len; i++) {
+        size_t j = slot_hash(sl[i].loc, bits);
+        while (idx[j])
+            j = (j + 1) & mask;
+        idx[j] = (uint32_t)(i + 1);
+    }
+    free(f->slot_of);
+    f->slot_of = idx;
+    f->slot_bits = bits;
     return 0;
 }
 
@@ -227,17 +261,6 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
             pk_err_set(err, "too many locations in one function");
             return NULL;
         }
-        if (f->slots.len == SLOT_SCAN && !f->slot_of.len) {
-            const struct pk_fprof_slot *sl = f->slots.data;
-            for (size_t i = 0; i < f->slots.len; i++) {
-                uint64_t *v = pk_u64map_slot(&f->slot_of, sl[i].loc);
-                if (!v) {
-                    pk_err_set(err, "out of memory");
-                    return NULL;
-                }
-                *v = i + 1;
-            }
-        }
         struct pk_fprof_slot *s = pk_vec_push(&f->slots);
         if (!s) {
             pk_err_set(err, "out of memory");
@@ -245,14 +268,23 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
         }
         s->loc = loc;
         found = f->slots.len;
-        if (f->slot_of.len) {
-            uint64_t *v = pk_u64map_slot(&f->slot_of, loc);
-            if (!v) {
-                f->slots.len--;
-                pk_err_set(err, "out of memory");
-                return NULL;
+        if (found > SLOT_SCAN) {
+            /* at most half full */
+            uint32_t bits = f->slot_bits ? f->slot_bits : 6;
+            while (found * 2 > ((size_t)1 << bits))
+                bits++;
+            if (!f->slot_of || bits != f->slot_bits) {
+                if (slot_index_build(f, bits)) {
+                    f->slots.len--;
+                    pk_err_set(err, "out of memory");
+                    return NULL;
+                }
+            } else {
+                size_t mask = ((size_t)1 << bits) - 1, j = slot_hash(loc, bits);
+                while (f->slot_of[j])
+                    j = (j + 1) & mask;
+                f->slot_of[j] = (uint32_t)found;
             }
-            *v = found;
         }
     }
     *idx = (uint32_t)(found - 1);

@@ -99,7 +99,9 @@ struct pk_fprof {
     uint32_t removed;    /* top-level profile removed from the set (pk_profset_remove) */
     /* ---- private to profile.c: use the functions below ---- */
     pk_vec slots;        /* struct pk_fprof_slot: one per touched location */
-    pk_u64map slot_of;   /* loc → slot index */
+    uint32_t *slot_of;   /* loc → slot index + 1, open addressing over 2^slot_bits
+                            entries (0 = empty); NULL while slots are few */
+    uint32_t slot_bits;
     pk_u64map calls;     /* (slot << 32 | target name) → count */
     pk_u64map sites;     /* (slot << 32 | callee name) → child index */
     pk_vec children;     /* pk_fprof *: inlined instances */

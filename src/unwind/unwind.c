@@ -81,6 +81,8 @@ int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_e
     for (int which = 0; which < 2; which++) {
         const pk_pairmap *from = which ? &r->branches : &r->ranges;
         pk_pairmap *to = which ? &out->branches : &out->ranges;
+        if (pk_pairmap_reserve(to, to->len + from->len))
+            return pk_err_set(err, "out of memory");
         for (size_t i = 0; i < from->cap; i++) {
             const pk_pair_count *e = &from->e[i];
             if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n))
