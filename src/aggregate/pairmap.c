@@ -3,6 +3,7 @@
  * entries, so lookups must stay within a cache line or two. */
 #include "aggregate/aggregate.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Every key bit must reach the low bits the mask keeps: keys of one
@@ -98,16 +99,6 @@ uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b)
     return 0;
 }
 
-static int pair_cmp(const void *x, const void *y)
-{
-    const pk_pair_count *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    if (p->b != q->b)
-        return p->b < q->b ? -1 : 1;
-    return 0;
-}
-
 pk_pair_count *pk_pairmap_sorted(const pk_pairmap *m, size_t *out_len)
 {
     *out_len = 0;
@@ -120,7 +111,11 @@ pk_pair_count *pk_pairmap_sorted(const pk_pairmap *m, size_t *out_len)
     for (size_t i = 0; i < m->cap; i++)
         if (m->e[i].n)
             v[k++] = m->e[i];
-    qsort(v, k, sizeof *v, pair_cmp);
+    if (pk_sort_by_u64(v, k, sizeof *v, offsetof(pk_pair_count, b)) ||
+        pk_sort_by_u64(v, k, sizeof *v, offsetof(pk_pair_count, a))) {
+        free(v);
+        return NULL;
+    }
     *out_len = k;
     return v;
 }

@@ -3,6 +3,7 @@
  * for the byte layout. */
 #include "binary/pseudo_probe.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Inline nesting deeper than this is treated as corrupt: it bounds recursion
@@ -194,14 +195,6 @@ static int decode_record(struct decoder *d, uint32_t parent, uint32_t callsite,
     return 0;
 }
 
-static int probe_cmp(const void *a, const void *b)
-{
-    const pk_probe *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
 int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
                           uint64_t section_file_offset, const char *where,
                           pk_probe_resolver resolve, void *resolve_ctx,
@@ -238,8 +231,11 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
             goto fail;
         d.stats.unresolved_records += d.record_unresolved;
     }
-    if (d.probes.len > 1)
-        qsort(d.probes.data, d.probes.len, sizeof(pk_probe), probe_cmp);
+    /* by address, ties in decode order (the order probes were pushed in) */
+    if (pk_sort_by_u64(d.probes.data, d.probes.len, sizeof(pk_probe), offsetof(pk_probe, addr))) {
+        pk_err_set(err, "%s: out of memory sorting probes", where);
+        goto fail;
+    }
     pk_vec_shrink(&d.probes);
     pk_vec_shrink(&d.nodes);
     out->probes = d.probes.data;

@@ -228,3 +228,74 @@ int64_t pk_cursor_sleb(pk_cursor *c)
     }
     return 0;
 }
+
+int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off)
+{
+    if (n < 2)
+        return 0;
+    uint8_t *a = base;
+    uint64_t all_or = 0, all_and = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k;
+        memcpy(&k, a + i * elem + key_off, sizeof k);
+        all_or |= k;
+        all_and &= k;
+    }
+    uint64_t varying = all_or ^ all_and;
+    if (!varying)
+        return 0;
+    if (n <= 32) { /* insertion sort: stable, no scratch */
+        uint8_t tmp[256];
+        if (elem <= sizeof tmp) {
+            for (size_t i = 1; i < n; i++) {
+                uint64_t k;
+                memcpy(&k, a + i * elem + key_off, sizeof k);
+                size_t j = i;
+                for (; j > 0; j--) {
+                    uint64_t kj;
+                    memcpy(&kj, a + (j - 1) * elem + key_off, sizeof kj);
+                    if (kj <= k)
+                        break;
+                }
+                if (j < i) {
+                    memcpy(tmp, a + i * elem, elem);
+                    memmove(a + (j + 1) * elem, a + j * elem, (i - j) * elem);
+                    memcpy(a + j * elem, tmp, elem);
+                }
+            }
+            return 0;
+        }
+    }
+    uint8_t *scratch = malloc(n * elem);
+    if (!scratch)
+        return -1;
+    uint8_t *src = a, *dst = scratch;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        if (!((varying >> shift) & 0xff))
+            continue;
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k;
+            memcpy(&k, src + i * elem + key_off, sizeof k);
+            count[(k >> shift) & 0xff]++;
+        }
+        size_t sum = 0;
+        for (size_t d = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k;
+            memcpy(&k, src + i * elem + key_off, sizeof k);
+            memcpy(dst + count[(k >> shift) & 0xff]++ * elem, src + i * elem, elem);
+        }
+        uint8_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * elem);
+    free(scratch);
+    return 0;
+}

@@ -19,6 +19,8 @@ struct gen {
     pk_name_id *node_name;      /* per inline-tree node: interned function name */
     uint32_t *node_first;       /* probes of node n: probe_of[node_first[n] .. node_first[n+1]) */
     uint32_t *probe_of;
+    uint64_t *locs;             /* scratch: the locations of one body's probes */
+    size_t nlocs;
     pk_ctx_frame *frames;       /* scratch for contexts */
     size_t frames_cap;
 };
@@ -62,6 +64,7 @@ static void gen_free(struct gen *g)
     free(g->node_name);
     free(g->node_first);
     free(g->probe_of);
+    free(g->locs);
     free(g->frames);
 }
 
@@ -321,6 +324,31 @@ static pk_fprof *ctx_profile(struct gen *g, const pk_ctx_frame *prefix, size_t n
     return f;
 }
 
+/* Explicit zeros for every probe of a body the first time a context's
+ * profile gets counts there (llvm-profgen lists unsampled probes as 0). The
+ * profile pointer is stable (arena), so (profile, node) keys the set. */
+static int zero_fill(struct gen *g, pk_pairmap *touched, pk_fprof *f, uint32_t node)
+{
+    if (pk_pairmap_get(touched, (uint64_t)(uintptr_t)f, node))
+        return 0;
+    if (pk_pairmap_add(touched, (uint64_t)(uintptr_t)f, node, 1))
+        return pk_err_set(g->err, "out of memory");
+    const pk_probe_table *t = &g->pi->table;
+    size_t n = g->node_first[node + 1] - g->node_first[node];
+    if (n > g->nlocs) {
+        uint64_t *l = realloc(g->locs, n * sizeof *l);
+        if (!l)
+            return pk_err_set(g->err, "out of memory");
+        g->locs = l;
+        g->nlocs = n;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const pk_probe *p = &t->probes[g->probe_of[g->node_first[node] + k]];
+        g->locs[k] = pk_loc(p->index, p->discriminator);
+    }
+    return pk_fprof_touch_bodies(f, g->locs, n, g->err);
+}
+
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
@@ -359,7 +387,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
     }
     size_t ncounts;
     pk_pair_count *sorted = pk_pairmap_sorted(&counts, &ncounts); /* deterministic order */
-    if (!sorted && ncounts) {
+    if (!sorted && counts.len) {
         pk_err_set(err, "out of memory");
         goto done;
     }
@@ -377,12 +405,8 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
         stats->probes_hit++;
         if (ctx != last_ctx || p->node != last_node) {
             cur = ctx_profile(&g, prefix[ctx], nprefix[ctx], p->node);
-            /* remember (profile, node) for zero filling; the profile
-             * pointer is stable (arena), so it can key the map */
-            if (!cur || pk_pairmap_add(&touched, (uint64_t)(uintptr_t)cur, p->node, 1)) {
+            if (!cur || zero_fill(&g, &touched, cur, p->node)) {
                 free(sorted);
-                if (cur)
-                    pk_err_set(err, "out of memory");
                 goto done;
             }
             last_ctx = ctx;
@@ -408,20 +432,6 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
         }
     }
     free(sorted);
-
-    /* explicit zeros for the probes of every touched body */
-    for (size_t i = 0; i < touched.cap; i++) {
-        const pk_pair_count *e = &touched.e[i];
-        if (!e->n)
-            continue;
-        pk_fprof *f = (pk_fprof *)(uintptr_t)e->a;
-        uint32_t node = (uint32_t)e->b;
-        for (uint32_t k = g.node_first[node]; k < g.node_first[node + 1]; k++) {
-            const pk_probe *p = &t->probes[g.probe_of[k]];
-            if (pk_fprof_add_body(f, p->index, p->discriminator, 0, err))
-                goto done;
-        }
-    }
 
     /* call targets from branches leaving call probes */
     for (size_t i = 0; i < raw->branches.cap; i++) {

@@ -268,7 +268,7 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
         }
         s->loc = loc;
         found = f->slots.len;
-        if (found > SLOT_SCAN) {
+        if (found > SLOT_SCAN || f->slot_of) {
             /* at most half full */
             uint32_t bits = f->slot_bits ? f->slot_bits : 6;
             while (found * 2 > ((size_t)1 << bits))
@@ -308,6 +308,35 @@ int pk_fprof_add_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count,
     if (!s)
         return -1;
     s->count = pk_sat_add(s->count, count);
+    return 0;
+}
+
+int pk_fprof_touch_bodies(pk_fprof *f, const uint64_t *locs, size_t n, pk_err *err)
+{
+    if (f->slots.len || n <= SLOT_SCAN) {
+        for (size_t i = 0; i < n; i++)
+            if (pk_fprof_add_body(f, pk_loc_line(locs[i]), pk_loc_disc(locs[i]), 0, err))
+                return -1;
+        return 0;
+    }
+    uint32_t bits = 6;
+    while (n * 2 > ((size_t)1 << bits))
+        bits++;
+    if (pk_vec_reserve(&f->slots, n) || !(f->slot_of = calloc((size_t)1 << bits, sizeof *f->slot_of)))
+        return pk_err_set(err, "out of memory");
+    f->slot_bits = bits;
+    size_t mask = ((size_t)1 << bits) - 1;
+    struct pk_fprof_slot *sl = f->slots.data;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = slot_hash(locs[i], bits);
+        while (f->slot_of[j] && sl[f->slot_of[j] - 1].loc != locs[i])
+            j = (j + 1) & mask;
+        if (f->slot_of[j])
+            continue; /* a repeat */
+        sl[f->slots.len++] = (struct pk_fprof_slot){locs[i], 0, 1, 0};
+        f->slot_of[j] = (uint32_t)f->slots.len;
+    }
+    f->nbody = (uint32_t)f->slots.len;
     return 0;
 }
 
@@ -594,6 +623,48 @@ static int map_name(pk_profset *dps, const pk_profset *sps, pk_name_id id, pk_na
     return pk_profset_intern(dps, pk_profset_name(sps, id), pk_profset_name_len(sps, id), out, err);
 }
 
+/* The body counts of src, times weight, into dst. Merged profiles of one
+ * function mostly list the same locations in the same order (the probes of
+ * one body), so dst's slot at the same position is tried before the index,
+ * and an empty dst takes src's locations wholesale. */
+static int merge_body(pk_fprof *dst, const pk_fprof *src, uint64_t weight, pk_err *err)
+{
+    const struct pk_fprof_slot *ss = src->slots.data;
+    if (!dst->slots.len) {
+        if (pk_vec_reserve(&dst->slots, src->slots.len))
+            return pk_err_set(err, "out of memory");
+        struct pk_fprof_slot *ds = dst->slots.data;
+        for (size_t i = 0; i < src->slots.len; i++)
+            if (ss[i].in_body)
+                ds[dst->slots.len++] = (struct pk_fprof_slot){ss[i].loc, pk_sat_mul(ss[i].count, weight), 1, 0};
+        dst->nbody = (uint32_t)dst->slots.len;
+        if (dst->slots.len > SLOT_SCAN) {
+            uint32_t bits = 6;
+            while (dst->slots.len * 2 > ((size_t)1 << bits))
+                bits++;
+            if (slot_index_build(dst, bits))
+                return pk_err_set(err, "out of memory");
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < src->slots.len; i++) {
+        if (!ss[i].in_body)
+            continue;
+        uint64_t n = pk_sat_mul(ss[i].count, weight);
+        struct pk_fprof_slot *ds = dst->slots.data;
+        if (i < dst->slots.len && ds[i].loc == ss[i].loc) {
+            if (!ds[i].in_body) {
+                ds[i].in_body = 1;
+                dst->nbody++;
+            }
+            ds[i].count = pk_sat_add(ds[i].count, n);
+        } else if (pk_fprof_add_body(dst, pk_loc_line(ss[i].loc), pk_loc_disc(ss[i].loc), n, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const pk_fprof *src, uint64_t weight,
                    pk_err *err)
 {
@@ -602,12 +673,8 @@ int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const 
     dst->attrs |= src->attrs;
     dst->total = pk_sat_add(dst->total, pk_sat_mul(src->total, weight));
     dst->head = pk_sat_add(dst->head, pk_sat_mul(src->head, weight));
-    for (size_t i = 0; i < src->slots.len; i++) {
-        const struct pk_fprof_slot *s = &PK_VEC_AT(&src->slots, struct pk_fprof_slot, i);
-        if (s->in_body && pk_fprof_add_body(dst, pk_loc_line(s->loc), pk_loc_disc(s->loc),
-                                            pk_sat_mul(s->count, weight), err))
-            return -1;
-    }
+    if (merge_body(dst, src, weight, err))
+        return -1;
     for (size_t i = 0; i < pk_u64map_end(&src->calls); i++) {
         if (!pk_u64map_used(&src->calls, i))
             continue;

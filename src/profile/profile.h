@@ -219,6 +219,11 @@ size_t pk_profset_count(const pk_profset *ps);                          /* live 
 /* ---- building a function profile ---- */
 /* body[loc] += count (saturating); creates the body entry. */
 int pk_fprof_add_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err);
+/* A body entry (count 0 if new) at each of locs (packed pk_loc, repeats
+ * allowed): what pk_fprof_add_body(..., 0) does one at a time, but an empty
+ * profile gets its slots and index built at once (the zero-filled probes of
+ * a sampled body). */
+int pk_fprof_touch_bodies(pk_fprof *f, const uint64_t *locs, size_t n, pk_err *err);
 /* body[loc] = max(body[loc], count) (line-based profgen aggregation). */
 int pk_fprof_max_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err);
 /* body[loc] = count. */

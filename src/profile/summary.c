@@ -11,6 +11,7 @@
  *  - each cutoff walks distinct counts from the largest, accumulating
  *    count × frequency until floor(total × cutoff / 1e6) is reached. */
 #include "profile/profile_int.h"
+#include "aggregate/aggregate.h"
 
 #include <stdlib.h>
 
@@ -61,10 +62,59 @@ static int add_record(struct sum_acc *a, const pk_fprof *f, int is_callsite)
     return 0;
 }
 
-static int desc_u64(const void *a, const void *b)
+/* The counts of a flat CS profile as LLVM sees them once contexts are
+ * merged by leaf function: one per (function, location), the sum over its
+ * contexts; a function's head samples summed likewise. */
+static int flat_cs_counts(const pk_profset *ps, struct sum_acc *a, pk_err *err)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x > y ? -1 : x < y;
+    pk_pairmap seen = {0}, sums = {0};
+    pk_u64map heads = {0};
+    int rc = -1;
+    if (pk_pairmap_init(&seen, 1024) || pk_pairmap_init(&sums, 1024) || pk_u64map_init(&heads, 256))
+        goto oom;
+    for (size_t i = 0; i < ps->top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (f->removed)
+            continue;
+        uint64_t *h = pk_u64map_slot(&heads, f->name);
+        if (!h)
+            goto oom;
+        *h = pk_sat_add(*h, f->head);
+        for (size_t k = 0; k < f->slots.len; k++) {
+            const struct pk_fprof_slot *sl = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, k);
+            if (!sl->in_body)
+                continue;
+            if (pk_pairmap_add(&seen, f->name, sl->loc, 1) ||
+                (sl->count && pk_pairmap_add(&sums, f->name, sl->loc, sl->count)))
+                goto oom;
+        }
+    }
+    a->s->num_functions = heads.len;
+    for (size_t j = 0; j < pk_u64map_end(&heads); j++)
+        if (pk_u64map_used(&heads, j) && pk_u64map_val(&heads, j) > a->s->max_function_count)
+            a->s->max_function_count = pk_u64map_val(&heads, j);
+    if (pk_vec_reserve(&a->counts, seen.len))
+        goto oom;
+    for (size_t j = 0; j < seen.cap; j++) {
+        const pk_pair_count *e = &seen.e[j];
+        if (!e->n)
+            continue;
+        uint64_t count = pk_pairmap_get(&sums, e->a, e->b);
+        ((uint64_t *)a->counts.data)[a->counts.len++] = count;
+        a->s->total_count += count;
+        if (count > a->s->max_count)
+            a->s->max_count = count;
+        a->s->num_counts++;
+    }
+    rc = 0;
+    goto done;
+oom:
+    pk_err_set(err, "out of memory");
+done:
+    pk_pairmap_free(&seen);
+    pk_pairmap_free(&sums);
+    pk_u64map_free(&heads);
+    return rc;
 }
 
 int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, size_t n, pk_summary *out,
@@ -79,7 +129,15 @@ int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, si
     pk_profset flat;
     const pk_profset *use = ps;
     int have_flat = 0;
-    if (ps->kind & PK_PROF_CS) {
+    bool nested = false;
+    for (size_t i = 0; i < ps->top.len && !nested; i++)
+        nested = PK_VEC_AT(&ps->top, pk_fprof *, i)->children.len != 0;
+    if ((ps->kind & PK_PROF_CS) && !nested) {
+        /* flat contexts: sum by (leaf function, location) without building
+         * the merged profiles */
+        rc = flat_cs_counts(ps, &a, err);
+        use = NULL;
+    } else if (ps->kind & PK_PROF_CS) {
         if (pk_profset_init(&flat, err))
             return -1;
         have_flat = 1;
@@ -100,7 +158,7 @@ int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, si
         }
         use = &flat;
     }
-    for (size_t i = 0; i < use->top.len && !rc; i++) {
+    for (size_t i = 0; use && i < use->top.len && !rc; i++) {
         const pk_fprof *f = PK_VEC_AT(&use->top, pk_fprof *, i);
         if (!f->removed && add_record(&a, f, 0))
             rc = pk_err_set(err, "out of memory");
@@ -108,7 +166,14 @@ int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, si
     if (!rc) {
         uint64_t *c = a.counts.data;
         size_t nc = a.counts.len, it = 0;
-        qsort(c, nc, sizeof *c, desc_u64);
+        if (pk_sort_by_u64(c, nc, sizeof *c, 0))
+            rc = pk_err_set(err, "out of memory");
+        /* largest first */
+        for (size_t i = 0, j = nc ? nc - 1 : 0; i < j; i++, j--) {
+            uint64_t t = c[i];
+            c[i] = c[j];
+            c[j] = t;
+        }
         uint64_t cur_sum = 0, count = 0, seen = 0;
         for (size_t k = 0; k < n; k++) {
             unsigned __int128 want = (unsigned __int128)out->total_count * cutoffs[k] / 1000000;

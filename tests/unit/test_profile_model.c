@@ -238,4 +238,39 @@ TEST(many_counts_scale)
     pk_profset_free(&ps);
 }
 
+/* Zero-filled bodies: repeats collapse, and a profile left with few slots
+ * but an index keeps finding what is added later (a lookup that missed the
+ * index once made a second slot for one location). */
+TEST(touch_bodies_then_add)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_fprof *f = pk_profset_get_func(&ps, nm(&ps, "dup"), &e);
+    uint64_t locs[20];
+    for (int i = 0; i < 20; i++)
+        locs[i] = pk_loc((uint32_t)(i % 15) + 1, 0); /* 15 distinct, 5 repeats */
+    CHECK_OK(pk_fprof_touch_bodies(f, locs, 20, &e), &e);
+    CHECK_EQ_U64(pk_fprof_num_body(f), 15);
+    CHECK_OK(pk_fprof_add_body(f, 3, 0, 84, &e), &e);
+    CHECK_OK(pk_fprof_add_body(f, 40, 0, 1, &e), &e);
+    CHECK_OK(pk_fprof_add_call(f, 40, 0, nm(&ps, "callee"), 1, &e), &e);
+    CHECK_OK(pk_fprof_add_body(f, 40, 0, 2, &e), &e);
+    CHECK_EQ_U64(pk_fprof_num_body(f), 16);
+    uint64_t c = 0;
+    CHECK(pk_fprof_get_body(f, 40, 0, &c) == 0);
+    CHECK_EQ_U64(c, 3);
+    CHECK(pk_fprof_get_body(f, 3, 0, &c) == 0);
+    CHECK_EQ_U64(c, 84);
+    /* past SLOT_SCAN and into a larger index */
+    for (uint32_t i = 100; i < 300; i++)
+        CHECK_OK(pk_fprof_add_body(f, i, 0, i, &e), &e);
+    CHECK_OK(pk_fprof_touch_bodies(f, locs, 20, &e), &e);
+    CHECK_EQ_U64(pk_fprof_num_body(f), 216);
+    CHECK(pk_fprof_get_body(f, 299, 0, &c) == 0);
+    CHECK_EQ_U64(c, 299);
+    CHECK_EQ_U64(pk_fprof_body_sum(f), 84 + 3 + (100 + 299) * 200 / 2);
+    pk_profset_free(&ps);
+}
+
 int main(void) { return pk_test_main(); }
