@@ -202,6 +202,17 @@ int pk_binary_func_insns_uncached(pk_binary *b, const pk_elf_symbol *func, pk_in
     return 0;
 }
 
+int pk_binary_decode_one(pk_binary *b, uint64_t vaddr, pk_insn *out)
+{
+    /* up to 15 bytes, fewer at the end of the mapped range */
+    for (size_t len = 15; len > 0; len--) {
+        const uint8_t *code = pk_elf_vaddr_bytes(b->elf, vaddr, len);
+        if (code)
+            return pk_x86_decode(code, len, vaddr, out) ? 0 : -1;
+    }
+    return -1;
+}
+
 const pk_insn *pk_binary_insn_at(pk_binary *b, uint64_t vaddr, pk_err *err)
 {
     const pk_elf_symbol *f = pk_elf_func_at(b->elf, vaddr);

@@ -169,6 +169,8 @@ typedef struct pk_insn {
  * (1..15) and fills *out, or 0 if the bytes do not form a valid instruction
  * (out->cls = PK_INSN_INVALID, out->len = 1). */
 size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+/* The same through Zydis alone (the fast path's reference, for tests and benchmarks). */
+size_t pk_x86_decode_zydis(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
 const char *pk_insn_class_name(int cls);
 static inline bool pk_insn_is_branch(int cls) { return cls >= PK_INSN_CALL && cls <= PK_INSN_CJMP; }
 
@@ -285,6 +287,11 @@ pk_elf *pk_binary_debug_elf(pk_binary *bin);  /* where DWARF is read; NULL if no
 /* The symbolizer over the debug ELF (opened on first call, owned by bin). */
 int pk_binary_symbolizer(pk_binary *bin, pk_symbolizer **sym, pk_err *err);
 
+/* The one instruction starting at vaddr, decoded on its own (no function
+ * decode, nothing cached): for an address already known to start an
+ * instruction (a call site, an LBR source). -1 if vaddr is not in the file
+ * or the bytes do not decode. */
+int pk_binary_decode_one(pk_binary *bin, uint64_t vaddr, pk_insn *out);
 /* The instructions of one function symbol (from pk_elf_funcs), decoded on
  * first request and cached: sorted by address, covering [addr, addr+size).
  * Undecodable bytes appear as PK_INSN_INVALID entries of length 1.

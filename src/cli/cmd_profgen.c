@@ -10,6 +10,7 @@
 #include "profgen/profgen.h"
 #include "unwind/unwind.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -264,6 +265,11 @@ int pk_cmd_profgen(int argc, char **argv)
     int64_t pid = -1;
     bool raw_only = false, quiet = false, ignore_stacks = false, no_preinline = false, line_cs = false;
     bool dwarf_corr = false, no_infer = false;
+    /* Peak memory is the target: a fixed mmap threshold keeps glibc from
+     * raising it after the first large free, so big tables (maps, probe and
+     * slot arrays) always go back to the system when freed instead of
+     * fragmenting the heap. */
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
     bool worker = sysconf(_SC_NPROCESSORS_ONLN) > 1;
     pk_profgen_opts go = {0};
     input *ins = calloc((size_t)argc + 1, sizeof *ins);
@@ -463,6 +469,8 @@ int pk_cmd_profgen(int argc, char **argv)
     if (mode == GEN_CS || mode == GEN_LINE_CS) {
         if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
             goto fail;
+        pk_binary_drop_insns(bin); /* the unwinder's decoded functions: done with */
+        malloc_trim(0); /* the walk's freed tables, before the profiles' peak */
     }
     if (mode == GEN_PROBE || mode == GEN_CS) {
         /* only the sampled functions' probes, as llvm-profgen (all of them
@@ -495,6 +503,7 @@ int pk_cmd_profgen(int argc, char **argv)
             pk_probe_info_free(&probes);
             probes_init = false;
         }
+        malloc_trim(0);
         if (!g && !no_preinline) {
             pk_ctx_sizes *sizes = NULL;
             pk_preinline_opts po;

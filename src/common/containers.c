@@ -26,6 +26,18 @@ int pk_vec_reserve(pk_vec *v, size_t n)
     return 0;
 }
 
+int pk_vec_reserve_exact(pk_vec *v, size_t n)
+{
+    if (n <= v->cap)
+        return 0;
+    void *d = pk_xrealloc_array(v->data, n, v->elem);
+    if (!d)
+        return -1;
+    v->data = d;
+    v->cap = n;
+    return 0;
+}
+
 void *pk_vec_push(pk_vec *v)
 {
     if (pk_vec_reserve(v, v->len + 1))

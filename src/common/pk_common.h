@@ -80,6 +80,7 @@ typedef struct pk_vec {
 static inline void pk_vec_init(pk_vec *v, size_t elem) { v->data = NULL; v->len = v->cap = 0; v->elem = elem; }
 void *pk_vec_push(pk_vec *v);          /* returns a zeroed slot, NULL on OOM */
 int pk_vec_reserve(pk_vec *v, size_t n);
+int pk_vec_reserve_exact(pk_vec *v, size_t n); /* capacity n exactly (if larger) */
 void pk_vec_free(pk_vec *v);
 /* Gives back the unused capacity (for a vector that is done growing). */
 void pk_vec_shrink(pk_vec *v);

@@ -253,9 +253,9 @@ done:
 
 static bool is_tail_jump(struct gen *g, uint64_t site)
 {
-    pk_err ignored;
-    const pk_insn *in = pk_binary_insn_at(g->bin, site, &ignored);
-    return in && (in->cls == PK_INSN_JMP || in->cls == PK_INSN_CJMP || in->cls == PK_INSN_IJMP);
+    pk_insn in;
+    return pk_binary_decode_one(g->bin, site, &in) == 0 &&
+           (in.cls == PK_INSN_JMP || in.cls == PK_INSN_CJMP || in.cls == PK_INSN_IJMP);
 }
 
 /* Context frames of a csraw context: the call probes at its call sites, each
@@ -349,7 +349,7 @@ static int zero_fill(struct gen *g, pk_pairmap *touched, pk_fprof *f, uint32_t n
     return pk_fprof_touch_bodies(f, g->locs, n, g->err);
 }
 
-int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
+int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
     struct gen g;
@@ -385,12 +385,14 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_cs
                 goto done;
             }
     }
+    pk_pairmap_free(&raw->ranges);
     size_t ncounts;
     pk_pair_count *sorted = pk_pairmap_sorted(&counts, &ncounts); /* deterministic order */
     if (!sorted && counts.len) {
         pk_err_set(err, "out of memory");
         goto done;
     }
+    pk_pairmap_free(&counts);
     /* sorted by context, then probe: runs of one (context, inline node) */
     uint32_t last_ctx = UINT32_MAX, last_node = PK_PROBE_NO_NODE;
     pk_fprof *cur = NULL;

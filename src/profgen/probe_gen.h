@@ -43,8 +43,10 @@ typedef struct pk_probe_gen_stats {
 int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
                      pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
 
-/* Flat context-sensitive profile of `raw` (contexts from the unwinder). */
-int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, const pk_csraw *raw,
+/* Flat context-sensitive profile of `raw` (contexts from the unwinder).
+ * raw's range counts are freed once counted (they are most of the memory
+ * while the profiles are built); its contexts and branches stay. */
+int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
 
 /* The GUIDs (MD5 of every name at the function's address) of the functions

@@ -22,7 +22,7 @@ static void func_stats(const pk_fprof *f, uint64_t thr, struct fstats *s)
     for (size_t i = 0; i < f->slots.len; i++) {
         const struct pk_fprof_slot *sl = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
         uint64_t count = sl->count;
-        if (!sl->in_body)
+        if (!pk_fprof_slot_in_body(f, i))
             continue;
         s->sum += count;
         if (count > s->max)

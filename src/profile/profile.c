@@ -24,6 +24,9 @@ static void fprof_release(pk_fprof *f)
     free(f->slot_of);
     f->slot_of = NULL;
     f->slot_bits = 0;
+    free(f->nobody);
+    f->nobody = NULL;
+    f->nobody_words = 0;
     pk_u64map_free(&f->calls);
     pk_u64map_free(&f->sites);
     pk_vec_free(&f->children);
@@ -253,7 +256,26 @@ static int slot_index_build(pk_fprof *f, uint32_t bits)
     return 0;
 }
 
-static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, pk_err *err)
+/* Marks slot i as holding no body entry (a call-site anchor). */
+static int mark_nobody(pk_fprof *f, size_t i, pk_err *err)
+{
+    size_t w = i >> 6;
+    if (w >= f->nobody_words) {
+        size_t nw = w + 1 > (size_t)f->nobody_words * 2 ? w + 1 : (size_t)f->nobody_words * 2;
+        uint64_t *b = pk_xrealloc_array(f->nobody, nw, sizeof *b);
+        if (!b)
+            return pk_err_set(err, "out of memory");
+        memset(b + f->nobody_words, 0, (nw - f->nobody_words) * sizeof *b);
+        f->nobody = b;
+        f->nobody_words = (uint32_t)nw;
+    }
+    f->nobody[w] |= 1ULL << (i & 63);
+    return 0;
+}
+
+/* The slot of loc, created if absent; `body` makes it (or keeps it) a body
+ * entry, otherwise a new slot only anchors call sites. */
+static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, bool body, uint32_t *idx, pk_err *err)
 {
     uint64_t found = slot_find(f, loc);
     if (!found) {
@@ -261,6 +283,16 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
             pk_err_set(err, "too many locations in one function");
             return NULL;
         }
+        /* grow by a quarter, not double: bodies are mostly sized at once
+         * (pk_fprof_touch_bodies, merges) and then get a few more
+         * locations, and slots are most of a CS profile's memory */
+        if (f->slots.len == f->slots.cap &&
+            pk_vec_reserve_exact(&f->slots, f->slots.cap < 8 ? 8 : f->slots.cap + f->slots.cap / 4)) {
+            pk_err_set(err, "out of memory");
+            return NULL;
+        }
+        if (!body && mark_nobody(f, f->slots.len, err))
+            return NULL;
         struct pk_fprof_slot *s = pk_vec_push(&f->slots);
         if (!s) {
             pk_err_set(err, "out of memory");
@@ -268,6 +300,8 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
         }
         s->loc = loc;
         found = f->slots.len;
+        if (body)
+            f->nbody++;
         if (found > SLOT_SCAN || f->slot_of) {
             /* at most half full */
             uint32_t bits = f->slot_bits ? f->slot_bits : 6;
@@ -276,6 +310,10 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
             if (!f->slot_of || bits != f->slot_bits) {
                 if (slot_index_build(f, bits)) {
                     f->slots.len--;
+                    if (body)
+                        f->nbody--;
+                    else
+                        f->nobody[f->slots.len >> 6] &= ~(1ULL << (f->slots.len & 63));
                     pk_err_set(err, "out of memory");
                     return NULL;
                 }
@@ -286,6 +324,9 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
                 f->slot_of[j] = (uint32_t)found;
             }
         }
+    } else if (body && !pk_fprof_slot_in_body(f, found - 1)) {
+        f->nobody[(found - 1) >> 6] &= ~(1ULL << ((found - 1) & 63));
+        f->nbody++;
     }
     *idx = (uint32_t)(found - 1);
     return &PK_VEC_AT(&f->slots, struct pk_fprof_slot, *idx);
@@ -293,12 +334,7 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, uint32_t *idx, 
 
 static struct pk_fprof_slot *body_slot(pk_fprof *f, uint32_t line, uint32_t disc, uint32_t *idx, pk_err *err)
 {
-    struct pk_fprof_slot *s = slot_get(f, pk_loc(line, disc), idx, err);
-    if (s && !s->in_body) {
-        s->in_body = 1;
-        f->nbody++;
-    }
-    return s;
+    return slot_get(f, pk_loc(line, disc), true, idx, err);
 }
 
 int pk_fprof_add_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err)
@@ -333,7 +369,7 @@ int pk_fprof_touch_bodies(pk_fprof *f, const uint64_t *locs, size_t n, pk_err *e
             j = (j + 1) & mask;
         if (f->slot_of[j])
             continue; /* a repeat */
-        sl[f->slots.len++] = (struct pk_fprof_slot){locs[i], 0, 1, 0};
+        sl[f->slots.len++] = (struct pk_fprof_slot){locs[i], 0};
         f->slot_of[j] = (uint32_t)f->slots.len;
     }
     f->nbody = (uint32_t)f->slots.len;
@@ -368,12 +404,9 @@ int pk_fprof_add_call(pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id targ
     if (!s)
         return -1;
     uint64_t key = (uint64_t)idx << 32 | target;
-    uint64_t before = f->calls.len;
     uint64_t *v = pk_u64map_slot(&f->calls, key);
     if (!v)
         return pk_err_set(err, "out of memory");
-    if (f->calls.len != before)
-        PK_VEC_AT(&f->slots, struct pk_fprof_slot, idx).ncalls++;
     *v = pk_sat_add(*v, count);
     return 0;
 }
@@ -381,7 +414,7 @@ int pk_fprof_add_call(pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id targ
 pk_fprof *pk_fprof_callsite(pk_profset *ps, pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee, pk_err *err)
 {
     uint32_t idx;
-    if (!slot_get(f, pk_loc(line, disc), &idx, err))
+    if (!slot_get(f, pk_loc(line, disc), false, &idx, err))
         return NULL;
     uint64_t key = (uint64_t)idx << 32 | callee;
     uint64_t *v = pk_u64map_get(&f->sites, key);
@@ -407,7 +440,7 @@ int pk_fprof_get_body(const pk_fprof *f, uint32_t line, uint32_t disc, uint64_t 
     if (!v)
         return -1;
     const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, v - 1);
-    if (!s->in_body)
+    if (!pk_fprof_slot_in_body(f, v - 1))
         return -1;
     *count = s->count;
     return 0;
@@ -442,7 +475,7 @@ uint64_t pk_fprof_head_estimate(const pk_fprof *f)
     uint64_t body_loc = UINT64_MAX, body_count = 0, site_loc = UINT64_MAX;
     for (size_t i = 0; i < f->slots.len; i++) {
         const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
-        if (s->in_body && s->loc < body_loc)
+        if (pk_fprof_slot_in_body(f, i) && s->loc < body_loc)
             body_loc = s->loc, body_count = s->count;
     }
     for (size_t i = 0; i < pk_u64map_end(&f->sites); i++)
@@ -468,7 +501,7 @@ uint64_t pk_fprof_recompute_total(pk_fprof *f)
     uint64_t t = 0;
     for (size_t i = 0; i < f->slots.len; i++) {
         const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
-        if (s->in_body)
+        if (pk_fprof_slot_in_body(f, i))
             t = pk_sat_add(t, s->count);
     }
     for (size_t i = 0; i < f->children.len; i++)
@@ -482,7 +515,7 @@ uint64_t pk_fprof_body_sum(const pk_fprof *f)
     uint64_t t = 0;
     for (size_t i = 0; i < f->slots.len; i++) {
         const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
-        if (s->in_body)
+        if (pk_fprof_slot_in_body(f, i))
             t = pk_sat_add(t, s->count);
     }
     for (size_t i = 0; i < f->children.len; i++)
@@ -495,7 +528,7 @@ uint64_t pk_fprof_max_count(const pk_fprof *f)
     uint64_t m = 0;
     for (size_t i = 0; i < f->slots.len; i++) {
         const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
-        if (s->in_body && s->count > m)
+        if (pk_fprof_slot_in_body(f, i) && s->count > m)
             m = s->count;
     }
     for (size_t i = 0; i < f->children.len; i++) {
@@ -558,10 +591,15 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
         pk_fprof_view_free(v);
         return pk_err_set(err, "out of memory");
     }
+    /* targets per slot first (pos holds the counts until it holds positions) */
+    memset(pos, 0, (nslots ? nslots : 1) * sizeof *pos);
+    for (size_t i = 0; i < pk_u64map_end(&f->calls); i++)
+        if (pk_u64map_used(&f->calls, i))
+            pos[pk_u64map_key(&f->calls, i) >> 32]++;
     size_t tcount = 0;
     for (size_t i = 0; i < nslots; i++) {
         const struct pk_fprof_slot *s = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, i);
-        if (!s->in_body)
+        if (!pk_fprof_slot_in_body(f, i))
             continue;
         pk_body_entry *b = &v->body[v->nbody++];
         b->line = pk_loc_line(s->loc);
@@ -569,7 +607,7 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
         b->count = s->count;
         b->ncalls = 0;
         b->calls = v->targets_ + tcount;
-        tcount += s->ncalls;
+        tcount += pos[i];
         pos[i] = (uint32_t)(v->nbody - 1);
     }
     for (size_t i = 0; i < pk_u64map_end(&f->calls); i++) {
@@ -635,8 +673,8 @@ static int merge_body(pk_fprof *dst, const pk_fprof *src, uint64_t weight, pk_er
             return pk_err_set(err, "out of memory");
         struct pk_fprof_slot *ds = dst->slots.data;
         for (size_t i = 0; i < src->slots.len; i++)
-            if (ss[i].in_body)
-                ds[dst->slots.len++] = (struct pk_fprof_slot){ss[i].loc, pk_sat_mul(ss[i].count, weight), 1, 0};
+            if (pk_fprof_slot_in_body(src, i))
+                ds[dst->slots.len++] = (struct pk_fprof_slot){ss[i].loc, pk_sat_mul(ss[i].count, weight)};
         dst->nbody = (uint32_t)dst->slots.len;
         if (dst->slots.len > SLOT_SCAN) {
             uint32_t bits = 6;
@@ -648,15 +686,11 @@ static int merge_body(pk_fprof *dst, const pk_fprof *src, uint64_t weight, pk_er
         return 0;
     }
     for (size_t i = 0; i < src->slots.len; i++) {
-        if (!ss[i].in_body)
+        if (!pk_fprof_slot_in_body(src, i))
             continue;
         uint64_t n = pk_sat_mul(ss[i].count, weight);
         struct pk_fprof_slot *ds = dst->slots.data;
-        if (i < dst->slots.len && ds[i].loc == ss[i].loc) {
-            if (!ds[i].in_body) {
-                ds[i].in_body = 1;
-                dst->nbody++;
-            }
+        if (i < dst->slots.len && ds[i].loc == ss[i].loc && pk_fprof_slot_in_body(dst, i)) {
             ds[i].count = pk_sat_add(ds[i].count, n);
         } else if (pk_fprof_add_body(dst, pk_loc_line(ss[i].loc), pk_loc_disc(ss[i].loc), n, err)) {
             return -1;

@@ -102,6 +102,9 @@ struct pk_fprof {
     uint32_t *slot_of;   /* loc → slot index + 1, open addressing over 2^slot_bits
                             entries (0 = empty); NULL while slots are few */
     uint32_t slot_bits;
+    uint32_t nobody_words;
+    uint64_t *nobody;    /* bit i: slot i has no body entry (a call-site anchor);
+                            NULL when every slot has one */
     pk_u64map calls;     /* (slot << 32 | target name) → count */
     pk_u64map sites;     /* (slot << 32 | callee name) → child index */
     pk_vec children;     /* pk_fprof *: inlined instances */

@@ -5,12 +5,19 @@
 
 #include "profile/profile.h"
 
+/* 16 bytes: slots are most of a context-sensitive profile's memory (every
+ * probe of a sampled body, zeros included). Whether a slot holds a body
+ * entry is in the profile's `nobody` bitmap, set only for the rare slots
+ * that exist just to anchor inlinee call sites. */
 struct pk_fprof_slot {
     uint64_t loc;
     uint64_t count;
-    uint32_t in_body;  /* a body entry exists at loc */
-    uint32_t ncalls;   /* call targets at loc */
 };
+
+static inline bool pk_fprof_slot_in_body(const pk_fprof *f, size_t i)
+{
+    return !f->nobody || i >= (size_t)f->nobody_words * 64 || !((f->nobody[i >> 6] >> (i & 63)) & 1);
+}
 
 int pk_names_new(pk_profset *ps, pk_err *err);
 void pk_names_free(pk_profset *ps);
