@@ -4,6 +4,7 @@
  * with the same update rule, then flattened for binary search). */
 #include "binary/dwarf_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 int dw_open_cus(pk_symbolizer *s, pk_err *err)
@@ -261,145 +262,102 @@ dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr)
     return dw_cu_containing(s, s->aranges_tab[k].cu_off);
 }
 
-/* ---- AddrDieMap: an ordered map low → (high, sub), as a treap ---- */
+/* ---- AddrDieMap: address → innermost subroutine DIE ----
+ * LLVM inserts each DIE's ranges in preorder into an ordered map, a later
+ * (inner) DIE overwriting what earlier ones left: the DIE at an address is
+ * the last-inserted range covering it. The same answer from the list of
+ * ranges: sort them by start and sweep, keeping the covering ranges in a
+ * max-heap by preorder (ranges that have ended leave it lazily). */
 
-typedef struct tnode {
-    uint64_t key, hi;
+typedef struct die_range {
+    uint64_t lo, hi;
+    int32_t sub;          /* preorder number: larger = inserted later */
+} die_range;
+
+typedef struct heap_ent {
     int32_t sub;
-    uint32_t prio;
-    int32_t l, r;
-} tnode;
+    uint64_t hi;
+} heap_ent;
 
-typedef struct treap {
-    tnode *n;
-    size_t len, cap;
-    int32_t root;
-    uint32_t seed;
-    int oom;
-} treap;
-
-static int32_t t_new(treap *t, uint64_t key, uint64_t hi, int32_t sub)
+static void heap_push(heap_ent *h, size_t *n, heap_ent e)
 {
-    if (t->len == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 1024;
-        tnode *nn = pk_xrealloc_array(t->n, nc, sizeof *nn);
-        if (!nn) {
-            t->oom = 1;
-            return -1;
-        }
-        t->n = nn;
-        t->cap = nc;
+    size_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2].sub < e.sub) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
     }
-    t->seed = t->seed * 1664525u + 1013904223u;
-    tnode *x = &t->n[t->len];
-    x->key = key;
-    x->hi = hi;
-    x->sub = sub;
-    x->prio = t->seed;
-    x->l = x->r = -1;
-    return (int32_t)t->len++;
+    h[i] = e;
 }
 
-/* Inserts or assigns; returns the new subtree root. */
-static int32_t t_assign(treap *t, int32_t root, uint64_t key, uint64_t hi, int32_t sub)
+static void heap_pop(heap_ent *h, size_t *n)
 {
-    if (root < 0)
-        return t_new(t, key, hi, sub);
-    tnode *x = &t->n[root];
-    if (key == x->key) {
-        x->hi = hi;
-        x->sub = sub;
-        return root;
-    }
-    if (key < x->key) {
-        int32_t c = t_assign(t, x->l, key, hi, sub);
-        x = &t->n[root]; /* t_new may have moved the array */
-        x->l = c;
-        if (c >= 0 && t->n[c].prio > x->prio) { /* rotate right */
-            x->l = t->n[c].r;
-            t->n[c].r = root;
-            return c;
-        }
-    } else {
-        int32_t c = t_assign(t, x->r, key, hi, sub);
-        x = &t->n[root];
-        x->r = c;
-        if (c >= 0 && t->n[c].prio > x->prio) { /* rotate left */
-            x->r = t->n[c].l;
-            t->n[c].l = root;
-            return c;
-        }
-    }
-    return root;
-}
-
-/* The node with the largest key <= key, -1 if none. */
-static int32_t t_floor(const treap *t, uint64_t key)
-{
-    int32_t cur = t->root, best = -1;
-    while (cur >= 0) {
-        if (t->n[cur].key <= key) {
-            best = cur;
-            cur = t->n[cur].r;
-        } else {
-            cur = t->n[cur].l;
-        }
-    }
-    return best;
-}
-
-static void t_add_range(treap *t, uint64_t lo, uint64_t hi, int32_t sub)
-{
-    if (lo == hi)
-        return;
-    int32_t b = t_floor(t, lo);
-    if (b >= 0 && lo < t->n[b].hi) {
-        uint64_t bkey = t->n[b].key, bhi = t->n[b].hi;
-        int32_t bsub = t->n[b].sub;
-        if (hi < bhi)
-            t->root = t_assign(t, t->root, hi, bhi, bsub);
-        if (lo > bkey) {
-            int32_t again = t_floor(t, bkey);
-            t->n[again].hi = lo;
-        }
-    }
-    t->root = t_assign(t, t->root, lo, hi, sub);
-}
-
-static void t_flatten(const treap *t, int32_t root, dw_cu *cu)
-{
-    /* iterative in-order walk */
-    int32_t stack[128];
-    size_t sp = 0;
-    int32_t cur = root;
-    pk_vec deep;
-    pk_vec_init(&deep, sizeof(int32_t));
+    heap_ent last = h[--*n];
+    size_t i = 0;
     for (;;) {
-        while (cur >= 0) {
-            if (sp < 128) {
-                stack[sp++] = cur;
-            } else {
-                int32_t *slot = pk_vec_push(&deep);
-                if (!slot)
-                    break;
-                *slot = cur;
-            }
-            cur = t->n[cur].l;
-        }
-        int32_t x;
-        if (deep.len)
-            x = PK_VEC_AT(&deep, int32_t, --deep.len);
-        else if (sp)
-            x = stack[--sp];
-        else
+        size_t c = 2 * i + 1;
+        if (c >= *n)
             break;
-        cu->map_lo[cu->nmap] = t->n[x].key;
-        cu->map_hi[cu->nmap] = t->n[x].hi;
-        cu->map_sub[cu->nmap] = t->n[x].sub;
-        cu->nmap++;
-        cur = t->n[x].r;
+        if (c + 1 < *n && h[c + 1].sub > h[c].sub)
+            c++;
+        if (h[c].sub <= last.sub)
+            break;
+        h[i] = h[c];
+        i = c;
     }
-    pk_vec_free(&deep);
+    if (*n)
+        h[i] = last;
+}
+
+/* Fills cu->map_* from the ranges (in preorder); -1 on OOM. */
+static int build_die_map(dw_cu *cu, die_range *r, size_t n)
+{
+    cu->nmap = 0;
+    /* every range can split the map at most twice */
+    size_t cap = 2 * n + 1;
+    cu->map_lo = malloc(cap * sizeof *cu->map_lo);
+    cu->map_hi = malloc(cap * sizeof *cu->map_hi);
+    cu->map_sub = malloc(cap * sizeof *cu->map_sub);
+    heap_ent *h = malloc((n ? n : 1) * sizeof *h);
+    if (!cu->map_lo || !cu->map_hi || !cu->map_sub || !h ||
+        pk_sort_by_u64(r, n, sizeof *r, offsetof(die_range, lo))) {
+        free(h);
+        return -1;
+    }
+    size_t nh = 0, i = 0;
+    uint64_t pos = n ? r[0].lo : 0;
+    while (i < n || nh) {
+        while (nh && h[0].hi <= pos)
+            heap_pop(h, &nh);
+        if (!nh) {
+            if (i == n)
+                break;
+            pos = r[i].lo;
+        }
+        while (i < n && r[i].lo <= pos) {
+            if (r[i].hi > pos)
+                heap_push(h, &nh, (heap_ent){r[i].sub, r[i].hi});
+            i++;
+        }
+        while (nh && h[0].hi <= pos)
+            heap_pop(h, &nh);
+        if (!nh)
+            continue;
+        uint64_t end = h[0].hi;
+        if (i < n && r[i].lo < end)
+            end = r[i].lo;
+        size_t k = cu->nmap;
+        if (k && cu->map_hi[k - 1] == pos && cu->map_sub[k - 1] == h[0].sub) {
+            cu->map_hi[k - 1] = end;
+        } else {
+            cu->map_lo[k] = pos;
+            cu->map_hi[k] = end;
+            cu->map_sub[k] = h[0].sub;
+            cu->nmap++;
+        }
+        pos = end;
+    }
+    free(h);
+    return 0;
 }
 
 /* ---- the per-unit DIE walk ---- */
@@ -420,9 +378,8 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     pk_vec_init(&subs, sizeof(dw_sub));
     pk_vec_init(&anc, sizeof(int32_t));
     pk_vec_init(&ranges, sizeof(pk_addr_range));
-    treap t = {0};
-    t.root = -1;
-    t.seed = 12345;
+    pk_vec dranges;
+    pk_vec_init(&dranges, sizeof(die_range));
     int rc = -1;
     pk_cursor c;
     pk_cursor_init(&c, s->info.data + cu->die_off, (size_t)(cu->end - cu->die_off));
@@ -517,7 +474,12 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                 *slot = rec;
                 for (size_t k = 0; k < ranges.len; k++) {
                     pk_addr_range *r = &PK_VEC_AT(&ranges, pk_addr_range, k);
-                    t_add_range(&t, r->begin, r->end, me);
+                    if (r->begin < r->end) {
+                        die_range *d = pk_vec_push(&dranges);
+                        if (!d)
+                            goto oom;
+                        *d = (die_range){r->begin, r->end, me};
+                    }
                     if (!rec.inlined && r->begin < r->end) {
                         struct dw_prog_range *pr = pk_vec_push(&prog);
                         if (!pr)
@@ -527,8 +489,6 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                         pr->end = r->end;
                     }
                 }
-                if (t.oom)
-                    goto oom;
             }
         }
         if (a->children) {
@@ -544,13 +504,8 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
         dw_bad(s, err, &s->info, (uint64_t)(c.pos - s->info.data), "truncated DIE");
         goto done;
     }
-    cu->map_lo = malloc((t.len ? t.len : 1) * sizeof *cu->map_lo);
-    cu->map_hi = malloc((t.len ? t.len : 1) * sizeof *cu->map_hi);
-    cu->map_sub = malloc((t.len ? t.len : 1) * sizeof *cu->map_sub);
-    if (!cu->map_lo || !cu->map_hi || !cu->map_sub)
+    if (build_die_map(cu, dranges.data, dranges.len))
         goto oom;
-    cu->nmap = 0;
-    t_flatten(&t, t.root, cu);
     cu->subs = subs.data;
     cu->nsubs = subs.len;
     subs.data = NULL;
@@ -564,7 +519,7 @@ oom:
     pk_err_set(err, "%s: out of memory indexing unit at .debug_info offset %llu", s->path,
                (unsigned long long)cu->off);
 done:
-    free(t.n);
+    pk_vec_free(&dranges);
     pk_vec_free(&subs);
     pk_vec_free(&prog);
     pk_vec_free(&anc);

@@ -4,6 +4,7 @@
 #include "binary/elf_internal.h"
 
 #include <elf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -163,36 +164,6 @@ void elf_scan_notes(pk_elf *e, const uint8_t *p, uint64_t size)
     }
 }
 
-/* pk_elf_func_at runs for every sampled address: a bucket table narrows its
- * binary search to the few symbols of one small address range. About two
- * buckets per function; none for an empty table or a huge address span. */
-static int build_func_buckets(pk_elf *e, pk_err *err)
-{
-    if (!e->nfuncs)
-        return 0;
-    uint64_t lo = e->funcs[0].addr, hi = e->funcs[e->nfuncs - 1].addr + 1;
-    unsigned shift = 4;
-    while (((hi - lo) >> shift) > 2 * e->nfuncs + 64)
-        shift++;
-    size_t nb = (size_t)((hi - lo) >> shift) + 1;
-    if (nb > ((size_t)1 << 26))
-        return 0; /* a sparse symbol table: plain binary search */
-    e->func_bucket = malloc((nb + 1) * sizeof *e->func_bucket);
-    if (!e->func_bucket)
-        return pk_err_set(err, "%s: out of memory", e->file.path);
-    size_t i = 0;
-    for (size_t b = 0; b <= nb; b++) {
-        uint64_t start = lo + ((uint64_t)b << shift);
-        while (i < e->nfuncs && e->funcs[i].addr <= start)
-            i++;
-        e->func_bucket[b] = (uint32_t)i;
-    }
-    e->nbuckets = nb;
-    e->bucket_lo = lo;
-    e->bucket_shift = shift;
-    return 0;
-}
-
 static int load_symbols(pk_elf *e, pk_err *err)
 {
     const pk_elf_section *tab = NULL;
@@ -266,7 +237,10 @@ static int load_symbols(pk_elf *e, pk_err *err)
             j = (j + 1) & (cap - 1);
         e->name_hash[j] = (uint32_t)i + 1;
     }
-    return build_func_buckets(e, err);
+    /* pk_elf_func_at runs for every sampled address */
+    if (pk_addr_buckets_build(&e->func_buckets, e->funcs, e->nfuncs, sizeof *e->funcs, offsetof(pk_elf_symbol, addr)))
+        return pk_err_set(err, "%s: out of memory", e->file.path);
+    return 0;
 }
 
 int pk_elf_open(pk_elf **out, const char *path, pk_err *err)
@@ -323,7 +297,7 @@ void pk_elf_close(pk_elf *e)
     free(e->segments);
     free(e->funcs);
     free(e->name_hash);
-    free(e->func_bucket);
+    pk_addr_buckets_free(&e->func_buckets);
     free(e->llvm_syms);
     free(e->file_syms);
     pk_file_unmap(&e->file);

@@ -38,12 +38,7 @@ struct pk_elf {
     size_t nfuncs;
     uint32_t *name_hash;   /* open addressing: func index + 1, 0 = empty */
     size_t name_hash_cap;
-    /* address → where to search funcs: bucket b of 2^bucket_shift bytes
-     * from bucket_lo; funcs with addr <= its start number func_bucket[b] */
-    uint32_t *func_bucket;
-    size_t nbuckets;
-    uint64_t bucket_lo;
-    unsigned bucket_shift;
+    pk_addr_buckets func_buckets; /* narrows pk_elf_func_at's search */
     elf_llvm_sym *llvm_syms; /* built on first pk_elf_symbolizer_name call */
     size_t nllvm_syms;
     elf_file_sym *file_syms;  /* STT_FILE symbols in table order */

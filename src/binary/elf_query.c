@@ -41,16 +41,8 @@ const pk_elf_symbol *pk_elf_funcs(const pk_elf *e, size_t *count)
 
 const pk_elf_symbol *pk_elf_func_at(const pk_elf *e, uint64_t vaddr)
 {
-    size_t lo = 0, hi = e->nfuncs;
-    if (e->func_bucket && vaddr >= e->bucket_lo) {
-        uint64_t b = (vaddr - e->bucket_lo) >> e->bucket_shift;
-        if (b < e->nbuckets) {
-            lo = e->func_bucket[b];
-            hi = e->func_bucket[b + 1];
-        } else {
-            lo = e->func_bucket[e->nbuckets];
-        }
-    }
+    size_t lo, hi;
+    pk_addr_buckets_range(&e->func_buckets, vaddr, e->nfuncs, &lo, &hi);
     while (lo < hi) { /* first symbol with addr > vaddr */
         size_t mid = lo + (hi - lo) / 2;
         if (e->funcs[mid].addr <= vaddr)

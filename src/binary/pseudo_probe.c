@@ -243,6 +243,10 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
     out->nodes = d.nodes.data;
     out->n_nodes = d.nodes.len;
     out->stats = d.stats;
+    if (pk_addr_buckets_build(&out->buckets, out->probes, out->n, sizeof *out->probes, offsetof(pk_probe, addr))) {
+        pk_probe_table_free(out);
+        return pk_err_set(err, "%s: out of memory", where);
+    }
     return 0;
 fail:
     pk_vec_free(&d.probes);
@@ -254,12 +258,14 @@ void pk_probe_table_free(pk_probe_table *t)
 {
     free(t->probes);
     free(t->nodes);
+    pk_addr_buckets_free(&t->buckets);
     memset(t, 0, sizeof *t);
 }
 
 size_t pk_probe_table_lower_bound(const pk_probe_table *t, uint64_t addr)
 {
-    size_t lo = 0, hi = t->n;
+    size_t lo, hi;
+    pk_addr_buckets_range(&t->buckets, addr, t->n, &lo, &hi);
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->probes[mid].addr < addr)

@@ -80,6 +80,7 @@ typedef struct pk_probe_table {
     pk_probe_node *nodes;
     size_t n_nodes;
     pk_probe_stats stats;
+    pk_addr_buckets buckets;            /* narrows address lookups */
 } pk_probe_table;
 
 /* Resolves a GUID (MD5 of a symbol name) to that symbol's address. Returns 0

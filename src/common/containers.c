@@ -311,3 +311,41 @@ int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off)
     free(scratch);
     return 0;
 }
+
+int pk_addr_buckets_build(pk_addr_buckets *b, const void *base, size_t n, size_t elem, size_t key_off)
+{
+    memset(b, 0, sizeof *b);
+    if (!n || n >= UINT32_MAX)
+        return 0;
+    const uint8_t *a = base;
+    uint64_t lo, hi;
+    memcpy(&lo, a + key_off, sizeof lo);
+    memcpy(&hi, a + (n - 1) * elem + key_off, sizeof hi);
+    unsigned shift = 2;
+    while (shift < 63 && ((hi - lo) >> shift) > 2 * n + 64)
+        shift++;
+    size_t nb = (size_t)((hi - lo) >> shift) + 1;
+    if (nb > ((size_t)1 << 26))
+        return 0;
+    uint32_t *first = malloc((nb + 1) * sizeof *first);
+    if (!first)
+        return -1;
+    size_t i = 0;
+    for (size_t k = 0; k <= nb; k++) {
+        uint64_t start = lo + ((uint64_t)k << shift), key;
+        while (i < n && (memcpy(&key, a + i * elem + key_off, sizeof key), key < start))
+            i++;
+        first[k] = (uint32_t)i;
+    }
+    b->first = first;
+    b->n = nb;
+    b->lo = lo;
+    b->shift = shift;
+    return 0;
+}
+
+void pk_addr_buckets_free(pk_addr_buckets *b)
+{
+    free(b->first);
+    memset(b, 0, sizeof *b);
+}

@@ -93,6 +93,41 @@ void pk_vec_shrink(pk_vec *v);
  * and then by key A orders by (A, B). -1 on OOM (the array is unchanged). */
 int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off);
 
+/* ---- address buckets: narrows binary searches over a sorted address
+ * array (symbols, probes) to the few entries of one small address range.
+ * About two buckets per entry; none (plain search) for a sparse array. ---- */
+typedef struct pk_addr_buckets {
+    uint32_t *first;  /* first[b]: entries with key < bucket b's start */
+    size_t n;         /* buckets (first has n + 1 entries) */
+    uint64_t lo;
+    unsigned shift;   /* bucket b covers [lo + (b << shift), lo + ((b + 1) << shift)) */
+} pk_addr_buckets;
+
+/* Over n elements of `elem` bytes whose u64 at key_off is sorted ascending.
+ * -1 on OOM (b is then empty: searches stay correct, only slower). */
+int pk_addr_buckets_build(pk_addr_buckets *b, const void *base, size_t n, size_t elem, size_t key_off);
+void pk_addr_buckets_free(pk_addr_buckets *b);
+/* [*lo, *hi] holds both the lower and the upper bound of addr among the
+ * n sorted keys (search that range instead of [0, n]). */
+static inline void pk_addr_buckets_range(const pk_addr_buckets *b, uint64_t addr, size_t n, size_t *lo, size_t *hi)
+{
+    *lo = 0;
+    *hi = n;
+    if (!b->first)
+        return;
+    if (addr < b->lo) {
+        *hi = 0;
+        return;
+    }
+    uint64_t k = (addr - b->lo) >> b->shift;
+    if (k < b->n) {
+        *lo = b->first[k];
+        *hi = b->first[k + 1];
+    } else {
+        *lo = b->first[b->n];
+    }
+}
+
 /* ---- allocation helpers that never return NULL silently: callers check ---- */
 void *pk_xrealloc_array(void *p, size_t n, size_t elem); /* NULL on overflow/OOM */
 

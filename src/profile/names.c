@@ -235,13 +235,15 @@ int pk_profset_name_cmp(const pk_profset *ps, pk_name_id a, pk_name_id b)
 
 static uint64_t ctx_hash(const pk_ctx_frame *f, size_t n)
 {
+    /* one multiply per frame word, one full mix at the end: contexts are
+     * hashed for every profile lookup of the generator */
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
     for (size_t i = 0; i < n; i++) {
         uint32_t line = i + 1 == n ? 0 : f[i].line, disc = i + 1 == n ? 0 : f[i].disc;
-        h = pk_hash64(h ^ f[i].name);
-        h = pk_hash64(h ^ ((uint64_t)line << 32 | disc));
+        h = (h ^ ((uint64_t)f[i].name << 32 | line)) * 0xbf58476d1ce4e5b9ULL;
+        h = (h ^ (h >> 31) ^ disc) * 0x94d049bb133111ebULL;
     }
-    return h;
+    return pk_hash64(h);
 }
 
 static int ctx_equal(const pk_ctx_frame *a, const pk_ctx_frame *b, size_t n)
@@ -306,12 +308,10 @@ int pk_profset_intern_ctx(pk_profset *ps, const pk_ctx_frame *frames, size_t n, 
     if (pk_vec_reserve(&c->frames, c->frames.len + n))
         return pk_err_set(err, "out of memory");
     uint32_t start = (uint32_t)c->frames.len;
-    for (size_t i = 0; i < n; i++) {
-        pk_ctx_frame *f = pk_vec_push(&c->frames);
-        *f = frames[i];
-        if (i + 1 == n)
-            f->line = f->disc = 0;
-    }
+    pk_ctx_frame *f = (pk_ctx_frame *)c->frames.data + start;
+    memcpy(f, frames, n * sizeof *frames);
+    f[n - 1].line = f[n - 1].disc = 0;
+    c->frames.len += n;
     struct ctx_ent *e = pk_vec_push(&c->ents);
     if (!e)
         return pk_err_set(err, "out of memory");
