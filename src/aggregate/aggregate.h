@@ -54,6 +54,10 @@ void pk_pairmap_free(pk_pairmap *m);
 int pk_pairmap_reserve(pk_pairmap *m, size_t n);
 /* Adds n (> 0) to (a, b); -1 on OOM. */
 int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n);
+/* Adds every (a, b, n) of items (n 0: skipped), the table's slots
+ * prefetched 64 at a time: adds whose keys scatter over a table larger than
+ * the cache wait on one miss at a time otherwise. -1 on OOM. */
+int pk_pairmap_add_batch(pk_pairmap *m, const pk_pair_count *items, size_t n);
 uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b);
 /* Copies the entries into a new array sorted by (a, b); caller frees.
  * Returns NULL only on OOM when len > 0 (*out_len = 0 and NULL when empty). */

@@ -86,6 +86,40 @@ int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n)
     }
 }
 
+int pk_pairmap_add_batch(pk_pairmap *m, const pk_pair_count *items, size_t n)
+{
+    if (pk_pairmap_reserve(m, m->len + n))
+        return -1;
+    size_t mask = m->cap - 1;
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < 64 ? n - done : 64, at[64];
+        const pk_pair_count *it = items + done;
+        /* every slot's cache line requested before the first is probed */
+        for (size_t i = 0; i < k; i++) {
+            at[i] = pair_hash(it[i].a, it[i].b) & mask;
+            __builtin_prefetch(&m->e[at[i]], 1);
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (!it[i].n)
+                continue;
+            for (size_t j = at[i];; j = (j + 1) & mask) {
+                pk_pair_count *p = &m->e[j];
+                if (!p->n) {
+                    *p = it[i];
+                    m->len++;
+                    break;
+                }
+                if (p->a == it[i].a && p->b == it[i].b) {
+                    p->n += it[i].n;
+                    break;
+                }
+            }
+        }
+        done += k;
+    }
+    return 0;
+}
+
 uint64_t pk_pairmap_get(const pk_pairmap *m, uint64_t a, uint64_t b)
 {
     if (!m->cap)

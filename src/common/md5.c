@@ -2,54 +2,95 @@
 #include "common/md5.h"
 #include "common/pk_common.h"
 
-static const uint32_t md5_k[64] = {
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
-};
-static const uint8_t md5_r[64] = {
-    7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-    5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-    4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-    6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-};
-
 static inline uint32_t rol32(uint32_t x, unsigned n) { return (x << n) | (x >> (32 - n)); }
 
 static void md5_block(pk_md5_ctx *c, const uint8_t *p)
 {
     uint32_t m[16];
     for (int i = 0; i < 16; i++)
-        m[i] = (uint32_t)p[i * 4] | (uint32_t)p[i * 4 + 1] << 8 | (uint32_t)p[i * 4 + 2] << 16 |
-               (uint32_t)p[i * 4 + 3] << 24;
+        m[i] = pk_ld32(p + i * 4); /* little-endian words */
     uint32_t a = c->a, b = c->b, cc = c->c, d = c->d;
-    for (int i = 0; i < 64; i++) {
-        uint32_t f;
-        int g;
-        if (i < 16) {
-            f = (b & cc) | (~b & d);
-            g = i;
-        } else if (i < 32) {
-            f = (d & b) | (~d & cc);
-            g = (5 * i + 1) & 15;
-        } else if (i < 48) {
-            f = b ^ cc ^ d;
-            g = (3 * i + 5) & 15;
-        } else {
-            f = cc ^ (b | ~d);
-            g = (7 * i) & 15;
-        }
-        uint32_t t = d;
-        d = cc;
-        cc = b;
-        b = b + rol32(a + f + md5_k[i] + m[g], md5_r[i]);
-        a = t;
-    }
+    /* all 64 steps spelled out (constant shifts and message words): names
+     * are hashed by the thousand, every symbol's GUID */
+#define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
+#define MD5_G(x, y, z) (((z) & (x)) | (~(z) & (y)))
+#define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+#define MD5_STEP(FN, w, x, y, z, k, r) (w) = (x) + rol32((w) + FN((x), (y), (z)) + (k), (r))
+    uint32_t x0 = a, x1 = b, x2 = cc, x3 = d;
+    MD5_STEP(MD5_F, x0, x1, x2, x3, m[0] + 0xd76aa478u, 7);
+    MD5_STEP(MD5_F, x3, x0, x1, x2, m[1] + 0xe8c7b756u, 12);
+    MD5_STEP(MD5_F, x2, x3, x0, x1, m[2] + 0x242070dbu, 17);
+    MD5_STEP(MD5_F, x1, x2, x3, x0, m[3] + 0xc1bdceeeu, 22);
+    MD5_STEP(MD5_F, x0, x1, x2, x3, m[4] + 0xf57c0fafu, 7);
+    MD5_STEP(MD5_F, x3, x0, x1, x2, m[5] + 0x4787c62au, 12);
+    MD5_STEP(MD5_F, x2, x3, x0, x1, m[6] + 0xa8304613u, 17);
+    MD5_STEP(MD5_F, x1, x2, x3, x0, m[7] + 0xfd469501u, 22);
+    MD5_STEP(MD5_F, x0, x1, x2, x3, m[8] + 0x698098d8u, 7);
+    MD5_STEP(MD5_F, x3, x0, x1, x2, m[9] + 0x8b44f7afu, 12);
+    MD5_STEP(MD5_F, x2, x3, x0, x1, m[10] + 0xffff5bb1u, 17);
+    MD5_STEP(MD5_F, x1, x2, x3, x0, m[11] + 0x895cd7beu, 22);
+    MD5_STEP(MD5_F, x0, x1, x2, x3, m[12] + 0x6b901122u, 7);
+    MD5_STEP(MD5_F, x3, x0, x1, x2, m[13] + 0xfd987193u, 12);
+    MD5_STEP(MD5_F, x2, x3, x0, x1, m[14] + 0xa679438eu, 17);
+    MD5_STEP(MD5_F, x1, x2, x3, x0, m[15] + 0x49b40821u, 22);
+    MD5_STEP(MD5_G, x0, x1, x2, x3, m[1] + 0xf61e2562u, 5);
+    MD5_STEP(MD5_G, x3, x0, x1, x2, m[6] + 0xc040b340u, 9);
+    MD5_STEP(MD5_G, x2, x3, x0, x1, m[11] + 0x265e5a51u, 14);
+    MD5_STEP(MD5_G, x1, x2, x3, x0, m[0] + 0xe9b6c7aau, 20);
+    MD5_STEP(MD5_G, x0, x1, x2, x3, m[5] + 0xd62f105du, 5);
+    MD5_STEP(MD5_G, x3, x0, x1, x2, m[10] + 0x02441453u, 9);
+    MD5_STEP(MD5_G, x2, x3, x0, x1, m[15] + 0xd8a1e681u, 14);
+    MD5_STEP(MD5_G, x1, x2, x3, x0, m[4] + 0xe7d3fbc8u, 20);
+    MD5_STEP(MD5_G, x0, x1, x2, x3, m[9] + 0x21e1cde6u, 5);
+    MD5_STEP(MD5_G, x3, x0, x1, x2, m[14] + 0xc33707d6u, 9);
+    MD5_STEP(MD5_G, x2, x3, x0, x1, m[3] + 0xf4d50d87u, 14);
+    MD5_STEP(MD5_G, x1, x2, x3, x0, m[8] + 0x455a14edu, 20);
+    MD5_STEP(MD5_G, x0, x1, x2, x3, m[13] + 0xa9e3e905u, 5);
+    MD5_STEP(MD5_G, x3, x0, x1, x2, m[2] + 0xfcefa3f8u, 9);
+    MD5_STEP(MD5_G, x2, x3, x0, x1, m[7] + 0x676f02d9u, 14);
+    MD5_STEP(MD5_G, x1, x2, x3, x0, m[12] + 0x8d2a4c8au, 20);
+    MD5_STEP(MD5_H, x0, x1, x2, x3, m[5] + 0xfffa3942u, 4);
+    MD5_STEP(MD5_H, x3, x0, x1, x2, m[8] + 0x8771f681u, 11);
+    MD5_STEP(MD5_H, x2, x3, x0, x1, m[11] + 0x6d9d6122u, 16);
+    MD5_STEP(MD5_H, x1, x2, x3, x0, m[14] + 0xfde5380cu, 23);
+    MD5_STEP(MD5_H, x0, x1, x2, x3, m[1] + 0xa4beea44u, 4);
+    MD5_STEP(MD5_H, x3, x0, x1, x2, m[4] + 0x4bdecfa9u, 11);
+    MD5_STEP(MD5_H, x2, x3, x0, x1, m[7] + 0xf6bb4b60u, 16);
+    MD5_STEP(MD5_H, x1, x2, x3, x0, m[10] + 0xbebfbc70u, 23);
+    MD5_STEP(MD5_H, x0, x1, x2, x3, m[13] + 0x289b7ec6u, 4);
+    MD5_STEP(MD5_H, x3, x0, x1, x2, m[0] + 0xeaa127fau, 11);
+    MD5_STEP(MD5_H, x2, x3, x0, x1, m[3] + 0xd4ef3085u, 16);
+    MD5_STEP(MD5_H, x1, x2, x3, x0, m[6] + 0x04881d05u, 23);
+    MD5_STEP(MD5_H, x0, x1, x2, x3, m[9] + 0xd9d4d039u, 4);
+    MD5_STEP(MD5_H, x3, x0, x1, x2, m[12] + 0xe6db99e5u, 11);
+    MD5_STEP(MD5_H, x2, x3, x0, x1, m[15] + 0x1fa27cf8u, 16);
+    MD5_STEP(MD5_H, x1, x2, x3, x0, m[2] + 0xc4ac5665u, 23);
+    MD5_STEP(MD5_I, x0, x1, x2, x3, m[0] + 0xf4292244u, 6);
+    MD5_STEP(MD5_I, x3, x0, x1, x2, m[7] + 0x432aff97u, 10);
+    MD5_STEP(MD5_I, x2, x3, x0, x1, m[14] + 0xab9423a7u, 15);
+    MD5_STEP(MD5_I, x1, x2, x3, x0, m[5] + 0xfc93a039u, 21);
+    MD5_STEP(MD5_I, x0, x1, x2, x3, m[12] + 0x655b59c3u, 6);
+    MD5_STEP(MD5_I, x3, x0, x1, x2, m[3] + 0x8f0ccc92u, 10);
+    MD5_STEP(MD5_I, x2, x3, x0, x1, m[10] + 0xffeff47du, 15);
+    MD5_STEP(MD5_I, x1, x2, x3, x0, m[1] + 0x85845dd1u, 21);
+    MD5_STEP(MD5_I, x0, x1, x2, x3, m[8] + 0x6fa87e4fu, 6);
+    MD5_STEP(MD5_I, x3, x0, x1, x2, m[15] + 0xfe2ce6e0u, 10);
+    MD5_STEP(MD5_I, x2, x3, x0, x1, m[6] + 0xa3014314u, 15);
+    MD5_STEP(MD5_I, x1, x2, x3, x0, m[13] + 0x4e0811a1u, 21);
+    MD5_STEP(MD5_I, x0, x1, x2, x3, m[4] + 0xf7537e82u, 6);
+    MD5_STEP(MD5_I, x3, x0, x1, x2, m[11] + 0xbd3af235u, 10);
+    MD5_STEP(MD5_I, x2, x3, x0, x1, m[2] + 0x2ad7d2bbu, 15);
+    MD5_STEP(MD5_I, x1, x2, x3, x0, m[9] + 0xeb86d391u, 21);
+    a = x0;
+    b = x1;
+    cc = x2;
+    d = x3;
+#undef MD5_STEP
+#undef MD5_F
+#undef MD5_G
+#undef MD5_H
+#undef MD5_I
     c->a += a;
     c->b += b;
     c->c += cc;

@@ -534,6 +534,52 @@ static int want_pairs(struct guid_set *g, const pk_pairmap *m, const pk_csraw *c
     return 0;
 }
 
+/* A context's words are its call sites and, last, its leaf function's
+ * entry: those functions are wanted. Range and branch-source addresses lie
+ * in the leaf function, save the odd range running past its end, so pairs
+ * only need a look when they leave it; branch targets need no probes (a
+ * call target is named by its symbol). */
+static int want_cs(struct guid_set *g, const pk_csraw *cs)
+{
+    size_t nctx = pk_csraw_num_ctxs(cs);
+    uint64_t *bounds = calloc(2 * nctx + 2, sizeof *bounds); /* leaf function [lo, hi) per context */
+    if (!bounds)
+        return -1;
+    int rc = -1;
+    for (size_t c = 0; c < nctx; c++) {
+        uint32_t len;
+        const uint64_t *w = pk_csraw_ctx(cs, (uint32_t)c, &len);
+        for (uint32_t i = 0; i < len; i++)
+            if (w[i] && want_function_at(g, w[i]))
+                goto done;
+        const pk_elf_symbol *f = len && w[len - 1] ? pk_elf_func_at(g->elf, w[len - 1]) : NULL;
+        if (f) {
+            bounds[2 * c] = f->addr;
+            bounds[2 * c + 1] = f->addr + (f->size ? f->size : 1);
+        }
+    }
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *m = which ? &cs->branches : &cs->ranges;
+        for (size_t i = 0; i < m->cap; i++) {
+            const pk_pair_count *e = &m->e[i];
+            if (!e->n)
+                continue;
+            uint32_t ctx;
+            uint64_t a, b;
+            pk_csraw_key(cs, e, &ctx, &a, &b);
+            uint64_t lo = bounds[2 * ctx], hi = bounds[2 * ctx + 1];
+            if (a != PK_AGG_EXTERNAL && (a < lo || a >= hi) && want_function_at(g, a))
+                goto done;
+            if (!which && (b < lo || b >= hi) && want_function_at(g, b))
+                goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(bounds);
+    return rc;
+}
+
 int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawprof *raw, pk_u64map *keep,
                            pk_err *err)
 {
@@ -542,14 +588,8 @@ int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawpr
     int rc = -1;
     if (pk_u64map_init(&g.seen, 1024))
         return pk_err_set(err, "out of memory");
-    if (cs) {
-        if (want_pairs(&g, &cs->ranges, cs) || want_pairs(&g, &cs->branches, cs))
-            goto done;
-        const uint64_t *frames = cs->frames.data;
-        for (size_t i = 0; i < cs->frames.len; i++)
-            if (frames[i] && want_function_at(&g, frames[i]))
-                goto done;
-    }
+    if (cs && want_cs(&g, cs))
+        goto done;
     if (raw && (want_pairs(&g, &raw->ranges, NULL) || want_pairs(&g, &raw->branches, NULL)))
         goto done;
     rc = 0;

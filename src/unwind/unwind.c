@@ -143,11 +143,14 @@ done:
 
 /* ---- the unwinder ---- */
 
-/* A range or branch count waiting to be added: consecutive LBR entries of
- * one sample often repeat (a loop), so equal keys are summed first. */
-typedef struct pending_count {
-    uint64_t a, b, n;
-} pending_count;
+/* Range or branch counts waiting to be added, a walk's worth at a time
+ * (pk_pairmap_add_batch prefetches their slots); consecutive LBR entries
+ * often repeat (a loop), so equal neighbours are summed first. */
+#define PENDING_MAX 64
+typedef struct pending_counts {
+    pk_pair_count e[PENDING_MAX];
+    size_t n;
+} pending_counts;
 
 #define ADDR_CACHE (1 << 14)
 enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4 };
@@ -170,7 +173,7 @@ struct pk_unwinder {
     uint32_t cur_ctx;
     uint64_t cur_leaf;    /* leaf entry of cur_ctx */
     bool ctx_dirty;
-    pending_count prange, pbranch;
+    pending_counts prange, pbranch;
     /* a direct-mapped cache of the code queries: LBR addresses repeat a lot */
     struct addr_info {
         uint64_t addr;    /* address + 1 (0: empty) */
@@ -371,23 +374,23 @@ static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err
     return 0;
 }
 
-static int flush_pending(pk_pairmap *m, pending_count *p, pk_err *err)
+static int flush_pending(pk_pairmap *m, pending_counts *p, pk_err *err)
 {
-    if (p->n && pk_pairmap_add(m, p->a, p->b, p->n))
+    if (p->n && pk_pairmap_add_batch(m, p->e, p->n))
         return pk_err_set(err, "out of memory");
     p->n = 0;
     return 0;
 }
 
-static int add_pending(pk_pairmap *m, pending_count *p, uint64_t a, uint64_t b, uint64_t w, pk_err *err)
+static int add_pending(pk_pairmap *m, pending_counts *p, uint64_t a, uint64_t b, uint64_t w, pk_err *err)
 {
-    if (p->n && p->a == a && p->b == b) {
-        p->n += w;
+    if (p->n && p->e[p->n - 1].a == a && p->e[p->n - 1].b == b) {
+        p->e[p->n - 1].n += w;
         return 0;
     }
-    if (flush_pending(m, p, err))
+    if (p->n == PENDING_MAX && flush_pending(m, p, err))
         return -1;
-    *p = (pending_count){a, b, w};
+    p->e[p->n++] = (pk_pair_count){a, b, w};
     return 0;
 }
 
