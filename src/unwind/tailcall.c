@@ -150,12 +150,11 @@ static int append_chain(struct tc *t, uint64_t from, uint64_t to, pk_vec *out)
  * for an indirect call); 0 when unknown or several. */
 static uint64_t call_target(struct tc *t, uint64_t site)
 {
-    pk_err ignored;
-    const pk_insn *in = pk_binary_insn_at(t->bin, site, &ignored);
-    if (!in)
+    pk_insn in; /* a call site starts an instruction: decode just that one */
+    if (pk_binary_decode_one(t->bin, site, &in))
         return 0;
-    if (in->cls == PK_INSN_CALL)
-        return in->target;
+    if (in.cls == PK_INSN_CALL)
+        return in.target;
     uint64_t *v = pk_u64map_get(&t->icall_targets, site);
     return v ? *v : 0;
 }
@@ -190,9 +189,10 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
         pk_csraw_key(raw, e, &c, &src, &dst);
         if (src == PK_AGG_EXTERNAL)
             continue;
-        const pk_insn *in = pk_binary_insn_at(bin, src, err);
-        if (!in)
+        pk_insn insn; /* an LBR source starts an instruction */
+        if (pk_binary_decode_one(bin, src, &insn))
             continue;
+        const pk_insn *in = &insn;
         uint64_t to = func_entry(&t, dst), from = func_entry(&t, src);
         if (to != dst || !from)
             continue;
