@@ -233,6 +233,16 @@ int pk_symbolize(pk_symbolizer *sym, uint64_t vaddr, pk_frames *out, pk_err *err
 typedef int (*pk_span_fn)(void *arg, uint64_t begin, uint64_t end, const pk_frames *frames, pk_err *err);
 int pk_symbolize_spans(pk_symbolizer *sym, uint64_t lo, uint64_t hi, pk_span_fn fn, void *arg, pk_err *err);
 
+typedef struct pk_addr_range { uint64_t begin, end; } pk_addr_range;
+
+/* Restricts the units indexed from now on to the subprograms (with their
+ * inline trees) that overlap `ranges`: a caller that knows every address it
+ * will ask about (the code sizes of the sampled functions) skips decoding
+ * the rest of a large unit. Answers outside the ranges may come back empty,
+ * and pk_dwarf_funcs lists only the kept subprograms; units already indexed
+ * stay whole. Split-DWARF units are indexed whole. */
+int pk_symbolizer_want(pk_symbolizer *sym, const pk_addr_range *ranges, size_t n, pk_err *err);
+
 /* Builds the index of every CU now (benchmarking, or to see every DWARF
  * error up front). */
 int pk_symbolizer_prepare(pk_symbolizer *sym, pk_err *err);
@@ -242,7 +252,6 @@ int pk_symbolizer_prepare(pk_symbolizer *sym, pk_err *err);
  * gcc into "foo" and "foo.cold" is one entry with two ranges. One entry per
  * DIE: llvm-profgen merges entries of the same name (static functions of
  * different units) into one BinaryFunction; group by name for that. */
-typedef struct pk_addr_range { uint64_t begin, end; } pk_addr_range;
 
 typedef struct pk_dwarf_func {
     const char *name;            /* linkage name, else name */

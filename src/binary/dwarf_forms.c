@@ -81,6 +81,7 @@ static int parse_abbrevs(pk_symbolizer *s, dw_abbrev_table *t, pk_err *err)
                 goto oom;
             x->attr = at > 0xffff ? 0xffff : (uint16_t)at;
             x->form = form > 0xffff ? 0xffff : (uint16_t)form;
+            x->size = -2;
             if (form == DW_FORM_implicit_const)
                 x->implicit_const = dw_sleb(&c);
         }
@@ -186,18 +187,63 @@ void dw_abbrev_fix_sizes(dw_abbrev_table *t, const dw_cu *cu)
         dw_abbrev *a = &t->abbrevs[i];
         int32_t sz = 0;
         for (uint32_t k = 0; k < a->nattr; k++) {
-            int f = form_fixed_size(t->specs[a->first + k].form, cu);
-            if (f < 0) {
+            dw_attr_spec *sp = &t->specs[a->first + k];
+            int f = form_fixed_size(sp->form, cu);
+            if (sp->size == -2)
+                sp->size = (int8_t)(f > 127 ? -1 : f);
+            else if (sp->size != f)
+                sp->size = -1;
+            if (f < 0 || sz < 0)
                 sz = -1;
-                break;
-            }
-            sz += f;
+            else
+                sz += f;
         }
         if (a->fixed_size == -2)
             a->fixed_size = sz;
         else if (a->fixed_size != sz)
             a->fixed_size = -1;
     }
+}
+
+int dw_skip_form(const dw_cu *cu, pk_cursor *c, uint16_t form)
+{
+    int f = form_fixed_size(form, cu);
+    if (f >= 0) {
+        if ((size_t)f > pk_cursor_left(c))
+            c->bad = true;
+        else
+            c->pos += f;
+        return 0;
+    }
+    uint64_t n;
+    switch (form) {
+    case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+    case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
+        (void)dw_uleb(c);
+        return 0;
+    case DW_FORM_sdata:
+        (void)dw_sleb(c);
+        return 0;
+    case DW_FORM_block1: n = pk_cursor_u8(c); break;
+    case DW_FORM_block2: n = pk_cursor_u16(c); break;
+    case DW_FORM_block4: n = pk_cursor_u32(c); break;
+    case DW_FORM_block: case DW_FORM_exprloc: n = dw_uleb(c); break;
+    case DW_FORM_string: {
+        const uint8_t *z = c->bad ? NULL : memchr(c->pos, 0, (size_t)(c->end - c->pos));
+        if (!z)
+            c->bad = true;
+        else
+            c->pos = z + 1;
+        return 0;
+    }
+    default:
+        return -1; /* indirect and the rest: read them */
+    }
+    if (n > pk_cursor_left(c))
+        c->bad = true;
+    else
+        c->pos += n;
+    return 0;
 }
 
 static const char *sect_str(const dw_sect *sec, uint64_t off)

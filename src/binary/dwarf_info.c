@@ -362,6 +362,24 @@ static int build_die_map(dw_cu *cu, die_range *r, size_t n)
 
 /* ---- the per-unit DIE walk ---- */
 
+/* Whether any of the ranges meets the symbolizer's wanted ranges. */
+static bool wanted(const pk_symbolizer *s, const pk_addr_range *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = 0, hi = s->nwant; /* first wanted range ending after r's begin */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->want[mid].end <= r[i].begin)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < s->nwant && s->want[lo].begin < r[i].end)
+            return true;
+    }
+    return false;
+}
+
 int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
 {
     if (cu->indexed)
@@ -388,6 +406,7 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
         goto oom;
     *a0 = -1;
     size_t depth = 0; /* anc[depth] = nearest subroutine above DIEs at this depth */
+    size_t skip_below = SIZE_MAX; /* DIEs deeper than this belong to an unwanted subprogram */
     int seen_top = 0;
     while (c.pos < c.end) {
         uint64_t die_off = (uint64_t)(c.pos - s->info.data);
@@ -399,8 +418,45 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                 continue; /* padding after the unit DIE's children */
             depth--;
             anc.len = depth + 1;
+            if (depth == skip_below)
+                skip_below = SIZE_MAX;
             if (depth == 0)
                 break;
+            continue;
+        }
+        if (depth > skip_below) {
+            /* inside a subprogram nobody asked about: step over the DIE */
+            const dw_abbrev *sa = dw_abbrev_find(tab, code);
+            if (!sa) {
+                dw_bad(s, err, &s->info, die_off, "unknown abbreviation code %llu", (unsigned long long)code);
+                goto done;
+            }
+            if (sa->fixed_size >= 0) {
+                if ((size_t)sa->fixed_size > pk_cursor_left(&c)) {
+                    dw_bad(s, err, &s->info, die_off, "DIE runs past the end of its unit");
+                    goto done;
+                }
+                c.pos += sa->fixed_size;
+            } else {
+                for (uint32_t k = 0; k < sa->nattr; k++) {
+                    const dw_attr_spec *sp = &tab->specs[sa->first + k];
+                    dw_val v;
+                    if (sp->size >= 0 && (size_t)sp->size <= pk_cursor_left(&c))
+                        c.pos += sp->size;
+                    else if (sp->form == DW_FORM_addrx || sp->form == DW_FORM_udata || sp->form == DW_FORM_strx)
+                        (void)dw_uleb(&c);
+                    else if (dw_skip_form(cu, &c, sp->form) &&
+                             dw_read_form(s, cu, &s->info, &c, sp->form, sp->implicit_const, &v, err) < 0)
+                        goto done;
+                }
+            }
+            if (sa->children) {
+                int32_t *slot = pk_vec_push(&anc);
+                if (!slot)
+                    goto oom;
+                *slot = -1;
+                depth++;
+            }
             continue;
         }
         if (depth == 0 && seen_top)
@@ -468,10 +524,18 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                     if (dw_ranges(s, cu, &rng, &ranges, &ignored) < 0)
                         ranges.len = 0;
                 }
-                dw_sub *slot = pk_vec_push(&subs);
-                if (!slot)
-                    goto oom;
-                *slot = rec;
+                if (s->want && !rec.inlined && rec.parent < 0 && !wanted(s, ranges.data, ranges.len)) {
+                    /* not asked about: neither it nor its inline tree */
+                    if (a->children)
+                        skip_below = depth;
+                    me = -1;
+                    ranges.len = 0;
+                } else {
+                    dw_sub *slot = pk_vec_push(&subs);
+                    if (!slot)
+                        goto oom;
+                    *slot = rec;
+                }
                 for (size_t k = 0; k < ranges.len; k++) {
                     pk_addr_range *r = &PK_VEC_AT(&ranges, pk_addr_range, k);
                     if (r->begin < r->end) {

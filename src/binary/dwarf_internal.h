@@ -54,6 +54,7 @@ typedef struct dw_val {
 
 typedef struct dw_attr_spec {
     uint16_t attr, form;
+    int8_t size;             /* bytes when fixed for every unit using the table, else -1 (-2: unset) */
     int64_t implicit_const;
 } dw_attr_spec;
 
@@ -202,6 +203,10 @@ struct pk_symbolizer {
     size_t nfunc_ranges;
     struct { uint64_t lo, hi; uint32_t func; } *func_map;
     size_t nfunc_map;
+    /* pk_symbolizer_want: units indexed from then on keep only the
+     * subprograms overlapping these sorted, disjoint ranges */
+    pk_addr_range *want;
+    size_t nwant;
 };
 
 /* ---- byte reading (inline: the DIE walk is the hot loop) ---- */
@@ -278,6 +283,9 @@ int dw_build_aranges(pk_symbolizer *s, pk_err *err);
 size_t dw_arange_after(const pk_symbolizer *s, uint64_t addr);
 dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr);
 int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err);
+/* Steps over one attribute value without decoding it; -1 for a form it
+ * does not know the size of (read it with dw_read_form instead). */
+int dw_skip_form(const dw_cu *cu, pk_cursor *c, uint16_t form);
 void dw_cu_free(dw_cu *cu);
 int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err);
 /* The sub's DW_AT_decl_file as a path (NULL if none), after dw_sub_resolve. */

@@ -37,6 +37,7 @@ void pk_symbolizer_close(pk_symbolizer *s)
     free(s->funcs);
     free(s->func_ranges);
     free(s->func_map);
+    free(s->want);
     pk_elf_close(s->own_elf);
     free(s);
 }
@@ -184,6 +185,37 @@ int pk_symbolizer_prepare(pk_symbolizer *s, pk_err *err)
             if (dw_sub_resolve(ds, dcu, &dcu->subs[k], err) < 0)
                 return -1;
     }
+    return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+    const pk_addr_range *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+int pk_symbolizer_want(pk_symbolizer *s, const pk_addr_range *ranges, size_t n, pk_err *err)
+{
+    pk_addr_range *w = malloc((n ? n : 1) * sizeof *w);
+    if (!w)
+        return pk_err_set(err, "%s: out of memory", s->path);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ranges[i].begin < ranges[i].end)
+            w[k++] = ranges[i];
+    qsort(w, k, sizeof *w, range_cmp);
+    size_t m = 0; /* merge overlapping and touching ranges */
+    for (size_t i = 0; i < k; i++) {
+        if (m && w[i].begin <= w[m - 1].end) {
+            if (w[i].end > w[m - 1].end)
+                w[m - 1].end = w[i].end;
+        } else {
+            w[m++] = w[i];
+        }
+    }
+    free(s->want);
+    s->want = w;
+    s->nwant = m;
     return 0;
 }
 

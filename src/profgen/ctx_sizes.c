@@ -181,6 +181,8 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
     pk_ctx_sizes *s = calloc(1, sizeof *s);
     struct build b = {.s = s, .probe_locations = probe_locations};
     pk_u64map seen = {0};
+    pk_vec funcs; /* pk_addr_range: the outlined functions to size */
+    pk_vec_init(&funcs, sizeof(pk_addr_range));
     if (!s)
         return pk_err_set(err, "out of memory");
     s->ps = ps;
@@ -196,7 +198,8 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
     if (pk_binary_symbolizer(bin, &sym, err))
         goto fail;
     pk_elf *elf = pk_binary_elf(bin);
-    /* Every function named in a context may have been an outlined frame. */
+    /* Every function named in a context may have been an outlined frame:
+     * those are the only code the symbolizer is asked about. */
     for (size_t c = 0; c < pk_profset_num_ctxs(ps); c++) {
         size_t nf;
         const pk_ctx_frame *fr = pk_profset_ctx(ps, (pk_ctx_id)c, &nf);
@@ -210,15 +213,30 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                 continue;
             *done = 1;
             const pk_elf_symbol *f = pk_elf_func_by_name(elf, pk_profset_name(ps, fr[i].name));
-            if (f && f->size && pk_symbolize_spans(sym, f->addr, f->addr + f->size, add_span, &b, err))
-                goto fail;
+            if (f && f->size) {
+                pk_addr_range *r = pk_vec_push(&funcs);
+                if (!r) {
+                    pk_err_set(err, "out of memory");
+                    goto fail;
+                }
+                *r = (pk_addr_range){f->addr, f->addr + f->size};
+            }
         }
     }
+    if (pk_symbolizer_want(sym, funcs.data, funcs.len, err))
+        goto fail;
+    for (size_t i = 0; i < funcs.len; i++) {
+        const pk_addr_range *r = &PK_VEC_AT(&funcs, pk_addr_range, i);
+        if (pk_symbolize_spans(sym, r->begin, r->end, add_span, &b, err))
+            goto fail;
+    }
+    pk_vec_free(&funcs);
     pk_u64map_free(&seen);
     pk_u64map_free(&b.guid_of);
     *out = s;
     return 0;
 fail:
+    pk_vec_free(&funcs);
     pk_u64map_free(&seen);
     pk_u64map_free(&b.guid_of);
     pk_ctx_sizes_free(s);

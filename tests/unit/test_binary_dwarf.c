@@ -6,6 +6,7 @@
 #include "test.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char *build(const char *name, const char *cc, const char *flags)
@@ -351,6 +352,92 @@ static void fuzz_dwo(const char *bin, const char *dwo, const char *tag)
     pk_elf_close(e);
     free(orig);
     free(buf);
+}
+
+/* Spans (code sizes per inline stack) of one function: the same with the
+ * index restricted to it (pk_symbolizer_want) as with the whole unit, and
+ * for every address of the spans what pk_symbolize gives (frames and call
+ * lines); nothing comes back for a function left out. */
+struct span_rec {
+    uint64_t begin, end;
+    size_t nframes;
+    char leaf[64], outer[64];
+    uint32_t call_line;
+};
+struct span_list {
+    struct span_rec r[512];
+    size_t n;
+};
+
+static int collect_span(void *arg, uint64_t begin, uint64_t end, const pk_frames *fr, pk_err *err)
+{
+    (void)err;
+    struct span_list *l = arg;
+    if (l->n == 512)
+        return 0;
+    struct span_rec *r = &l->r[l->n++];
+    r->begin = begin;
+    r->end = end;
+    r->nframes = fr->count;
+    snprintf(r->leaf, sizeof r->leaf, "%s", fr->count && fr->frames[0].func ? fr->frames[0].func : "?");
+    snprintf(r->outer, sizeof r->outer, "%s",
+             fr->count && fr->frames[fr->count - 1].func ? fr->frames[fr->count - 1].func : "?");
+    r->call_line = fr->count > 1 ? fr->frames[1].line : 0;
+    return 0;
+}
+
+TEST(spans_restricted_index)
+{
+    const char *bin = build("spans-clang", "clang-19", "-O2 -g");
+    CHECK(bin != NULL);
+    if (!bin)
+        return;
+    pk_err err;
+    pk_elf *e;
+    CHECK_OK(pk_elf_open(&e, bin, &err), &err);
+    const pk_elf_symbol *f = pk_elf_func_by_name(e, "sum_poly"), *other = pk_elf_func_by_name(e, "loops");
+    CHECK(f != NULL && other != NULL && f->size > 0);
+    if (!f || !other) {
+        pk_elf_close(e);
+        return;
+    }
+    static struct span_list whole, cut, left_out;
+    pk_symbolizer *a, *b;
+    CHECK_OK(pk_symbolizer_open(&a, e, &err), &err);
+    CHECK_OK(pk_symbolizer_open(&b, e, &err), &err);
+    CHECK_OK(pk_symbolize_spans(a, f->addr, f->addr + f->size, collect_span, &whole, &err), &err);
+    pk_addr_range want = {f->addr, f->addr + f->size};
+    CHECK_OK(pk_symbolizer_want(b, &want, 1, &err), &err);
+    CHECK_OK(pk_symbolize_spans(b, f->addr, f->addr + f->size, collect_span, &cut, &err), &err);
+    CHECK_OK(pk_symbolize_spans(b, other->addr, other->addr + other->size, collect_span, &left_out, &err), &err);
+    CHECK(whole.n > 1); /* sum_poly inlines poly, cube and sq */
+    CHECK_EQ_U64(cut.n, whole.n);
+    uint64_t bytes = 0;
+    int inlined = 0;
+    for (size_t i = 0; i < whole.n && i < cut.n; i++) {
+        CHECK_EQ_U64(cut.r[i].begin, whole.r[i].begin);
+        CHECK_EQ_U64(cut.r[i].end, whole.r[i].end);
+        CHECK_EQ_U64(cut.r[i].nframes, whole.r[i].nframes);
+        CHECK(!strcmp(cut.r[i].leaf, whole.r[i].leaf));
+        CHECK_EQ_U64(cut.r[i].call_line, whole.r[i].call_line);
+        CHECK(!strcmp(whole.r[i].outer, "sum_poly"));
+        inlined |= whole.r[i].nframes > 1;
+        bytes += whole.r[i].end - whole.r[i].begin;
+        /* the first address of a span symbolizes to the span's frames */
+        pk_frames fr;
+        CHECK_OK(pk_symbolize(a, whole.r[i].begin, &fr, &err), &err);
+        CHECK_EQ_U64(fr.count, whole.r[i].nframes);
+        if (fr.count)
+            CHECK(!strcmp(fr.frames[0].func ? fr.frames[0].func : "?", whole.r[i].leaf));
+        if (fr.count > 1)
+            CHECK_EQ_U64(fr.frames[1].line, whole.r[i].call_line);
+    }
+    CHECK(inlined);
+    CHECK(bytes <= f->size && bytes + 16 >= f->size); /* all of it but alignment padding */
+    CHECK_EQ_U64(left_out.n, 0);
+    pk_symbolizer_close(a);
+    pk_symbolizer_close(b);
+    pk_elf_close(e);
 }
 
 TEST(corrupt_split_dwarf)
