@@ -129,6 +129,10 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
         pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = worker};
+        /* tests: walk every Nth sample on the reading thread */
+        const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
+        if (every)
+            uo.walk_here_every = (uint32_t)strtoul(every, NULL, 10);
         if (!(p.unw = pk_unwinder_new(&code, &uo, cs, err))) {
             pk_agg_free(a);
             return -1;
@@ -242,11 +246,13 @@ static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const 
 
 static void print_unwind(const pk_unwind_stats *u, size_t contexts, const pk_tailcall_stats *tc)
 {
-    fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu without stack), %zu contexts; "
+    fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
+            "%llu without stack), %zu contexts; "
             "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
             "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
             (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
-            (unsigned long long)u->walks, (unsigned long long)u->samples_no_stack, contexts,
+            (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
+            contexts,
             (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
             (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
             (unsigned long long)u->ranges_dropped);
@@ -265,10 +271,10 @@ int pk_cmd_profgen(int argc, char **argv)
     int64_t pid = -1;
     bool raw_only = false, quiet = false, ignore_stacks = false, no_preinline = false, line_cs = false;
     bool dwarf_corr = false, no_infer = false;
-    /* Peak memory is the target: a fixed mmap threshold keeps glibc from
+    /* Peak memory is a target: a fixed mmap threshold keeps glibc from
      * raising it after the first large free, so big tables (maps, probe and
-     * slot arrays) always go back to the system when freed instead of
-     * fragmenting the heap. */
+     * slot arrays) go back to the system when freed instead of fragmenting
+     * the heap. */
     mallopt(M_MMAP_THRESHOLD, 256 << 10);
     bool worker = sysconf(_SC_NPROCESSORS_ONLN) > 1;
     pk_profgen_opts go = {0};

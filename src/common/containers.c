@@ -108,7 +108,10 @@ void pk_u64map_clear(pk_u64map *m)
 static int u64map_grow(pk_u64map *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 16, mask = ncap - 1;
-    pk_u64map_entry *ne = calloc(ncap, sizeof *ne);
+    /* zeroed by writing (see pairmap_rehash): the whole table is about to be used */
+    pk_u64map_entry *ne = pk_xrealloc_array(NULL, ncap, sizeof *ne);
+    if (ne)
+        memset(ne, 0, ncap * sizeof *ne);
     if (!ne)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {

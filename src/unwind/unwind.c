@@ -2,6 +2,7 @@
 #include "unwind/unwind_internal.h"
 #include "binary/binary.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /* ---- the CS raw profile ---- */
@@ -158,6 +159,7 @@ enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4 };
 struct pk_unwinder {
     pk_unwind_code code;
     pk_unwind_opts o;
+    pthread_mutex_t *code_lock; /* taken around code queries when two walkers share the code */
     pk_csraw *out;
     pk_unwind_stats st;
     uint64_t *stack;      /* call sites, outermost first */
@@ -172,6 +174,7 @@ struct pk_unwinder {
     uint32_t nodes;
     uint32_t cur_ctx;
     uint64_t cur_leaf;    /* leaf entry of cur_ctx */
+    uint64_t cur_span;    /* [cur_leaf, cur_leaf + cur_span) all have that leaf (0: none known) */
     bool ctx_dirty;
     pending_counts prange, pbranch;
     /* a direct-mapped cache of the code queries: LBR addresses repeat a lot */
@@ -179,9 +182,10 @@ struct pk_unwinder {
         uint64_t addr;    /* address + 1 (0: empty) */
         uint64_t entry;   /* its function's entry */
         uint64_t site;    /* the call before it (0: none) */
-        int32_t cls;      /* the class of the instruction at it */
-        uint32_t have;    /* HAVE_* fields filled */
-    } info[ADDR_CACHE];
+        uint32_t span;    /* addresses from entry on sharing the entry (0: unknown) */
+        int16_t cls;      /* the class of the instruction at it */
+        uint16_t have;    /* HAVE_* fields filled */
+    } info[ADDR_CACHE];   /* 32 bytes each: 512 KiB */
     struct pk_unwind_feed *feed; /* unwind_feed.c: perf samples in */
 };
 
@@ -303,7 +307,11 @@ static int insn_class(pk_unwinder *u, uint64_t addr)
 {
     struct addr_info *e = info_of(u, addr);
     if (!(e->have & HAVE_CLS)) {
-        e->cls = u->code.insn_class(u->code.ctx, addr);
+        if (u->code_lock)
+            pthread_mutex_lock(u->code_lock);
+        e->cls = (int16_t)u->code.insn_class(u->code.ctx, addr);
+        if (u->code_lock)
+            pthread_mutex_unlock(u->code_lock);
         e->have |= HAVE_CLS;
     }
     return e->cls;
@@ -315,7 +323,9 @@ static uint64_t func_entry(pk_unwinder *u, uint64_t addr)
         return 0;
     struct addr_info *e = info_of(u, addr);
     if (!(e->have & HAVE_ENTRY)) {
-        e->entry = u->code.func_entry(u->code.ctx, addr);
+        uint64_t end = 0;
+        e->entry = u->code.func_entry(u->code.ctx, addr, &end);
+        e->span = e->entry && end > e->entry && end - e->entry <= UINT32_MAX ? (uint32_t)(end - e->entry) : 0;
         e->have |= HAVE_ENTRY;
     }
     return e->entry;
@@ -327,7 +337,12 @@ static uint64_t call_before(pk_unwinder *u, uint64_t ret)
     struct addr_info *e = info_of(u, ret);
     if (!(e->have & HAVE_SITE)) {
         uint64_t site;
-        e->site = u->code.call_before(u->code.ctx, ret, &site) == 0 && fits(u->out, site) ? site : 0;
+        if (u->code_lock)
+            pthread_mutex_lock(u->code_lock);
+        int r = u->code.call_before(u->code.ctx, ret, &site);
+        if (u->code_lock)
+            pthread_mutex_unlock(u->code_lock);
+        e->site = r == 0 && fits(u->out, site) ? site : 0;
         e->have |= HAVE_SITE;
     }
     return e->site;
@@ -335,7 +350,7 @@ static uint64_t call_before(pk_unwinder *u, uint64_t ret)
 
 /* The context id of the current stack with the function containing
  * `addr` as the leaf. */
-static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
+static __attribute__((noinline)) int current_ctx_slow(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
 {
     uint64_t leaf = func_entry(u, addr);
     if (!u->ctx_dirty && leaf == u->cur_leaf) {
@@ -369,9 +384,21 @@ static int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err
     }
     u->cur_ctx = (uint32_t)(*v - 1);
     u->cur_leaf = leaf;
+    u->cur_span = leaf ? info_of(u, addr)->span : 0;
     u->ctx_dirty = false;
     *ctx = u->cur_ctx;
     return 0;
+}
+
+/* Most LBR addresses stay in the function of the previous one: that test
+ * inline, the rest out of line. */
+static inline int current_ctx(pk_unwinder *u, uint64_t addr, uint32_t *ctx, pk_err *err)
+{
+    if (!u->ctx_dirty && addr - u->cur_leaf < u->cur_span) {
+        *ctx = u->cur_ctx;
+        return 0;
+    }
+    return current_ctx_slow(u, addr, ctx, err);
 }
 
 static int flush_pending(pk_pairmap *m, pending_counts *p, pk_err *err)
@@ -382,7 +409,7 @@ static int flush_pending(pk_pairmap *m, pending_counts *p, pk_err *err)
     return 0;
 }
 
-static int add_pending(pk_pairmap *m, pending_counts *p, uint64_t a, uint64_t b, uint64_t w, pk_err *err)
+static inline int add_pending(pk_pairmap *m, pending_counts *p, uint64_t a, uint64_t b, uint64_t w, pk_err *err)
 {
     if (p->n && p->e[p->n - 1].a == a && p->e[p->n - 1].b == b) {
         p->e[p->n - 1].n += w;
@@ -568,10 +595,25 @@ static int bin_call_before(void *ctx, uint64_t vaddr, uint64_t *call_addr)
     return 0;
 }
 
-static uint64_t bin_func_entry(void *ctx, uint64_t vaddr)
+static uint64_t bin_func_entry(void *ctx, uint64_t vaddr, uint64_t *end)
 {
-    const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(ctx), vaddr);
-    return f ? f->addr : 0;
+    const pk_elf *elf = pk_binary_elf(ctx);
+    const pk_elf_symbol *f = pk_elf_func_at(elf, vaddr);
+    if (!f) {
+        *end = 0;
+        return 0;
+    }
+    /* up to the next symbol: a nested one would own the addresses there */
+    size_t n;
+    const pk_elf_symbol *all = pk_elf_funcs(elf, &n), *g = f + 1;
+    while (g < all + n && g->addr == f->addr)
+        g++;
+    *end = f->size ? f->addr + f->size : f->addr + 1;
+    if (g < all + n && g->addr < *end)
+        *end = g->addr;
+    if (vaddr >= *end)
+        *end = f->addr + 1; /* vaddr sits past the next symbol: no span known */
+    return f->addr;
 }
 
 void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin)
@@ -580,4 +622,66 @@ void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin)
     code->insn_class = bin_insn_class;
     code->call_before = bin_call_before;
     code->func_entry = bin_func_entry;
+}
+
+/* ---- a second walker (unwind_feed.c) ---- */
+
+pk_unwinder *pk_unwinder_clone(const pk_unwinder *u, pk_csraw *out, pk_err *err)
+{
+    pk_unwind_opts o = u->o;
+    o.worker = false;
+    pk_unwinder *c = pk_unwinder_new(&u->code, &o, out, err);
+    if (c)
+        c->code_lock = u->code_lock;
+    return c;
+}
+
+void pk_unwinder_set_code_lock(pk_unwinder *u, pthread_mutex_t *lock) { u->code_lock = lock; }
+
+pk_csraw *pk_unwinder_out(pk_unwinder *u) { return u->out; }
+const pk_unwind_opts *pk_unwinder_opts(const pk_unwinder *u) { return &u->o; }
+void pk_unwinder_count_walk_here(pk_unwinder *u) { u->st.walks_here++; }
+
+void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other)
+{
+    /* every field is a counter */
+    _Static_assert(sizeof(pk_unwind_stats) % sizeof(uint64_t) == 0, "counters only");
+    uint64_t *d = (uint64_t *)&u->st;
+    const uint64_t *s = (const uint64_t *)&other->st;
+    for (size_t i = 0; i < sizeof u->st / sizeof(uint64_t); i++)
+        d[i] += s[i];
+}
+
+int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
+{
+    size_t n = pk_csraw_num_ctxs(src);
+    uint32_t *newid = malloc((n + 1) * sizeof *newid);
+    if (!newid)
+        return pk_err_set(err, "out of memory");
+    int rc = -1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        const uint64_t *fr = pk_csraw_ctx(src, (uint32_t)i, &len);
+        if (pk_csraw_intern(dst, fr, len, &newid[i], err))
+            goto done;
+    }
+    for (int which = 0; which < 2; which++) {
+        const pk_pairmap *from = which ? &src->branches : &src->ranges;
+        pk_pairmap *to = which ? &dst->branches : &dst->ranges;
+        if (pk_pairmap_reserve(to, to->len + from->len)) {
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(newid);
+    return rc;
 }

@@ -37,8 +37,11 @@ typedef struct pk_unwind_code {
     /* The address of the call instruction that ends exactly at vaddr (vaddr
      * is a return address); -1 when the instruction before vaddr is not a call. */
     int (*call_before)(void *ctx, uint64_t vaddr, uint64_t *call_addr);
-    /* Entry address of the function containing vaddr; 0 when unknown. */
-    uint64_t (*func_entry)(void *ctx, uint64_t vaddr);
+    /* Entry address of the function containing vaddr; 0 when unknown. *end
+     * gets where the addresses that share this answer stop: the function's
+     * end, or the next function's start if that comes first (entry + 1 is
+     * always safe). */
+    uint64_t (*func_entry)(void *ctx, uint64_t vaddr, uint64_t *end);
 } pk_unwind_code;
 
 /* The pk_binary implementation of pk_unwind_code (bin must outlive it). */
@@ -49,6 +52,7 @@ void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin);
 typedef struct pk_unwind_stats {
     uint64_t samples, samples_unwound;
     uint64_t walks;                       /* LBR walks: identical samples share one */
+    uint64_t walks_here;                  /* of those, walked on the reading thread (worker busy) */
     uint64_t samples_no_lbr, samples_no_stack;
     uint64_t stack_truncated_external;    /* callers above an address outside the binary */
     uint64_t stack_truncated_not_call;    /* return address not preceded by a call */
@@ -98,6 +102,8 @@ int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_e
  * is built from them does not depend on the order samples came in (several
  * inputs, identical samples unwound late). */
 int pk_csraw_canonicalize(pk_csraw *r, pk_err *err);
+/* Adds src's contexts and counts to dst (src unchanged). */
+int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err);
 /* Decodes a range/branch key back into (ctx, begin/source vaddr or
  * PK_AGG_EXTERNAL, end/target vaddr). */
 void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b);
@@ -109,6 +115,10 @@ typedef struct pk_unwind_opts {
     /* pk_unwind_perf_sample walks samples on a second thread, overlapping
      * them with the reading (same result; worth it with two or more CPUs). */
     bool worker;
+    /* With a worker: the reading thread also walks every Nth sample itself
+     * (0: only when the worker is behind). Tests use it to exercise the
+     * merge of the two threads' profiles deterministically. */
+    uint32_t walk_here_every;
 } pk_unwind_opts;
 
 typedef struct pk_unwinder pk_unwinder;

@@ -6,11 +6,15 @@
  * once with its count as weight when it is evicted or at the end.
  *
  * With a worker (pk_unwind_opts.worker), the walks run on a second thread
- * while this one goes on reading, translating and merging: the two halves
- * cost about the same, and the walks touch only the unwinder and the binary
- * while the reading side touches only the aggregator and this feed. Walks
- * are handed over in order through a ring of sample buffers (swapped, not
- * copied), so the result is the same as without a worker.
+ * while this one goes on reading, translating and merging; the walks touch
+ * only the unwinder and the binary while the reading side touches only the
+ * aggregator and this feed. Walks are handed over through a ring of sample
+ * buffers (swapped, not copied). Walking costs more than reading, so when
+ * the ring is full this thread walks the sample itself, with a walker and
+ * a raw profile of its own, merged into the main one at the end: both
+ * CPUs walk. Contexts are renumbered canonically afterwards
+ * (pk_csraw_canonicalize), so the result does not depend on which thread
+ * walked what.
  */
 #include "unwind/unwind_internal.h"
 
@@ -42,6 +46,11 @@ struct pk_unwind_feed {
     sample_buf ring[RING];
     size_t head, count;
     pk_err werr;             /* the worker's error, when failed */
+    /* this thread's own walker, for samples the worker has no room for */
+    pthread_mutex_t code_lock;
+    pk_unwinder *local;
+    pk_csraw local_raw;
+    uint32_t here_every, submitted;
 };
 
 static int walk(pk_unwinder *u, sample_buf *b, pk_err *err)
@@ -94,11 +103,21 @@ static int submit(struct pk_unwind_feed *f, sample_buf *b, pk_err *err)
 {
     if (!f->started)
         return walk(f->u, b, err);
+    bool forced = f->here_every && ++f->submitted % f->here_every == 0;
     pthread_mutex_lock(&f->mu);
-    while (f->count == RING && !f->failed) {
-        f->waiting_put = true;
-        pthread_cond_wait(&f->can_put, &f->mu);
-        f->waiting_put = false;
+    if ((f->count == RING || forced) && !f->failed) {
+        /* the worker is behind: walk this one here */
+        pthread_mutex_unlock(&f->mu);
+        if (!f->local) {
+            if (pk_csraw_init(&f->local_raw, pk_unwinder_out(f->u)->base, err))
+                return -1;
+            if (!(f->local = pk_unwinder_clone(f->u, &f->local_raw, err))) {
+                pk_csraw_free(&f->local_raw);
+                return -1;
+            }
+        }
+        pk_unwinder_count_walk_here(f->local);
+        return walk(f->local, b, err);
     }
     if (f->failed) {
         *err = f->werr;
@@ -126,18 +145,24 @@ static struct pk_unwind_feed *feed_new(pk_unwinder *u, pk_err *err)
     }
     f->u = u;
     f->worker = pk_unwinder_wants_worker(u);
-    if (f->worker && pthread_mutex_init(&f->mu, NULL) == 0) {
-        if (pthread_cond_init(&f->can_take, NULL) == 0) {
-            if (pthread_cond_init(&f->can_put, NULL) == 0) {
-                if (pthread_create(&f->th, NULL, worker_main, f) == 0) {
-                    f->started = true;
-                    return f;
+    f->here_every = pk_unwinder_opts(u)->walk_here_every;
+    if (f->worker && pthread_mutex_init(&f->code_lock, NULL) == 0) {
+        if (pthread_mutex_init(&f->mu, NULL) == 0) {
+            if (pthread_cond_init(&f->can_take, NULL) == 0) {
+                if (pthread_cond_init(&f->can_put, NULL) == 0) {
+                    pk_unwinder_set_code_lock(u, &f->code_lock);
+                    if (pthread_create(&f->th, NULL, worker_main, f) == 0) {
+                        f->started = true;
+                        return f;
+                    }
+                    pk_unwinder_set_code_lock(u, NULL);
+                    pthread_cond_destroy(&f->can_put);
                 }
-                pthread_cond_destroy(&f->can_put);
+                pthread_cond_destroy(&f->can_take);
             }
-            pthread_cond_destroy(&f->can_take);
+            pthread_mutex_destroy(&f->mu);
         }
-        pthread_mutex_destroy(&f->mu);
+        pthread_mutex_destroy(&f->code_lock);
     }
     f->worker = false; /* no thread to be had: walk here */
     return f;
@@ -157,12 +182,25 @@ static int stop_worker(struct pk_unwind_feed *f, pk_err *err)
     pthread_cond_destroy(&f->can_put);
     pthread_cond_destroy(&f->can_take);
     pthread_mutex_destroy(&f->mu);
+    pk_unwinder_set_code_lock(f->u, NULL);
+    if (f->local)
+        pk_unwinder_set_code_lock(f->local, NULL);
+    pthread_mutex_destroy(&f->code_lock);
     if (f->failed) {
         if (err)
             *err = f->werr;
         return -1;
     }
     return 0;
+}
+
+static void drop_local(struct pk_unwind_feed *f)
+{
+    if (f->local) {
+        pk_unwinder_free(f->local);
+        pk_csraw_free(&f->local_raw);
+        f->local = NULL;
+    }
 }
 
 void pk_unwind_feed_free(struct pk_unwind_feed *f)
@@ -177,6 +215,7 @@ void pk_unwind_feed_free(struct pk_unwind_feed *f)
     free(f->cache);
     free(f->tstack);
     free(f->tlbr);
+    drop_local(f);
     free(f);
 }
 
@@ -192,6 +231,14 @@ int pk_unwinder_finish(pk_unwinder *u, pk_err *err)
         }
     if (stop_worker(f, err))
         return -1;
+    if (f->local) { /* this thread's walks join the main profile */
+        int m = pk_csraw_merge(pk_unwinder_out(u), &f->local_raw, err);
+        if (!m)
+            pk_unwinder_add_stats(u, f->local);
+        drop_local(f);
+        if (m)
+            return -1;
+    }
     pk_unwinder_add_counted(u, f->counted, f->no_lbr, f->no_stack);
     f->counted = f->no_lbr = f->no_stack = 0;
     return 0;

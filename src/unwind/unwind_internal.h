@@ -15,4 +15,18 @@ bool pk_unwinder_wants_worker(const pk_unwinder *u);
 /* Stops the worker if it runs and frees the feed (NULL is fine). */
 void pk_unwind_feed_free(struct pk_unwind_feed *f);
 
+/* A second walker over the same code and options (no worker of its own),
+ * writing into `out`; code queries go through the same lock as u's. */
+pk_unwinder *pk_unwinder_clone(const pk_unwinder *u, pk_csraw *out, pk_err *err);
+/* Code queries (instruction classes, calls before return addresses) under
+ * `lock`: two walkers share one binary, whose decoding caches are not
+ * thread-safe. Set before any walk. */
+#include <pthread.h>
+void pk_unwinder_set_code_lock(pk_unwinder *u, pthread_mutex_t *lock);
+pk_csraw *pk_unwinder_out(pk_unwinder *u);
+/* Adds the other walker's counters to u's. */
+void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other);
+const pk_unwind_opts *pk_unwinder_opts(const pk_unwinder *u);
+void pk_unwinder_count_walk_here(pk_unwinder *u);
+
 #endif

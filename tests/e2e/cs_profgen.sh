@@ -22,6 +22,14 @@ check "llvm-profdata reads it" llvm-profdata-19 show --sample "$T/cs.prof" -o /d
 check "profgen --threads 2 (ASan+UBSan build)" "$PGOKIT_SAN" profgen -q --threads 2 --binary "$T/so" --perf "$T/so.data" \
     -o "$T/cs2.prof" --format text
 check_eq "same profile with a worker thread" "$(md5sum < "$T/cs.prof")" "$(md5sum < "$T/cs2.prof")"
+# one thread, and both threads walking (the reading one every other sample,
+# its contexts merged into the worker's at the end): the same profile
+check "profgen --threads 1" "$PGOKIT" profgen -q --threads 1 --binary "$T/so" --perf "$T/so.data" -o "$T/cs1.prof" --format text
+check_eq "same profile on one thread" "$(md5sum < "$T/cs.prof")" "$(md5sum < "$T/cs1.prof")"
+PGOKIT_WALK_HERE_EVERY=2 "$PGOKIT_SAN" profgen --threads 2 --binary "$T/so" --perf "$T/so.data" -o "$T/cs3.prof" \
+    --format text 2> "$T/cs3.log"
+check "both threads walked (ASan+UBSan build)" grep -Eq 'walks \([1-9][0-9]* on the reading thread' "$T/cs3.log"
+check_eq "same profile when both threads walk" "$(md5sum < "$T/cs.prof")" "$(md5sum < "$T/cs3.prof")"
 check "profgen --threads 3 is refused" bash -c "! '$PGOKIT' profgen --threads 3 --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
 check "pre-inlined contexts are marked" grep -q '!Attributes: 2' "$T/cs.prof"
 check "probe checksums present" grep -q '!CFGChecksum:' "$T/cs.prof"

@@ -30,10 +30,12 @@ static int fake_call_before(void *ctx, uint64_t a, uint64_t *site)
     return -1;
 }
 
-static uint64_t fake_entry(void *ctx, uint64_t a)
+static uint64_t fake_entry(void *ctx, uint64_t a, uint64_t *end)
 {
     (void)ctx;
-    return a >= 0x1000 && a < 0x3100 ? a & ~(uint64_t)0xfff : 0;
+    uint64_t e = a >= 0x1000 && a < 0x3100 ? a & ~(uint64_t)0xfff : 0;
+    *end = e ? (e == 0x3000 ? 0x3100 : e + 0x1000) : 0;
+    return e;
 }
 
 static const pk_unwind_code fake = {NULL, fake_class, fake_call_before, fake_entry};
