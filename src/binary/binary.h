@@ -144,7 +144,7 @@ bool pk_elf_has_dwarf(const pk_elf *elf);
 int pk_elf_find_debug_file(const pk_elf *elf, char **path, pk_err *err);
 
 /* ======================================================================
- * x86-64 decoding (Zydis 4, MINIMAL mode, behind this interface)
+ * x86-64 decoding (generated tables for common encodings, Zydis 4 for the rest)
  * ====================================================================== */
 
 enum pk_insn_class {
