@@ -238,10 +238,17 @@ typedef struct pk_addr_range { uint64_t begin, end; } pk_addr_range;
 /* Restricts the units indexed from now on to the subprograms (with their
  * inline trees) that overlap `ranges`: a caller that knows every address it
  * will ask about (the code sizes of the sampled functions) skips decoding
- * the rest of a large unit. Answers outside the ranges may come back empty,
- * and pk_dwarf_funcs lists only the kept subprograms; units already indexed
- * stay whole. Split-DWARF units are indexed whole. */
+ * the rest of a large unit. pk_symbolize answers outside the ranges may come
+ * back empty and pk_dwarf_funcs lists only the kept subprograms;
+ * pk_symbolize_spans widens a unit's index when asked about more. Units
+ * already indexed whole stay whole; split-DWARF units are indexed whole. */
 int pk_symbolizer_want(pk_symbolizer *sym, const pk_addr_range *ranges, size_t n, pk_err *err);
+/* pk_symbolizer_want, then the index of every unit those ranges cross built
+ * now (ahead of the queries, e.g. on another thread while the caller does
+ * something else: the symbolizer is not thread-safe, nothing else may use it
+ * meanwhile). A unit indexed for other ranges than a later query's is
+ * indexed again, widened: answers never depend on what was wanted before. */
+int pk_symbolizer_index(pk_symbolizer *sym, const pk_addr_range *ranges, size_t n, pk_err *err);
 
 /* Builds the index of every CU now (benchmarking, or to see every DWARF
  * error up front). */

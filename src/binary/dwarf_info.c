@@ -390,6 +390,13 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     cu->index_failed = 1;
     if (dw_cu_top(s, cu, err) < 0)
         return -1;
+    if (s->want) {
+        cu->idx_want = pk_xrealloc_array(NULL, s->nwant ? s->nwant : 1, sizeof *cu->idx_want);
+        if (!cu->idx_want)
+            return pk_err_set(err, "%s: out of memory", s->path);
+        memcpy(cu->idx_want, s->want, s->nwant * sizeof *s->want);
+        cu->nidx_want = s->nwant;
+    }
     const dw_abbrev_table *tab = cu->abbrevs;
     pk_vec subs, anc, ranges, prog;
     pk_vec_init(&prog, sizeof(struct dw_prog_range));
@@ -617,14 +624,71 @@ int32_t dw_cu_sub_at(const dw_cu *cu, uint64_t addr)
     return cu->map_sub[lo];
 }
 
-void dw_cu_free(dw_cu *cu)
+/* Drops the unit's DIE index (not its line table). */
+static void drop_index(dw_cu *cu)
 {
     free(cu->subs);
     free(cu->prog);
     free(cu->map_lo);
     free(cu->map_hi);
     free(cu->map_sub);
+    free(cu->idx_want);
+    cu->subs = NULL;
+    cu->prog = NULL;
+    cu->map_lo = cu->map_hi = NULL;
+    cu->map_sub = NULL;
+    cu->idx_want = NULL;
+    cu->nsubs = cu->nprog = cu->nmap = cu->nidx_want = 0;
+    cu->indexed = cu->index_failed = 0;
+}
+
+void dw_cu_free(dw_cu *cu)
+{
+    drop_index(cu);
     dw_line_free(&cu->line);
+}
+
+/* Whether the sorted disjoint ranges cover all of [lo, hi). */
+static bool covers(const pk_addr_range *r, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = n; /* the first range ending after lo */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (r[mid].end <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < n && r[a].begin <= lo; a++) {
+        if (r[a].end >= hi)
+            return true;
+        lo = r[a].end;
+    }
+    return false;
+}
+
+int dw_cu_index_covering(pk_symbolizer *s, dw_cu *cu, uint64_t lo, uint64_t hi, pk_err *err)
+{
+    if (dw_cu_index(s, cu, err) < 0)
+        return -1;
+    if (cu->idx_want && !covers(cu->idx_want, cu->nidx_want, lo, hi)) {
+        /* asked about code the filtered index left out: index again for
+         * everything wanted so far, this range included */
+        size_t n = cu->nidx_want + s->nwant + 1;
+        pk_addr_range *all = pk_xrealloc_array(NULL, n, sizeof *all);
+        if (!all)
+            return pk_err_set(err, "%s: out of memory", s->path);
+        memcpy(all, cu->idx_want, cu->nidx_want * sizeof *all);
+        if (s->want)
+            memcpy(all + cu->nidx_want, s->want, s->nwant * sizeof *all);
+        all[n - 1] = (pk_addr_range){lo, hi};
+        int rc = pk_symbolizer_want(s, all, n, err);
+        free(all);
+        if (rc)
+            return -1;
+        drop_index(cu);
+    }
+    return dw_cu_index(s, cu, err);
 }
 
 /* ---- names, start lines and start files through abstract_origin /

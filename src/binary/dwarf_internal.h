@@ -157,6 +157,10 @@ typedef struct dw_cu {
     uint64_t low_pc, high_pc; int has_low_high;
     /* per-CU index, built on first query */
     int indexed, index_failed;
+    /* indexed under pk_symbolizer_want: the ranges it was asked for (a copy);
+     * NULL for a whole index */
+    pk_addr_range *idx_want;
+    size_t nidx_want;
     dw_sub *subs;
     size_t nsubs;
     uint64_t *map_lo, *map_hi;
@@ -283,6 +287,9 @@ int dw_build_aranges(pk_symbolizer *s, pk_err *err);
 size_t dw_arange_after(const pk_symbolizer *s, uint64_t addr);
 dw_cu *dw_cu_for_addr(pk_symbolizer *s, uint64_t addr);
 int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err);
+/* dw_cu_index, and again with the wanted ranges widened when the unit was
+ * indexed under pk_symbolizer_want without [lo, hi). */
+int dw_cu_index_covering(pk_symbolizer *s, dw_cu *cu, uint64_t lo, uint64_t hi, pk_err *err);
 /* Steps over one attribute value without decoding it; -1 for a form it
  * does not know the size of (read it with dw_read_form instead). */
 int dw_skip_form(const dw_cu *cu, pk_cursor *c, uint16_t form);

@@ -219,6 +219,30 @@ int pk_symbolizer_want(pk_symbolizer *s, const pk_addr_range *ranges, size_t n, 
     return 0;
 }
 
+int pk_symbolizer_index(pk_symbolizer *s, const pk_addr_range *ranges, size_t n, pk_err *err)
+{
+    if (pk_symbolizer_want(s, ranges, n, err))
+        return -1;
+    for (size_t i = 0; i < s->nwant; i++) {
+        uint64_t lo = s->want[i].begin, hi = s->want[i].end;
+        while (lo < hi) { /* every unit the range crosses */
+            size_t k = dw_arange_after(s, lo);
+            if (k == s->naranges || s->aranges_tab[k].lo >= hi)
+                break;
+            if (s->aranges_tab[k].lo > lo)
+                lo = s->aranges_tab[k].lo;
+            uint64_t end = s->aranges_tab[k].hi < hi ? s->aranges_tab[k].hi : hi;
+            dw_cu *cu = dw_cu_containing(s, s->aranges_tab[k].cu_off);
+            pk_symbolizer *ds;
+            dw_cu *dcu;
+            if (cu && (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index_covering(ds, dcu, lo, end, err) < 0))
+                return -1;
+            lo = end;
+        }
+    }
+    return 0;
+}
+
 static pk_frame *push_frame(pk_symbolizer *s, pk_err *err)
 {
     pk_frame *f = pk_vec_push(&s->frames);
@@ -335,7 +359,7 @@ int pk_symbolize_spans(pk_symbolizer *s, uint64_t lo, uint64_t hi, pk_span_fn fn
         }
         pk_symbolizer *ds;
         dw_cu *dcu;
-        if (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index(ds, dcu, err) < 0)
+        if (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index_covering(ds, dcu, lo, unit_end, err) < 0)
             return -1;
         /* the unit's flattened DIE map: the first entry ending after lo */
         size_t a = 0, b = dcu->nmap;

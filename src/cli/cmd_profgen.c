@@ -368,6 +368,7 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_binary *bin = NULL;
     pk_rawprof raw;
     bool raw_init = false, cs_init = false, probes_init = false;
+    pk_ctx_sizes_prep *sizes_prep = NULL; /* the DWARF index being built meanwhile */
     pk_csraw csr;
     pk_unwind_stats ust = {0};
     size_t ncontexts = 0, ctx_distinct[2] = {0, 0};
@@ -490,6 +491,10 @@ int pk_cmd_profgen(int argc, char **argv)
             goto fail;
         probes_init = true;
     }
+    /* CSSPGO: the DWARF index for the code sizes is built on another thread
+     * while the profile is (the profile needs no DWARF) */
+    if (mode == GEN_CS && !no_preinline && worker && pk_ctx_sizes_prepare(&sizes_prep, bin, &probes.table, &err))
+        goto fail;
     if (mode == GEN_LINE) {
         g = pk_profgen_line(bin, &raw, &go, &ps, &gs, &err);
     } else if (mode == GEN_PROBE) {
@@ -505,6 +510,9 @@ int pk_cmd_profgen(int argc, char **argv)
         ctx_distinct[1] = csr.ranges.len;
         pk_pairmap_free(&csr.ranges);
         pk_pairmap_free(&csr.branches);
+        int pr = pk_ctx_sizes_prepared(sizes_prep, g ? NULL : &err);
+        sizes_prep = NULL;
+        g = g || pr;
         if (probes_init) {
             pk_probe_info_free(&probes);
             probes_init = false;
@@ -575,6 +583,7 @@ int pk_cmd_profgen(int argc, char **argv)
 fail:
     rc = pk_cli_fail(cmd, &err);
 done:
+    pk_ctx_sizes_prepared(sizes_prep, NULL);
     if (nested_init)
         pk_profset_free(&nested);
     if (ps_init)
