@@ -83,6 +83,9 @@ void pk_binary_drop_caches(pk_binary *b)
     pk_symbolizer_close(b->sym);
     b->sym = NULL;
     pk_binary_drop_insns(b);
+    pk_elf_release_pages(b->elf);
+    if (b->debug && b->debug != b->elf)
+        pk_elf_release_pages(b->debug);
 }
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }

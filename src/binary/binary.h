@@ -60,6 +60,8 @@ typedef struct pk_elf_segment {   /* a PT_LOAD program header */
 /* Opens and maps an ELF64 little-endian x86-64 (or any machine: decoding is
  * x86-64 only) file. Validates the header, the section and program header
  * tables and the string tables; errors name the file and the offset. */
+/* Gives the file's mapped pages back (re-read from the page cache on use). */
+void pk_elf_release_pages(pk_elf *elf);
 int pk_elf_open(pk_elf **out, const char *path, pk_err *err);
 void pk_elf_close(pk_elf *elf);
 
@@ -293,8 +295,11 @@ typedef struct pk_binary pk_binary;
  * an error here; pk_binary_symbolizer will fail). */
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
 void pk_binary_close(pk_binary *bin);
-/* Frees the symbolizer and/or the decoded instructions (both are rebuilt on
- * demand): for a caller done with them that goes on with other work. */
+/* drop_caches frees the symbolizer and the decoded instructions (both are
+ * rebuilt on demand) and gives back the pages of the mapped files (read
+ * again from the page cache if used): for a caller done with them that goes
+ * on with other work, like a memory peak that needs none of it.
+ * drop_insns frees the decoded instructions only. */
 void pk_binary_drop_caches(pk_binary *bin);
 void pk_binary_drop_insns(pk_binary *bin);
 

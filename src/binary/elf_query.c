@@ -391,3 +391,5 @@ int pk_elf_find_debug_file(const pk_elf *e, char **path, pk_err *err)
     }
     return 0;
 }
+
+void pk_elf_release_pages(pk_elf *e) { pk_file_release_pages(&e->file); }

@@ -9,6 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void pk_file_release_pages(const pk_mapped_file *f)
+{
+    if (f->is_mmap && f->size)
+        (void)madvise((void *)f->data, f->size, MADV_DONTNEED);
+}
+
 int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err)
 {
     memset(f, 0, sizeof *f);

@@ -48,6 +48,9 @@ typedef struct pk_mapped_file {
 
 int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
 void pk_file_unmap(pk_mapped_file *f);
+/* Gives the mapped pages back (they are read again from the page cache if
+ * touched later): for a file that is mostly done with but still referenced. */
+void pk_file_release_pages(const pk_mapped_file *f);
 
 /* ---- output written to "<path>.tmp.<pid>" and renamed on commit, so a failed
  * run never leaves a half-written file under the final name. A target that
