@@ -668,7 +668,9 @@ int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
     for (int which = 0; which < 2; which++) {
         const pk_pairmap *from = which ? &src->branches : &src->ranges;
         pk_pairmap *to = which ? &dst->branches : &dst->ranges;
-        if (pk_pairmap_reserve(to, to->len + from->len)) {
+        /* no smaller than the source (a slot-order copy into a smaller table
+         * makes long probe chains), but no bigger: most keys are in both */
+        if (pk_pairmap_reserve(to, to->len > from->len ? to->len : from->len)) {
             pk_err_set(err, "out of memory");
             goto done;
         }
