@@ -8,6 +8,7 @@
 #include "common/md5.h"
 
 #define NO_NAME UINT32_MAX
+#define UNRESOLVED (UINT32_MAX - 1) /* node name not looked up yet */
 
 /* Per-run state shared by both generators. */
 struct gen {
@@ -23,6 +24,8 @@ struct gen {
     size_t nlocs;
     pk_ctx_frame *frames;       /* scratch for contexts */
     size_t frames_cap;
+    bool failed;                /* out of memory interning a name (g->err says so) */
+    pk_u64map callee_of;        /* call target address → name id + 2 (1: not an entry) */
 };
 
 static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_profset *ps,
@@ -37,12 +40,10 @@ static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_p
     g->probe_of = malloc((t->n + 1) * sizeof *g->probe_of);
     if (!g->node_name || !g->node_first || !g->probe_of)
         return pk_err_set(err, "out of memory");
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const pk_probe_desc *d = pk_probe_descs_find(&pi->descs, t->nodes[i].guid);
-        g->node_name[i] = NO_NAME;
-        if (d && pk_profset_intern(ps, d->name, d->name_len, &g->node_name[i], err))
-            return -1;
-    }
+    /* names are interned when a node is first used (chain_named): most
+     * nodes of the decoded functions never get a sample */
+    for (size_t i = 0; i < t->n_nodes; i++)
+        g->node_name[i] = UNRESOLVED;
     /* probes grouped by node (counting sort), for zero filling */
     for (size_t i = 0; i < t->n; i++)
         g->node_first[t->probes[i].node + 1]++;
@@ -66,6 +67,7 @@ static void gen_free(struct gen *g)
     free(g->probe_of);
     free(g->locs);
     free(g->frames);
+    pk_u64map_free(&g->callee_of);
 }
 
 static int frames_reserve(struct gen *g, size_t n)
@@ -83,12 +85,22 @@ static int frames_reserve(struct gen *g, size_t n)
     return 0;
 }
 
-/* True when every body on the node's inline chain has a descriptor. */
-static bool chain_named(const struct gen *g, uint32_t node)
+/* True when every body on the node's inline chain has a descriptor (their
+ * names interned on the way; out of memory sets g->failed). */
+static bool chain_named(struct gen *g, uint32_t node)
 {
-    for (; node != PK_PROBE_NO_NODE; node = g->pi->table.nodes[node].parent)
+    for (; node != PK_PROBE_NO_NODE; node = g->pi->table.nodes[node].parent) {
+        if (g->node_name[node] == UNRESOLVED) {
+            const pk_probe_desc *d = pk_probe_descs_find(&g->pi->descs, g->pi->table.nodes[node].guid);
+            g->node_name[node] = NO_NAME;
+            if (d && pk_profset_intern(g->ps, d->name, d->name_len, &g->node_name[node], g->err)) {
+                g->node_name[node] = NO_NAME;
+                g->failed = true;
+            }
+        }
         if (g->node_name[node] == NO_NAME)
             return false;
+    }
     return true;
 }
 
@@ -122,10 +134,25 @@ static uint64_t checksum_of(const struct gen *g, uint32_t node)
  * exactly `addr`, canonicalized as clang looks it up. */
 static int callee_at(struct gen *g, uint64_t addr, pk_name_id *id)
 {
+    /* a handful of call targets, looked up for every branch to them */
+    uint64_t *c = pk_u64map_slot(&g->callee_of, addr);
+    if (!c) {
+        pk_err_set(g->err, "out of memory");
+        return -2;
+    }
+    if (*c) { /* name id + 2; 1: not a function entry */
+        *id = (pk_name_id)(*c - 2);
+        return *c == 1 ? -1 : 0;
+    }
     const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(g->bin), addr);
-    if (!f || f->addr != addr)
+    if (!f || f->addr != addr) {
+        *c = 1;
         return -1;
-    return pk_profset_intern(g->ps, f->name, pk_profgen_canonical_len(f->name), id, g->err) ? -2 : 0;
+    }
+    if (pk_profset_intern(g->ps, f->name, pk_profgen_canonical_len(f->name), id, g->err))
+        return -2;
+    *c = (uint64_t)*id + 2;
+    return 0;
 }
 
 /* The first call probe at addr (as llvm-profgen's getCallProbeForAddr). */
@@ -240,7 +267,7 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         pk_fprof_recompute_total(f);
         stats->profiles++;
     }
-    rc = 0;
+    rc = g.failed ? -1 : 0;
 done:
     gen_free(&g);
     free(counts);
@@ -471,7 +498,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         }
     }
     stats->contexts = stats->profiles;
-    rc = 0;
+    rc = g.failed ? -1 : 0;
 done:
     gen_free(&g);
     if (prefix)
