@@ -376,6 +376,22 @@ static int zero_fill(struct gen *g, pk_pairmap *touched, pk_fprof *f, uint32_t n
     return pk_fprof_touch_bodies(f, g->locs, n, g->err);
 }
 
+/* ctx_profile through a (context, node) → profile cache: the same pair
+ * comes back for every probe and branch of a body. */
+static pk_fprof *ctx_node_profile(struct gen *g, pk_pairmap *cache, uint32_t ctx, const pk_ctx_frame *prefix,
+                                  size_t nprefix, uint32_t node)
+{
+    uint64_t hit = pk_pairmap_get(cache, ctx, node);
+    if (hit)
+        return (pk_fprof *)(uintptr_t)hit;
+    pk_fprof *f = ctx_profile(g, prefix, nprefix, node);
+    if (f && pk_pairmap_add(cache, ctx, node, (uint64_t)(uintptr_t)f)) {
+        pk_err_set(g->err, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
@@ -384,11 +400,12 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
     size_t nctx = pk_csraw_num_ctxs(raw);
     pk_ctx_frame **prefix = calloc(nctx + 1, sizeof *prefix);
     size_t *nprefix = calloc(nctx + 1, sizeof *nprefix);
-    pk_pairmap counts = {0}, touched = {0};
+    pk_pairmap counts = {0}, touched = {0}, profile_of = {0}; /* profile_of: (ctx, node) → profile */
     int rc = -1;
     if (gen_init(&g, bin, probes, out, stats, err))
         goto done;
-    if (!prefix || !nprefix || pk_pairmap_init(&counts, 1 << 12) || pk_pairmap_init(&touched, 1 << 10)) {
+    if (!prefix || !nprefix || pk_pairmap_init(&counts, 1 << 12) || pk_pairmap_init(&touched, 1 << 10) ||
+        pk_pairmap_init(&profile_of, 1 << 10)) {
         pk_err_set(err, "out of memory");
         goto done;
     }
@@ -433,7 +450,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         }
         stats->probes_hit++;
         if (ctx != last_ctx || p->node != last_node) {
-            cur = ctx_profile(&g, prefix[ctx], nprefix[ctx], p->node);
+            cur = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], p->node);
             if (!cur || zero_fill(&g, &touched, cur, p->node)) {
                 free(sorted);
                 goto done;
@@ -453,7 +470,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
             continue;
         /* An inlined body was entered: the inliner's call-site probe gets
          * the count and a call target, as no LBR branch shows inlined calls. */
-        pk_fprof *caller = ctx_profile(&g, prefix[ctx], nprefix[ctx], pn->parent);
+        pk_fprof *caller = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], pn->parent);
         if (!caller || pk_fprof_add_body(caller, pn->callsite_probe, 0, n, err) ||
             pk_fprof_add_call(caller, pn->callsite_probe, 0, g.node_name[p->node], n, err)) {
             free(sorted);
@@ -484,7 +501,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
             continue;
         /* block probes only got range counts: the call probe's count is
          * the branch's, as llvm-profgen records it */
-        pk_fprof *f = ctx_profile(&g, prefix[ctx], nprefix[ctx], cp->node);
+        pk_fprof *f = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], cp->node);
         if (!f || pk_fprof_add_body(f, cp->index, 0, e->n, err) ||
             pk_fprof_add_call(f, cp->index, 0, callee, e->n, err))
             goto done;
@@ -508,6 +525,7 @@ done:
     free(nprefix);
     pk_pairmap_free(&counts);
     pk_pairmap_free(&touched);
+    pk_pairmap_free(&profile_of);
     return rc;
 }
 
