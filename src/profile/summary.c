@@ -82,7 +82,7 @@ static int flat_cs_counts(const pk_profset *ps, struct sum_acc *a, pk_err *err)
         *h = pk_sat_add(*h, f->head);
         for (size_t k = 0; k < f->slots.len; k++) {
             const struct pk_fprof_slot *sl = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, k);
-            if (!pk_fprof_slot_in_body(f, i))
+            if (!pk_fprof_slot_in_body(f, k))
                 continue;
             if (pk_pairmap_add(&seen, f->name, sl->loc, 1) ||
                 (sl->count && pk_pairmap_add(&sums, f->name, sl->loc, sl->count)))
