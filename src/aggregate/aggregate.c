@@ -39,6 +39,7 @@ struct pk_agg {
     size_t nsegs;
     pk_agg_opts o;
     pk_u64map pid_index;         /* pid → index + 1 into procs */
+    uint32_t last_pid, last_idx; /* the last pid found (index + 1; 0: none): samples come in runs */
     pk_vec procs;                /* agg_proc */
     pk_vec bids;                 /* agg_bid: BUILD_ID feature, filename → id */
     agg_proc global;             /* every target mapping seen, any pid */
@@ -123,8 +124,14 @@ int pk_agg_take_profile(pk_agg *a, pk_rawprof *out, pk_err *err)
 
 static agg_proc *find_proc(pk_agg *a, uint32_t pid)
 {
+    if (a->last_idx && a->last_pid == pid) /* procs are never removed: the index stays right */
+        return &PK_VEC_AT(&a->procs, agg_proc, a->last_idx - 1);
     uint64_t *v = pk_u64map_get(&a->pid_index, pid);
-    return v ? &PK_VEC_AT(&a->procs, agg_proc, *v - 1) : NULL;
+    if (!v)
+        return NULL;
+    a->last_pid = pid;
+    a->last_idx = (uint32_t)*v;
+    return &PK_VEC_AT(&a->procs, agg_proc, *v - 1);
 }
 
 static agg_proc *get_proc(pk_agg *a, uint32_t pid, pk_err *err)

@@ -72,9 +72,9 @@ void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint
     *b = r->base + e->b;
 }
 
-static bool fits(const pk_csraw *r, uint64_t a)
+static inline bool fits(const pk_csraw *r, uint64_t a)
 {
-    return a >= r->base && a - r->base < PK_CS_EXTERNAL_OFF;
+    return a - r->base < PK_CS_EXTERNAL_OFF; /* below base wraps around to huge */
 }
 
 int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_err *err)
