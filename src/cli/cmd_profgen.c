@@ -117,7 +117,7 @@ static void add_unwind_stats(pk_unwind_stats *into, const pk_unwind_stats *s)
 }
 
 static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, bool show_progress, bool worker,
-                         pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_unwind_stats *ust,
+                         bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_unwind_stats *ust,
                          pk_err *err)
 {
     pk_agg_opts ao = {.pid = pid, .assume_unrelocated_without_mmap = in->kind == 's'};
@@ -128,7 +128,8 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
-        pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = worker};
+        pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = worker,
+                             .calls_and_entries_only = calls_only};
         /* tests: walk every Nth sample on the reading thread */
         const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
         if (every)
@@ -195,8 +196,8 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
     return rc;
 }
 
-/* ctx_distinct: {branches, ranges} distinct per context when the samples
- * went to the unwinder, else NULL. */
+/* ctx_distinct: {branches, ranges, calls-only} distinct per context when
+ * the samples went to the unwinder, else NULL. */
 static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const size_t *ctx_distinct)
 {
     const pk_agg_stats *s = &r->stats;
@@ -212,10 +213,12 @@ static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const 
         fprintf(stderr, ", %llu of unknown processes (global mapping used)",
                 (unsigned long long)s->samples_no_mapping);
     const char *per = ctx_distinct && (ctx_distinct[0] || ctx_distinct[1]) ? " in context" : "";
-    fprintf(stderr, "\nprofgen: LBR: %llu entries, %llu branches counted (%zu distinct%s), %llu to other code; "
+    /* ctx_distinct[2]: only calls and jumps to entries were kept (probe contexts) */
+    const char *kept = *per && ctx_distinct[2] ? " calls and jumps to entries" : "";
+    fprintf(stderr, "\nprofgen: LBR: %llu entries, %llu branches counted (%zu distinct%s%s), %llu to other code; "
             "%llu ranges counted (%zu distinct%s)\n",
             (unsigned long long)s->lbr_entries, (unsigned long long)s->branches,
-            *per ? ctx_distinct[0] : r->branches.len, per, (unsigned long long)s->branches_external,
+            *per ? ctx_distinct[0] : r->branches.len, kept, per, (unsigned long long)s->branches_external,
             (unsigned long long)s->ranges, *per ? ctx_distinct[1] : r->ranges.len, per);
     uint64_t drops[PK_RANGE_DROP_N];
     uint64_t any = 0;
@@ -371,7 +374,7 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_ctx_sizes_prep *sizes_prep = NULL; /* the DWARF index being built meanwhile */
     pk_csraw csr;
     pk_unwind_stats ust = {0};
-    size_t ncontexts = 0, ctx_distinct[2] = {0, 0};
+    size_t ncontexts = 0, ctx_distinct[3] = {0, 0, 0};
     pk_probe_info probes;
     pk_profset ps, nested;
     bool ps_init = false, nested_init = false;
@@ -426,7 +429,9 @@ int pk_cmd_profgen(int argc, char **argv)
                 goto fail;
             }
         } else {
-            int a = aggregate_one(&ins[i], &t, pid, show, worker, &raw, bin, cs_init ? &csr : NULL, &ust, &err);
+            /* probe-based contexts use no branch but calls and tail calls */
+            int a = aggregate_one(&ins[i], &t, pid, show, worker, probe, &raw, bin, cs_init ? &csr : NULL, &ust,
+                                  &err);
             if (a < 0 || (a > 0 && nin == 1))
                 goto fail;
             if (a > 0) {
@@ -500,6 +505,7 @@ int pk_cmd_profgen(int argc, char **argv)
     } else if (mode == GEN_PROBE) {
         g = pk_profgen_probe(bin, &probes, &raw, &ps, &pst, &err);
     } else {
+        ctx_distinct[1] = csr.ranges.len;
         g = mode == GEN_CS ? pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err)
                                : pk_profgen_line_cs(bin, &csr, &go, &ps, &gs, &err);
         /* The counts are in the profile now: free the address-level data
@@ -507,7 +513,8 @@ int pk_cmd_profgen(int argc, char **argv)
          * summary). */
         ncontexts = pk_csraw_num_ctxs(&csr);
         ctx_distinct[0] = csr.branches.len;
-        ctx_distinct[1] = csr.ranges.len;
+        ctx_distinct[2] = probe;
+        /* (ranges: counted before probe_cs freed them) */
         pk_pairmap_free(&csr.ranges);
         pk_pairmap_free(&csr.branches);
         int pr = pk_ctx_sizes_prepared(sizes_prep, g ? NULL : &err);

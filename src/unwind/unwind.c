@@ -438,10 +438,14 @@ static int record_range(pk_unwinder *u, uint64_t begin, uint64_t end, uint64_t w
     return add_pending(&u->out->ranges, &u->prange, (uint64_t)ctx << 32 | (begin - base), end - base, w, err);
 }
 
-static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, uint64_t w, pk_err *err)
+static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, int cls, uint64_t w, pk_err *err)
 {
     if (!fits(u->out, to) || (from != PK_AGG_EXTERNAL && !fits(u->out, from)))
         return 0;
+    if (u->o.calls_and_entries_only && cls != PK_INSN_CALL && cls != PK_INSN_ICALL && func_entry(u, to) != to) {
+        u->st.branches += w; /* counted, not kept */
+        return 0;
+    }
     uint32_t ctx;
     if (current_ctx(u, from == PK_AGG_EXTERNAL ? to : from, &ctx, err))
         return -1;
@@ -499,7 +503,7 @@ static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_
         default: /* jumps stay in the frame (tail calls too) */
             break;
         }
-        if (record_branch(u, from, to, weight, err))
+        if (record_branch(u, from, to, cls, weight, err))
             return -1;
         ip = from;
     }

@@ -119,6 +119,10 @@ typedef struct pk_unwind_opts {
      * (0: only when the worker is behind). Tests use it to exercise the
      * merge of the two threads' profiles deterministically. */
     uint32_t walk_here_every;
+    /* Keep only the branches probe-based profiles use: calls, and jumps to a
+     * function's entry (tail calls: missing-frame inference needs them). The
+     * rest, nine in ten, are only counted. */
+    bool calls_and_entries_only;
 } pk_unwind_opts;
 
 typedef struct pk_unwinder pk_unwinder;
