@@ -442,7 +442,10 @@ static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, int cls, ui
 {
     if (!fits(u->out, to) || (from != PK_AGG_EXTERNAL && !fits(u->out, from)))
         return 0;
-    if (u->o.calls_and_entries_only && cls != PK_INSN_CALL && cls != PK_INSN_ICALL && func_entry(u, to) != to) {
+    /* [cur_leaf, cur_leaf + cur_span) is a function's, no other entry
+     * inside: most jumps land there and need no lookup */
+    if (u->o.calls_and_entries_only && cls != PK_INSN_CALL && cls != PK_INSN_ICALL &&
+        (to - u->cur_leaf < u->cur_span ? to != u->cur_leaf : func_entry(u, to) != to)) {
         u->st.branches += w; /* counted, not kept */
         return 0;
     }
