@@ -530,7 +530,16 @@ int pk_cmd_profgen(int argc, char **argv)
             pk_preinline_opts po;
             pk_preinline_defaults(&po);
             pk_binary_drop_insns(bin); /* the unwinder's: sizes decode one function at a time */
-            g = pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
+            /* the summary (hot and cold thresholds) meanwhile, on another thread */
+            pk_summary_job *sj = NULL;
+            pk_summary sum;
+            g = worker && pk_profset_summary_start(&sj, &ps, &err);
+            g = g || pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
+            if (sj) {
+                int sr = pk_profset_summary_wait(sj, &sum, g ? NULL : &err);
+                g = g || sr;
+                po.summary = &sum;
+            }
             pk_binary_drop_caches(bin); /* DWARF and instructions are not needed past here */
             g = g || pk_preinline(&ps, sizes, &po, &pis, &err);
             pk_ctx_sizes_free(sizes);

@@ -456,7 +456,9 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     if (pk_ctx_trie_build(&t.tr, ps, on_added, &t, err))
         goto done;
     pk_summary sum;
-    if (pk_profset_summary(ps, &sum, err))
+    if (o->summary)
+        sum = *o->summary;
+    else if (pk_profset_summary(ps, &sum, err))
         goto done;
     struct ctx c = {&t, sizes, o, pk_summary_threshold(&sum, 999999), pk_summary_threshold(&sum, 100000)};
     if (top_down_order(&t, c.cold, &order, &norder))

@@ -61,6 +61,7 @@ typedef struct pk_preinline_opts {
     uint32_t prev_inline_multiplier;  /* 100 */
     bool replay;                      /* keep exactly what the binary inlined */
     bool use_sample_count_size;       /* size = number of body samples, not bytes */
+    const pk_summary *summary;        /* the profile's summary if already known, else NULL */
 } pk_preinline_opts;
 
 void pk_preinline_defaults(pk_preinline_opts *o);
