@@ -20,7 +20,7 @@ int pk_pairmap_init(pk_pairmap *m, size_t initial_cap)
     size_t cap = 64;
     while (cap < initial_cap)
         cap *= 2;
-    m->e = calloc(cap, sizeof *m->e);
+    m->e = pk_zalloc(cap, sizeof *m->e);
     m->cap = m->e ? cap : 0;
     m->len = 0;
     return m->e ? 0 : -1;

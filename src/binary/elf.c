@@ -227,7 +227,7 @@ static int load_symbols(pk_elf *e, pk_err *err)
     size_t cap = 16;
     while (cap < e->nfuncs * 2)
         cap <<= 1;
-    e->name_hash = calloc(cap, sizeof *e->name_hash);
+    e->name_hash = pk_zalloc(cap, sizeof *e->name_hash);
     if (!e->name_hash)
         return pk_err_set(err, "%s: out of memory", e->file.path);
     e->name_hash_cap = cap;

@@ -11,6 +11,14 @@ void *pk_xrealloc_array(void *p, size_t n, size_t elem)
     return realloc(p, bytes != 0 ? bytes : 1);
 }
 
+void *pk_zalloc(size_t n, size_t elem)
+{
+    void *p = pk_xrealloc_array(NULL, n ? n : 1, elem ? elem : 1);
+    if (p)
+        memset(p, 0, (n ? n : 1) * (elem ? elem : 1));
+    return p;
+}
+
 int pk_vec_reserve(pk_vec *v, size_t n)
 {
     if (n <= v->cap)
@@ -84,7 +92,7 @@ int pk_u64map_init(pk_u64map *m, size_t initial_cap)
     while (cap < initial_cap)
         cap *= 2;
     memset(m, 0, sizeof *m);
-    m->e = calloc(cap, sizeof *m->e);
+    m->e = pk_zalloc(cap, sizeof *m->e);
     if (!m->e)
         return -1;
     m->cap = cap;

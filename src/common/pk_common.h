@@ -133,6 +133,12 @@ static inline void pk_addr_buckets_range(const pk_addr_buckets *b, uint64_t addr
 
 /* ---- allocation helpers that never return NULL silently: callers check ---- */
 void *pk_xrealloc_array(void *p, size_t n, size_t elem); /* NULL on overflow/OOM */
+/* calloc for memory that will be read before it is written (hash tables,
+ * caches): zeroed by writing, so each page is mapped once. calloc's fresh
+ * pages are the shared zero page until the first write, which then copies
+ * it (two faults, and with a second thread running a TLB flush of the other
+ * CPU each time). NULL on overflow/OOM. */
+void *pk_zalloc(size_t n, size_t elem);
 
 /* ---- 64-bit hash ---- */
 static inline uint64_t pk_hash64(uint64_t x)

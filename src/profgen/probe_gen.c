@@ -36,7 +36,7 @@ static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_p
     g->bin = bin, g->pi = pi, g->ps = ps, g->st = st, g->err = err;
     const pk_probe_table *t = &pi->table;
     g->node_name = malloc((t->n_nodes + 1) * sizeof *g->node_name);
-    g->node_first = calloc(t->n_nodes + 2, sizeof *g->node_first);
+    g->node_first = pk_zalloc(t->n_nodes + 2, sizeof *g->node_first);
     g->probe_of = malloc((t->n + 1) * sizeof *g->probe_of);
     if (!g->node_name || !g->node_first || !g->probe_of)
         return pk_err_set(err, "out of memory");
@@ -49,7 +49,7 @@ static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_p
         g->node_first[t->probes[i].node + 1]++;
     for (size_t n = 0; n < t->n_nodes; n++)
         g->node_first[n + 1] += g->node_first[n];
-    uint32_t *fill = calloc(t->n_nodes + 1, sizeof *fill);
+    uint32_t *fill = pk_zalloc(t->n_nodes + 1, sizeof *fill);
     if (!fill)
         return pk_err_set(err, "out of memory");
     for (size_t i = 0; i < t->n; i++) {
@@ -587,7 +587,7 @@ static int want_pairs(struct guid_set *g, const pk_pairmap *m, const pk_csraw *c
 static int want_cs(struct guid_set *g, const pk_csraw *cs)
 {
     size_t nctx = pk_csraw_num_ctxs(cs);
-    uint64_t *bounds = calloc(2 * nctx + 2, sizeof *bounds); /* leaf function [lo, hi) per context */
+    uint64_t *bounds = pk_zalloc(2 * nctx + 2, sizeof *bounds); /* leaf function [lo, hi) per context */
     if (!bounds)
         return -1;
     int rc = -1;

@@ -101,7 +101,7 @@ static char *names_store(struct pk_names *n, const char *s, size_t len)
 static int names_grow(struct pk_names *n)
 {
     size_t cap = n->cap ? n->cap * 2 : 256;
-    uint32_t *slots = calloc(cap, sizeof *slots);
+    uint32_t *slots = pk_zalloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     for (size_t i = 0; i < n->ents.len; i++) {
@@ -260,7 +260,7 @@ static int ctx_equal(const pk_ctx_frame *a, const pk_ctx_frame *b, size_t n)
 static int ctxs_grow(struct pk_ctxs *c)
 {
     size_t cap = c->cap ? c->cap * 2 : 256;
-    uint32_t *slots = calloc(cap, sizeof *slots);
+    uint32_t *slots = pk_zalloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     for (size_t i = 0; i < c->ents.len; i++) {

@@ -239,7 +239,7 @@ static uint64_t slot_find(const pk_fprof *f, uint64_t loc)
 /* Rebuilds the index for 2^bits entries from the slots. */
 static int slot_index_build(pk_fprof *f, uint32_t bits)
 {
-    uint32_t *idx = calloc((size_t)1 << bits, sizeof *idx);
+    uint32_t *idx = pk_zalloc((size_t)1 << bits, sizeof *idx);
     if (!idx)
         return -1;
     size_t mask = ((size_t)1 << bits) - 1;
@@ -358,7 +358,7 @@ int pk_fprof_touch_bodies(pk_fprof *f, const uint64_t *locs, size_t n, pk_err *e
     uint32_t bits = 6;
     while (n * 2 > ((size_t)1 << bits))
         bits++;
-    if (pk_vec_reserve(&f->slots, n) || !(f->slot_of = calloc((size_t)1 << bits, sizeof *f->slot_of)))
+    if (pk_vec_reserve(&f->slots, n) || !(f->slot_of = pk_zalloc((size_t)1 << bits, sizeof *f->slot_of)))
         return pk_err_set(err, "out of memory");
     f->slot_bits = bits;
     size_t mask = ((size_t)1 << bits) - 1;

@@ -192,7 +192,7 @@ struct pk_unwinder {
 pk_unwinder *pk_unwinder_new(const pk_unwind_code *code, const pk_unwind_opts *opts,
                              pk_csraw *out, pk_err *err)
 {
-    pk_unwinder *u = calloc(1, sizeof *u);
+    pk_unwinder *u = pk_zalloc(1, sizeof *u); /* its address cache is read before written */
     if (!u) {
         pk_err_set(err, "out of memory");
         return NULL;

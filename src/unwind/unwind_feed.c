@@ -138,7 +138,7 @@ static int submit(struct pk_unwind_feed *f, sample_buf *b, pk_err *err)
 static struct pk_unwind_feed *feed_new(pk_unwinder *u, pk_err *err)
 {
     struct pk_unwind_feed *f = calloc(1, sizeof *f);
-    if (!f || !(f->cache = calloc(SAMPLE_CACHE, sizeof *f->cache))) {
+    if (!f || !(f->cache = pk_zalloc(SAMPLE_CACHE, sizeof *f->cache))) {
         free(f);
         pk_err_set(err, "out of memory");
         return NULL;
