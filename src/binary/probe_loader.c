@@ -2,6 +2,9 @@
 #include "binary/probe_loader.h"
 #include "common/md5.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
 bool pk_elf_has_pseudo_probes(const pk_elf *elf)
 {
     return pk_elf_section_by_name(elf, ".pseudo_probe_desc") != NULL;
@@ -13,6 +16,27 @@ static int resolve_guid(void *ctx, uint64_t guid, uint64_t *addr)
     if (!a)
         return -1;
     *addr = *a;
+    return 0;
+}
+
+/* Records start at the function named by their GUID: MD5 of every function
+ * symbol's name (the probe name equals the symbol name, with its .__uniq
+ * suffix for internal functions). */
+static int guid_addresses(pk_elf *elf, pk_u64map *by_guid, pk_err *err)
+{
+    size_t nfuncs;
+    const pk_elf_symbol *funcs = pk_elf_funcs(elf, &nfuncs);
+    if (pk_u64map_init(by_guid, nfuncs * 2 + 16))
+        return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
+    for (size_t i = 0; i < nfuncs; i++) {
+        uint64_t *slot = pk_u64map_slot(by_guid, pk_md5_guid(funcs[i].name, strlen(funcs[i].name)));
+        if (!slot) {
+            pk_u64map_free(by_guid);
+            return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
+        }
+        if (*slot == 0)
+            *slot = funcs[i].addr;
+    }
     return 0;
 }
 
@@ -33,29 +57,9 @@ int pk_probe_info_load(pk_probe_info *info, pk_elf *elf, const pk_u64map *keep, 
     const pk_elf_section *probe_sec = pk_elf_section_by_name(elf, ".pseudo_probe");
     if (!probe_sec)
         return 0; /* descriptors only: nothing was probed into this binary's code */
-    if (pk_elf_section_data(elf, probe_sec, &data, &size, err))
-        goto fail;
-
-    /* Records start at the function named by their GUID: MD5 of every
-     * function symbol's name (the probe name equals the symbol name, with
-     * its .__uniq suffix for internal functions). */
     pk_u64map by_guid;
-    size_t nfuncs;
-    const pk_elf_symbol *funcs = pk_elf_funcs(elf, &nfuncs);
-    if (pk_u64map_init(&by_guid, nfuncs * 2 + 16)) {
-        pk_err_set(err, "%s: out of memory", path);
+    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &by_guid, err))
         goto fail;
-    }
-    for (size_t i = 0; i < nfuncs; i++) {
-        uint64_t *slot = pk_u64map_slot(&by_guid, pk_md5_guid(funcs[i].name, strlen(funcs[i].name)));
-        if (!slot) {
-            pk_u64map_free(&by_guid);
-            pk_err_set(err, "%s: out of memory", path);
-            goto fail;
-        }
-        if (*slot == 0)
-            *slot = funcs[i].addr;
-    }
     int rc = pk_probe_table_decode(&info->table, data, size, probe_sec->offset, path,
                                    resolve_guid, &by_guid, keep, err);
     pk_u64map_free(&by_guid);
@@ -67,8 +71,81 @@ fail:
     return -1;
 }
 
+int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *more, pk_err *err)
+{
+    const pk_elf_section *probe_sec = pk_elf_section_by_name(elf, ".pseudo_probe");
+    if (!probe_sec || !more->len)
+        return 0;
+    const uint8_t *data;
+    size_t size;
+    pk_u64map by_guid;
+    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &by_guid, err))
+        return -1;
+    int rc = pk_probe_table_decode_more(&info->table, data, size, probe_sec->offset, pk_elf_path(elf),
+                                        resolve_guid, &by_guid, more, err);
+    pk_u64map_free(&by_guid);
+    return rc;
+}
+
 void pk_probe_info_free(pk_probe_info *info)
 {
     pk_probe_descs_free(&info->descs);
     pk_probe_table_free(&info->table);
+}
+
+struct pk_probe_load_job {
+    pthread_t th;
+    bool threaded;
+    pk_probe_info *info;
+    pk_elf *elf;
+    pk_u64map keep;
+    int rc;
+    pk_err err;
+};
+
+static void *load_main(void *arg)
+{
+    struct pk_probe_load_job *j = arg;
+    j->rc = pk_probe_info_load(j->info, j->elf, &j->keep, &j->err);
+    return NULL;
+}
+
+int pk_probe_info_load_start(pk_probe_load_job **job, pk_probe_info *info, pk_elf *elf, const pk_u64map *keep,
+                             pk_err *err)
+{
+    *job = NULL;
+    struct pk_probe_load_job *j = calloc(1, sizeof *j);
+    if (!j || pk_u64map_init(&j->keep, keep->len * 2 + 16)) {
+        free(j);
+        return pk_err_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < pk_u64map_end(keep); i++)
+        if (pk_u64map_used(keep, i)) {
+            uint64_t *v = pk_u64map_slot(&j->keep, pk_u64map_key(keep, i));
+            if (!v) {
+                pk_u64map_free(&j->keep);
+                free(j);
+                return pk_err_set(err, "out of memory");
+            }
+            *v = 1;
+        }
+    j->info = info;
+    j->elf = elf;
+    j->threaded = pthread_create(&j->th, NULL, load_main, j) == 0;
+    if (!j->threaded)
+        load_main(j);
+    *job = j;
+    return 0;
+}
+
+int pk_probe_info_load_wait(pk_probe_load_job *j, pk_err *err)
+{
+    if (j->threaded)
+        pthread_join(j->th, NULL);
+    int rc = j->rc;
+    if (rc && err)
+        *err = j->err;
+    pk_u64map_free(&j->keep);
+    free(j);
+    return rc;
 }

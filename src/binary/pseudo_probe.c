@@ -181,7 +181,9 @@ static int decode_record(struct decoder *d, uint32_t parent, uint32_t callsite,
         p->discriminator = (uint32_t)disc;
         p->type = type;
         p->attr = attr;
-        p->order = (uint32_t)(d->probes.len - 1);
+        /* its place in the section: the same tie order whichever records
+         * were decoded together (pk_probe_table_merge) */
+        p->order = (uint64_t)(at.pos - d->c.start);
         d->stats.probes++;
     }
     for (uint64_t i = 0; i < ninlinees; i++) {
@@ -195,10 +197,63 @@ static int decode_record(struct decoder *d, uint32_t parent, uint32_t callsite,
     return 0;
 }
 
+static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, uint64_t section_file_offset,
+                        const char *where, pk_probe_resolver resolve, void *resolve_ctx, const pk_u64map *keep,
+                        bool keep_symbolless, pk_err *err);
+
 int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
                           uint64_t section_file_offset, const char *where,
                           pk_probe_resolver resolve, void *resolve_ctx,
                           const pk_u64map *keep, pk_err *err)
+{
+    return table_decode(out, data, size, section_file_offset, where, resolve, resolve_ctx, keep, true, err);
+}
+
+int pk_probe_table_decode_more(pk_probe_table *t, const uint8_t *data, size_t size, uint64_t section_file_offset,
+                               const char *where, pk_probe_resolver resolve, void *resolve_ctx,
+                               const pk_u64map *more, pk_err *err)
+{
+    pk_probe_table add;
+    if (table_decode(&add, data, size, section_file_offset, where, resolve, resolve_ctx, more, false, err))
+        return -1;
+    size_t n = t->n + add.n, nn = t->n_nodes + add.n_nodes;
+    pk_probe *probes = pk_xrealloc_array(t->probes, n ? n : 1, sizeof *probes);
+    if (probes)
+        t->probes = probes;
+    pk_probe_node *nodes = probes ? pk_xrealloc_array(t->nodes, nn ? nn : 1, sizeof *nodes) : NULL;
+    if (nodes)
+        t->nodes = nodes;
+    if (!probes || !nodes) {
+        pk_probe_table_free(&add);
+        return pk_err_set(err, "%s: out of memory", where);
+    }
+    uint32_t off = (uint32_t)t->n_nodes;
+    for (size_t i = 0; i < add.n_nodes; i++) {
+        nodes[t->n_nodes + i] = add.nodes[i];
+        if (add.nodes[i].parent != PK_PROBE_NO_NODE)
+            nodes[t->n_nodes + i].parent += off;
+    }
+    for (size_t i = 0; i < add.n; i++) {
+        probes[t->n + i] = add.probes[i];
+        probes[t->n + i].node += off;
+    }
+    t->n = n;
+    t->n_nodes = nn;
+    t->stats.kept_records += add.stats.kept_records;
+    t->stats.probes += add.stats.probes;
+    pk_probe_table_free(&add);
+    /* by address, ties in section order, as one decode of both sets gives */
+    pk_addr_buckets_free(&t->buckets);
+    if (pk_sort_by_u64(t->probes, t->n, sizeof(pk_probe), offsetof(pk_probe, order)) ||
+        pk_sort_by_u64(t->probes, t->n, sizeof(pk_probe), offsetof(pk_probe, addr)) ||
+        pk_addr_buckets_build(&t->buckets, t->probes, t->n, sizeof *t->probes, offsetof(pk_probe, addr)))
+        return pk_err_set(err, "%s: out of memory", where);
+    return 0;
+}
+
+static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, uint64_t section_file_offset,
+                        const char *where, pk_probe_resolver resolve, void *resolve_ctx, const pk_u64map *keep,
+                        bool keep_symbolless, pk_err *err)
 {
     memset(out, 0, sizeof *out);
     struct decoder d = {
@@ -218,7 +273,7 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
         uint64_t start;
         bool has_symbol = resolve && resolve(resolve_ctx, guid, &start) == 0;
         /* a body without a symbol cannot be named by the caller's set: kept */
-        bool want = !keep || pk_u64map_get(keep, guid) || (resolve && !has_symbol);
+        bool want = !keep || pk_u64map_get(keep, guid) || (keep_symbolless && resolve && !has_symbol);
         if (!d.addr_based) {
             d.origin_known = has_symbol;
             if (d.origin_known)

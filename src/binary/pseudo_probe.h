@@ -62,7 +62,7 @@ typedef struct pk_probe {
     uint32_t discriminator;
     uint8_t type;                       /* enum pk_probe_type */
     uint8_t attr;
-    uint32_t order;                     /* decode order: ties at one address keep it */
+    uint64_t order;                     /* offset in the section: ties at one address keep it */
 } pk_probe;
 
 typedef struct pk_probe_stats {
@@ -95,6 +95,13 @@ int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
                           uint64_t section_file_offset, const char *where,
                           pk_probe_resolver resolve, void *resolve_ctx,
                           const pk_u64map *keep, pk_err *err);
+/* Decodes the records of the GUIDs in `more` too (not the symbol-less ones:
+ * the first decode kept those) and adds them to t, as if both sets had been
+ * decoded at once (same probe order; node numbers of the new bodies follow
+ * the old ones). */
+int pk_probe_table_decode_more(pk_probe_table *t, const uint8_t *data, size_t size, uint64_t section_file_offset,
+                               const char *where, pk_probe_resolver resolve, void *resolve_ctx,
+                               const pk_u64map *more, pk_err *err);
 void pk_probe_table_free(pk_probe_table *t);
 
 /* The probes at exactly `addr` (*count of them), or NULL. */

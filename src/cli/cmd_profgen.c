@@ -372,6 +372,7 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_rawprof raw;
     bool raw_init = false, cs_init = false, probes_init = false;
     pk_ctx_sizes_prep *sizes_prep = NULL; /* the DWARF index being built meanwhile */
+    pk_u64map keep = {0};                 /* GUIDs of the functions whose probes are decoded */
     pk_csraw csr;
     pk_unwind_stats ust = {0};
     size_t ncontexts = 0, ctx_distinct[3] = {0, 0, 0};
@@ -476,25 +477,37 @@ int pk_cmd_profgen(int argc, char **argv)
     memset(&pis, 0, sizeof pis);
     const pk_profset *result = &ps;
     int g;
-    /* Tail-call frames first: they add call sites of functions that may
-     * have no sample of their own, whose probes are then needed. */
-    if (mode == GEN_CS || mode == GEN_LINE_CS) {
-        if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
+    /* Only the sampled functions' probes are decoded, as llvm-profgen does
+     * (all of them would be most of the memory and time at small sample
+     * counts). CSSPGO: those sampled so far are decoded on another thread
+     * while tail-call frames are inferred; the frames add call sites of
+     * functions that may have no sample of their own, whose probes are
+     * decoded afterwards. */
+    if (mode == GEN_CS) {
+        pk_probe_load_job *job = NULL;
+        pk_u64map more = {0};
+        if (pk_probe_sampled_guids(elf, &csr, NULL, &keep, &err) ||
+            pk_probe_info_load_start(&job, &probes, elf, &keep, &err))
             goto fail;
-        pk_binary_drop_insns(bin); /* the unwinder's decoded functions: done with */
-        malloc_trim(0); /* the walk's freed tables, before the profiles' peak */
-    }
-    if (mode == GEN_PROBE || mode == GEN_CS) {
-        /* only the sampled functions' probes, as llvm-profgen (all of them
-         * would be most of the memory and time at small sample counts) */
-        pk_u64map keep = {0};
-        int lr = pk_probe_sampled_guids(elf, mode == GEN_CS ? &csr : NULL, mode == GEN_PROBE ? &raw : NULL,
-                                        &keep, &err) ||
-                 pk_probe_info_load(&probes, elf, &keep, &err);
-        pk_u64map_free(&keep);
+        int tr = (!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err);
+        int lr = pk_probe_info_load_wait(job, tr ? NULL : &err);
+        probes_init = !lr;
+        lr = tr || lr || pk_probe_sampled_guids_more(elf, &csr, &keep, &more, &err) ||
+             pk_probe_info_load_more(&probes, elf, &more, &err);
+        pk_u64map_free(&more);
         if (lr)
             goto fail;
+    } else if (mode == GEN_LINE_CS) {
+        if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
+            goto fail;
+    } else if (mode == GEN_PROBE) {
+        if (pk_probe_sampled_guids(elf, NULL, &raw, &keep, &err) || pk_probe_info_load(&probes, elf, &keep, &err))
+            goto fail;
         probes_init = true;
+    }
+    if (mode == GEN_CS || mode == GEN_LINE_CS) {
+        pk_binary_drop_insns(bin); /* the unwinder's decoded functions: done with */
+        malloc_trim(0);           /* the walk's freed tables, before the profiles' peak */
     }
     /* CSSPGO: the DWARF index for the code sizes is built on another thread
      * while the profile is (the profile needs no DWARF) */
@@ -600,6 +613,7 @@ fail:
     rc = pk_cli_fail(cmd, &err);
 done:
     pk_ctx_sizes_prepared(sizes_prep, NULL);
+    pk_u64map_free(&keep);
     if (nested_init)
         pk_profset_free(&nested);
     if (ps_init)

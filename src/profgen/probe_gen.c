@@ -642,3 +642,23 @@ done:
     pk_u64map_free(&g.seen);
     return rc ? pk_err_set(err, "out of memory") : 0;
 }
+
+int pk_probe_sampled_guids_more(const pk_elf *elf, const pk_csraw *cs, pk_u64map *keep, pk_u64map *more,
+                                pk_err *err)
+{
+    pk_u64map now = {0};
+    if (pk_probe_sampled_guids(elf, cs, NULL, &now, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < pk_u64map_end(&now) && !rc; i++) {
+        if (!pk_u64map_used(&now, i) || pk_u64map_get(keep, pk_u64map_key(&now, i)))
+            continue;
+        uint64_t *a = pk_u64map_slot(keep, pk_u64map_key(&now, i)), *b = a ? pk_u64map_slot(more, pk_u64map_key(&now, i)) : NULL;
+        if (!b)
+            rc = pk_err_set(err, "out of memory");
+        else
+            *a = *b = 1;
+    }
+    pk_u64map_free(&now);
+    return rc;
+}

@@ -5,6 +5,7 @@
 #include "binary/pseudo_probe.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static const uint8_t example[] = {
     0xfa, 0xd5, 0x8d, 0xe7, 0x36, 0x64, 0x95, 0xdb, /* GUID(main) */
@@ -105,6 +106,64 @@ TEST(unresolved_or_unwanted_records_are_skipped_and_counted)
     CHECK_EQ_U64(t.stats.kept_records, 0);
     pk_probe_table_free(&t);
     pk_u64map_free(&keep);
+}
+
+/* Decoding one set of functions and then more of them gives the table one
+ * decode of both gives: same probes in the same order (ties at an address
+ * in section order), bodies with the same inline trees. */
+#define GUID_F 0x1111222233334444ull
+static int resolve_two(void *ctx, uint64_t guid, uint64_t *addr)
+{
+    (void)ctx;
+    if (guid == GUID_MAIN)
+        *addr = 0x11d0;
+    else if (guid == GUID_F)
+        *addr = 0x11d6; /* shares main's first probe address */
+    else
+        return -1;
+    return 0;
+}
+
+TEST(decode_more_equals_one_decode)
+{
+    uint8_t two[sizeof example + 13];
+    memcpy(two, example, sizeof example);
+    static const uint8_t rec_f[13] = {0x44, 0x44, 0x33, 0x33, 0x22, 0x22, 0x11, 0x11, 0x01, 0x00, 0x01, 0x80, 0x00};
+    memcpy(two + sizeof example, rec_f, sizeof rec_f);
+    pk_u64map both, first, more;
+    CHECK(pk_u64map_init(&both, 4) == 0 && pk_u64map_init(&first, 4) == 0 && pk_u64map_init(&more, 4) == 0);
+    *pk_u64map_slot(&both, GUID_MAIN) = 1;
+    *pk_u64map_slot(&both, GUID_F) = 1;
+    *pk_u64map_slot(&first, GUID_F) = 1;
+    *pk_u64map_slot(&more, GUID_MAIN) = 1;
+    pk_probe_table full, t;
+    pk_err e;
+    CHECK_OK(pk_probe_table_decode(&full, two, sizeof two, 0, "two", resolve_two, NULL, &both, &e), &e);
+    CHECK_OK(pk_probe_table_decode(&t, two, sizeof two, 0, "two", resolve_two, NULL, &first, &e), &e);
+    CHECK_EQ_U64(t.n, 1);
+    CHECK_OK(pk_probe_table_decode_more(&t, two, sizeof two, 0, "two", resolve_two, NULL, &more, &e), &e);
+    CHECK_EQ_U64(full.n, 10);
+    CHECK_EQ_U64(t.n, full.n);
+    CHECK_EQ_U64(t.n_nodes, full.n_nodes);
+    for (size_t i = 0; i < t.n && i < full.n; i++) {
+        const pk_probe *a = &t.probes[i], *b = &full.probes[i];
+        CHECK_EQ_U64(a->addr, b->addr);
+        CHECK_EQ_U64(a->index, b->index);
+        CHECK_EQ_U64(a->type, b->type);
+        CHECK_EQ_U64(a->order, b->order);
+        CHECK_EQ_U64(t.nodes[a->node].guid, full.nodes[b->node].guid);
+        uint32_t pa = t.nodes[a->node].parent, pb = full.nodes[b->node].parent;
+        CHECK_EQ_U64(pa == PK_PROBE_NO_NODE ? 0 : t.nodes[pa].guid, pb == PK_PROBE_NO_NODE ? 0 : full.nodes[pb].guid);
+    }
+    /* at 0x11d6: main's probe 1 comes before f's (section order) */
+    size_t n;
+    const pk_probe *p = pk_probe_table_at(&t, 0x11d6, &n);
+    CHECK(p && n == 2 && t.nodes[p[0].node].guid == GUID_MAIN && t.nodes[p[1].node].guid == GUID_F);
+    pk_probe_table_free(&full);
+    pk_probe_table_free(&t);
+    pk_u64map_free(&both);
+    pk_u64map_free(&first);
+    pk_u64map_free(&more);
 }
 
 TEST(every_truncation_is_an_error_with_offset)
