@@ -2,7 +2,6 @@
 #include "binary/probe_loader.h"
 #include "common/md5.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 bool pk_elf_has_pseudo_probes(const pk_elf *elf)
@@ -91,61 +90,4 @@ void pk_probe_info_free(pk_probe_info *info)
 {
     pk_probe_descs_free(&info->descs);
     pk_probe_table_free(&info->table);
-}
-
-struct pk_probe_load_job {
-    pthread_t th;
-    bool threaded;
-    pk_probe_info *info;
-    pk_elf *elf;
-    pk_u64map keep;
-    int rc;
-    pk_err err;
-};
-
-static void *load_main(void *arg)
-{
-    struct pk_probe_load_job *j = arg;
-    j->rc = pk_probe_info_load(j->info, j->elf, &j->keep, &j->err);
-    return NULL;
-}
-
-int pk_probe_info_load_start(pk_probe_load_job **job, pk_probe_info *info, pk_elf *elf, const pk_u64map *keep,
-                             pk_err *err)
-{
-    *job = NULL;
-    struct pk_probe_load_job *j = calloc(1, sizeof *j);
-    if (!j || pk_u64map_init(&j->keep, keep->len * 2 + 16)) {
-        free(j);
-        return pk_err_set(err, "out of memory");
-    }
-    for (size_t i = 0; i < pk_u64map_end(keep); i++)
-        if (pk_u64map_used(keep, i)) {
-            uint64_t *v = pk_u64map_slot(&j->keep, pk_u64map_key(keep, i));
-            if (!v) {
-                pk_u64map_free(&j->keep);
-                free(j);
-                return pk_err_set(err, "out of memory");
-            }
-            *v = 1;
-        }
-    j->info = info;
-    j->elf = elf;
-    j->threaded = pthread_create(&j->th, NULL, load_main, j) == 0;
-    if (!j->threaded)
-        load_main(j);
-    *job = j;
-    return 0;
-}
-
-int pk_probe_info_load_wait(pk_probe_load_job *j, pk_err *err)
-{
-    if (j->threaded)
-        pthread_join(j->th, NULL);
-    int rc = j->rc;
-    if (rc && err)
-        *err = j->err;
-    pk_u64map_free(&j->keep);
-    free(j);
-    return rc;
 }

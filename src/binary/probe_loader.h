@@ -22,14 +22,6 @@ void pk_probe_info_free(pk_probe_info *info);
  * loaded before), as if they had been in `keep` from the start. */
 int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *more, pk_err *err);
 
-/* pk_probe_info_load on a thread of its own (keep is copied), for a caller
- * with other work meanwhile that touches neither info nor the ELF's section
- * data. _wait joins and gives its result (err may be NULL); without a
- * thread to be had the load runs at once. */
-typedef struct pk_probe_load_job pk_probe_load_job;
-int pk_probe_info_load_start(pk_probe_load_job **job, pk_probe_info *info, pk_elf *elf, const pk_u64map *keep,
-                             pk_err *err);
-int pk_probe_info_load_wait(pk_probe_load_job *job, pk_err *err);
 
 /* True when the ELF has a `.pseudo_probe_desc` section. */
 bool pk_elf_has_pseudo_probes(const pk_elf *elf);

@@ -200,6 +200,9 @@ static int decode_record(struct decoder *d, uint32_t parent, uint32_t callsite,
 static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, uint64_t section_file_offset,
                         const char *where, pk_probe_resolver resolve, void *resolve_ctx, const pk_u64map *keep,
                         bool keep_symbolless, pk_err *err);
+static int records_decode(pk_probe_table *out, const pk_probe_table *t, const uint8_t *data, size_t size,
+                          uint64_t section_file_offset, const char *where, pk_probe_resolver resolve,
+                          void *resolve_ctx, const pk_u64map *more, pk_err *err);
 
 int pk_probe_table_decode(pk_probe_table *out, const uint8_t *data, size_t size,
                           uint64_t section_file_offset, const char *where,
@@ -214,7 +217,10 @@ int pk_probe_table_decode_more(pk_probe_table *t, const uint8_t *data, size_t si
                                const pk_u64map *more, pk_err *err)
 {
     pk_probe_table add;
-    if (table_decode(&add, data, size, section_file_offset, where, resolve, resolve_ctx, more, false, err))
+    if (!t->addr_based && t->records ? records_decode(&add, t, data, size, section_file_offset, where, resolve,
+                                                      resolve_ctx, more, err)
+                                     : table_decode(&add, data, size, section_file_offset, where, resolve,
+                                                    resolve_ctx, more, false, err))
         return -1;
     size_t n = t->n + add.n, nn = t->n_nodes + add.n_nodes;
     pk_probe *probes = pk_xrealloc_array(t->probes, n ? n : 1, sizeof *probes);
@@ -263,12 +269,20 @@ static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, u
     pk_cursor_init(&d.c, data, size);
     pk_vec_init(&d.probes, sizeof(pk_probe));
     pk_vec_init(&d.nodes, sizeof(pk_probe_node));
+    pk_vec records;
+    pk_vec_init(&records, sizeof(struct pk_probe_record));
     while (pk_cursor_left(&d.c) > 0) {
         if (pk_cursor_left(&d.c) < 8) {
             bad_at(err, where, d.base, &d.c, ".pseudo_probe record header truncated");
             goto fail;
         }
         uint64_t guid = pk_ld64(d.c.pos);
+        struct pk_probe_record *r = pk_vec_push(&records);
+        if (!r) {
+            pk_err_set(err, "%s: out of memory", where);
+            goto fail;
+        }
+        *r = (struct pk_probe_record){guid, (uint64_t)(d.c.pos - d.c.start)};
         d.stats.records++;
         uint64_t start;
         bool has_symbol = resolve && resolve(resolve_ctx, guid, &start) == 0;
@@ -298,6 +312,10 @@ static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, u
     out->nodes = d.nodes.data;
     out->n_nodes = d.nodes.len;
     out->stats = d.stats;
+    pk_vec_shrink(&records);
+    out->records = records.data;
+    out->n_records = records.len;
+    out->addr_based = d.addr_based;
     if (pk_addr_buckets_build(&out->buckets, out->probes, out->n, sizeof *out->probes, offsetof(pk_probe, addr))) {
         pk_probe_table_free(out);
         return pk_err_set(err, "%s: out of memory", where);
@@ -306,13 +324,56 @@ static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, u
 fail:
     pk_vec_free(&d.probes);
     pk_vec_free(&d.nodes);
+    pk_vec_free(&records);
     return -1;
+}
+
+/* The records of the GUIDs in `more`, read where the first decode saw them:
+ * with each record starting at its own function's symbol (not the clang-14
+ * chained encoding), nothing before a record matters to it. */
+static int records_decode(pk_probe_table *out, const pk_probe_table *t, const uint8_t *data, size_t size,
+                          uint64_t section_file_offset, const char *where, pk_probe_resolver resolve,
+                          void *resolve_ctx, const pk_u64map *more, pk_err *err)
+{
+    memset(out, 0, sizeof *out);
+    struct decoder d = {
+        .base = section_file_offset, .where = where, .resolve = resolve,
+        .resolve_ctx = resolve_ctx, .err = err,
+    };
+    pk_cursor_init(&d.c, data, size);
+    pk_vec_init(&d.probes, sizeof(pk_probe));
+    pk_vec_init(&d.nodes, sizeof(pk_probe_node));
+    for (size_t i = 0; i < t->n_records; i++) {
+        const struct pk_probe_record *r = &t->records[i];
+        uint64_t start;
+        if (!pk_u64map_get(more, r->guid) || r->off >= size || !resolve || resolve(resolve_ctx, r->guid, &start))
+            continue;
+        d.c.pos = d.c.start + r->off;
+        d.c.bad = false;
+        d.origin_known = true;
+        d.last_addr = start;
+        d.stats.kept_records++;
+        d.record_unresolved = false;
+        if (decode_record(&d, PK_PROBE_NO_NODE, 0, 0, true)) {
+            pk_vec_free(&d.probes);
+            pk_vec_free(&d.nodes);
+            return -1;
+        }
+        d.stats.unresolved_records += d.record_unresolved;
+    }
+    out->probes = d.probes.data;
+    out->n = d.probes.len;
+    out->nodes = d.nodes.data;
+    out->n_nodes = d.nodes.len;
+    out->stats = d.stats;
+    return 0;
 }
 
 void pk_probe_table_free(pk_probe_table *t)
 {
     free(t->probes);
     free(t->nodes);
+    free(t->records);
     pk_addr_buckets_free(&t->buckets);
     memset(t, 0, sizeof *t);
 }

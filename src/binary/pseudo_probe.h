@@ -81,6 +81,11 @@ typedef struct pk_probe_table {
     size_t n_nodes;
     pk_probe_stats stats;
     pk_addr_buckets buckets;            /* narrows address lookups */
+    /* every top-level record, kept or not: (GUID, offset in the section),
+     * so that more of them can be decoded without walking the section */
+    struct pk_probe_record { uint64_t guid, off; } *records;
+    size_t n_records;
+    bool addr_based;                    /* clang-14 encoding: records chain addresses */
 } pk_probe_table;
 
 /* Resolves a GUID (MD5 of a symbol name) to that symbol's address. Returns 0

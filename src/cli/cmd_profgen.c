@@ -7,6 +7,7 @@
 #include "binary/probe_loader.h"
 #include "profgen/preinline.h"
 #include "profgen/probe_gen.h"
+#include "profgen/cs_prep.h"
 #include "profgen/profgen.h"
 #include "unwind/unwind.h"
 
@@ -371,7 +372,7 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_binary *bin = NULL;
     pk_rawprof raw;
     bool raw_init = false, cs_init = false, probes_init = false;
-    pk_ctx_sizes_prep *sizes_prep = NULL; /* the DWARF index being built meanwhile */
+    pk_cs_prep *prep = NULL;              /* probes and DWARF index, on a second thread */
     pk_u64map keep = {0};                 /* GUIDs of the functions whose probes are decoded */
     pk_csraw csr;
     pk_unwind_stats ust = {0};
@@ -480,22 +481,26 @@ int pk_cmd_profgen(int argc, char **argv)
     /* Only the sampled functions' probes are decoded, as llvm-profgen does
      * (all of them would be most of the memory and time at small sample
      * counts). CSSPGO: those sampled so far are decoded on another thread
-     * while tail-call frames are inferred; the frames add call sites of
-     * functions that may have no sample of their own, whose probes are
-     * decoded afterwards. */
+     * while tail-call frames are inferred here, and that thread goes on to
+     * index the DWARF of the code sizes while the profile is built; the
+     * inferred frames add call sites of functions that may have no sample
+     * of their own, whose probes are decoded afterwards. */
     if (mode == GEN_CS) {
-        pk_probe_load_job *job = NULL;
         pk_u64map more = {0};
         if (pk_probe_sampled_guids(elf, &csr, NULL, &keep, &err) ||
-            pk_probe_info_load_start(&job, &probes, elf, &keep, &err))
+            pk_cs_prep_start(&prep, bin, &probes, &keep, !no_preinline && worker, &err))
             goto fail;
+        probes_init = !prep; /* with a thread, once it says so */
         int tr = (!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err);
-        int lr = pk_probe_info_load_wait(job, tr ? NULL : &err);
-        probes_init = !lr;
-        lr = tr || lr || pk_probe_sampled_guids_more(elf, &csr, &keep, &more, &err) ||
+        if (prep) {
+            int lr = pk_cs_prep_probes(prep, tr ? NULL : &err);
+            probes_init = !lr;
+            tr = tr || lr;
+        }
+        tr = tr || pk_probe_sampled_guids_more(elf, &csr, &keep, &more, &err) ||
              pk_probe_info_load_more(&probes, elf, &more, &err);
         pk_u64map_free(&more);
-        if (lr)
+        if (tr)
             goto fail;
     } else if (mode == GEN_LINE_CS) {
         if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
@@ -509,10 +514,6 @@ int pk_cmd_profgen(int argc, char **argv)
         pk_binary_drop_insns(bin); /* the unwinder's decoded functions: done with */
         malloc_trim(0);           /* the walk's freed tables, before the profiles' peak */
     }
-    /* CSSPGO: the DWARF index for the code sizes is built on another thread
-     * while the profile is (the profile needs no DWARF) */
-    if (mode == GEN_CS && !no_preinline && worker && pk_ctx_sizes_prepare(&sizes_prep, bin, &probes.table, &err))
-        goto fail;
     if (mode == GEN_LINE) {
         g = pk_profgen_line(bin, &raw, &go, &ps, &gs, &err);
     } else if (mode == GEN_PROBE) {
@@ -530,8 +531,8 @@ int pk_cmd_profgen(int argc, char **argv)
         /* (ranges: counted before probe_cs freed them) */
         pk_pairmap_free(&csr.ranges);
         pk_pairmap_free(&csr.branches);
-        int pr = pk_ctx_sizes_prepared(sizes_prep, g ? NULL : &err);
-        sizes_prep = NULL;
+        int pr = pk_cs_prep_finish(prep, g ? NULL : &err); /* the DWARF index is ready */
+        prep = NULL;
         g = g || pr;
         if (probes_init) {
             pk_probe_info_free(&probes);
@@ -612,7 +613,11 @@ int pk_cmd_profgen(int argc, char **argv)
 fail:
     rc = pk_cli_fail(cmd, &err);
 done:
-    pk_ctx_sizes_prepared(sizes_prep, NULL);
+    if (prep) { /* an error while the thread ran: it finishes first */
+        if (!pk_cs_prep_probes(prep, NULL))
+            probes_init = true;
+        pk_cs_prep_finish(prep, NULL);
+    }
     pk_u64map_free(&keep);
     if (nested_init)
         pk_profset_free(&nested);

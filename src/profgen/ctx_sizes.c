@@ -3,9 +3,7 @@
  * whose innermost frame is that context's leaf (see preinline.h). */
 #include "profgen/preinline.h"
 #include "common/md5.h"
-#include "binary/pseudo_probe.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 #define NONE UINT32_MAX
@@ -243,94 +241,4 @@ fail:
     pk_u64map_free(&b.guid_of);
     pk_ctx_sizes_free(s);
     return -1;
-}
-
-/* ---- the DWARF index, ahead of time ---- */
-
-struct pk_ctx_sizes_prep {
-    pthread_t th;
-    pk_binary *bin;
-    pk_symbolizer *sym;
-    const pk_probe_table *t;
-    int rc;
-    pk_err err;
-};
-
-/* Every function of the binary whose GUID (MD5 of its name) is an inline
- * tree node's: the names contexts can hold. */
-static int prep_index(struct pk_ctx_sizes_prep *p)
-{
-    pk_u64map guids = {0};
-    pk_vec ranges;
-    pk_vec_init(&ranges, sizeof(pk_addr_range));
-    int rc = -1;
-    if (pk_u64map_init(&guids, p->t->n_nodes * 2 + 16)) {
-        pk_err_set(&p->err, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < p->t->n_nodes; i++) {
-        uint64_t *v = pk_u64map_slot(&guids, p->t->nodes[i].guid);
-        if (!v) {
-            pk_err_set(&p->err, "out of memory");
-            goto done;
-        }
-        *v = 1;
-    }
-    size_t nf;
-    const pk_elf_symbol *f = pk_elf_funcs(pk_binary_elf(p->bin), &nf);
-    for (size_t i = 0; i < nf; i++) {
-        if (!f[i].size || !pk_u64map_get(&guids, pk_md5_guid(f[i].name, strlen(f[i].name))))
-            continue;
-        pk_addr_range *r = pk_vec_push(&ranges);
-        if (!r) {
-            pk_err_set(&p->err, "out of memory");
-            goto done;
-        }
-        *r = (pk_addr_range){f[i].addr, f[i].addr + f[i].size};
-    }
-    rc = pk_symbolizer_index(p->sym, ranges.data, ranges.len, &p->err);
-done:
-    pk_u64map_free(&guids);
-    pk_vec_free(&ranges);
-    return rc;
-}
-
-static void *prep_main(void *arg)
-{
-    struct pk_ctx_sizes_prep *p = arg;
-    p->rc = prep_index(p);
-    return NULL;
-}
-
-int pk_ctx_sizes_prepare(pk_ctx_sizes_prep **out, pk_binary *bin, const pk_probe_table *t, pk_err *err)
-{
-    *out = NULL;
-    struct pk_ctx_sizes_prep *p = calloc(1, sizeof *p);
-    if (!p)
-        return pk_err_set(err, "out of memory");
-    p->bin = bin;
-    p->t = t;
-    /* opened here: the binary's lazy state is not to be touched from two threads */
-    if (pk_binary_symbolizer(bin, &p->sym, err)) {
-        free(p);
-        return -1;
-    }
-    if (pthread_create(&p->th, NULL, prep_main, p)) {
-        free(p); /* no thread: the sizes do it all later */
-        return 0;
-    }
-    *out = p;
-    return 0;
-}
-
-int pk_ctx_sizes_prepared(pk_ctx_sizes_prep *p, pk_err *err)
-{
-    if (!p)
-        return 0;
-    pthread_join(p->th, NULL);
-    int rc = p->rc;
-    if (rc && err)
-        *err = p->err;
-    free(p);
-    return rc;
 }

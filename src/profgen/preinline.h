@@ -35,18 +35,6 @@ int pk_ctx_sizes_build(pk_ctx_sizes **out, pk_binary *bin, const pk_profset *ps,
                        bool probe_locations, pk_err *err);
 void pk_ctx_sizes_free(pk_ctx_sizes *s);
 
-/* The DWARF work of pk_ctx_sizes_build, started early on a thread of its
- * own: the units holding every function the probe inline trees of `t` name
- * (a superset of what a CSSPGO profile's contexts will name) are indexed
- * while the caller builds the profile. Until pk_ctx_sizes_prepared returns,
- * the caller must not use bin's symbolizer nor free t. Without a thread to
- * be had, nothing is started (not an error). */
-typedef struct pk_ctx_sizes_prep pk_ctx_sizes_prep;
-struct pk_probe_table;
-int pk_ctx_sizes_prepare(pk_ctx_sizes_prep **out, pk_binary *bin, const struct pk_probe_table *t, pk_err *err);
-/* Waits for the thread; its error (corrupt DWARF) into err when err is not
- * NULL. Frees p (NULL is fine). */
-int pk_ctx_sizes_prepared(pk_ctx_sizes_prep *p, pk_err *err);
 /* Size in bytes of a context (frames outermost first, as in pk_profset). */
 uint32_t pk_ctx_sizes_lookup(const pk_ctx_sizes *s, const pk_ctx_frame *frames, size_t n);
 /* Marks (size 0) a context whose code is gone but which the binary still
