@@ -222,37 +222,43 @@ int pk_probe_table_decode_more(pk_probe_table *t, const uint8_t *data, size_t si
                                      : table_decode(&add, data, size, section_file_offset, where, resolve,
                                                     resolve_ctx, more, false, err))
         return -1;
+    /* the new probes by (address, section order), then merged with the
+     * table's, which are in that order already */
+    uint32_t off = (uint32_t)t->n_nodes;
+    for (size_t i = 0; i < add.n; i++)
+        add.probes[i].node += off;
     size_t n = t->n + add.n, nn = t->n_nodes + add.n_nodes;
-    pk_probe *probes = pk_xrealloc_array(t->probes, n ? n : 1, sizeof *probes);
-    if (probes)
-        t->probes = probes;
-    pk_probe_node *nodes = probes ? pk_xrealloc_array(t->nodes, nn ? nn : 1, sizeof *nodes) : NULL;
+    pk_probe *merged = pk_xrealloc_array(NULL, n ? n : 1, sizeof *merged);
+    pk_probe_node *nodes = merged ? pk_xrealloc_array(t->nodes, nn ? nn : 1, sizeof *nodes) : NULL;
     if (nodes)
         t->nodes = nodes;
-    if (!probes || !nodes) {
+    if (!nodes || pk_sort_by_u64(add.probes, add.n, sizeof(pk_probe), offsetof(pk_probe, order)) ||
+        pk_sort_by_u64(add.probes, add.n, sizeof(pk_probe), offsetof(pk_probe, addr))) {
+        free(merged);
         pk_probe_table_free(&add);
         return pk_err_set(err, "%s: out of memory", where);
     }
-    uint32_t off = (uint32_t)t->n_nodes;
     for (size_t i = 0; i < add.n_nodes; i++) {
         nodes[t->n_nodes + i] = add.nodes[i];
         if (add.nodes[i].parent != PK_PROBE_NO_NODE)
             nodes[t->n_nodes + i].parent += off;
     }
-    for (size_t i = 0; i < add.n; i++) {
-        probes[t->n + i] = add.probes[i];
-        probes[t->n + i].node += off;
+    size_t a = 0, b = 0, k = 0;
+    while (a < t->n || b < add.n) {
+        bool take_a = b == add.n || (a < t->n && (t->probes[a].addr < add.probes[b].addr ||
+                                                  (t->probes[a].addr == add.probes[b].addr &&
+                                                   t->probes[a].order < add.probes[b].order)));
+        merged[k++] = take_a ? t->probes[a++] : add.probes[b++];
     }
+    free(t->probes);
+    t->probes = merged;
     t->n = n;
     t->n_nodes = nn;
     t->stats.kept_records += add.stats.kept_records;
     t->stats.probes += add.stats.probes;
     pk_probe_table_free(&add);
-    /* by address, ties in section order, as one decode of both sets gives */
     pk_addr_buckets_free(&t->buckets);
-    if (pk_sort_by_u64(t->probes, t->n, sizeof(pk_probe), offsetof(pk_probe, order)) ||
-        pk_sort_by_u64(t->probes, t->n, sizeof(pk_probe), offsetof(pk_probe, addr)) ||
-        pk_addr_buckets_build(&t->buckets, t->probes, t->n, sizeof *t->probes, offsetof(pk_probe, addr)))
+    if (pk_addr_buckets_build(&t->buckets, t->probes, t->n, sizeof *t->probes, offsetof(pk_probe, addr)))
         return pk_err_set(err, "%s: out of memory", where);
     return 0;
 }
