@@ -13,7 +13,9 @@ int pk_csraw_init(pk_csraw *r, uint64_t base, pk_err *err)
     r->base = base;
     pk_vec_init(&r->frames, sizeof(uint64_t));
     pk_vec_init(&r->ctxs, sizeof(pk_cs_ctx));
-    if (pk_u64map_init(&r->ctx_by_hash, 1024) || pk_pairmap_init(&r->ranges, 1 << 12) ||
+    /* distinct ranges in context: ~20k at 10k samples, ~33k at 100k; room
+     * for the first without growing (each doubling rehashes them all) */
+    if (pk_u64map_init(&r->ctx_by_hash, 1024) || pk_pairmap_init(&r->ranges, 1 << 15) ||
         pk_pairmap_init(&r->branches, 1 << 12)) {
         pk_csraw_free(r);
         return pk_err_set(err, "out of memory");
