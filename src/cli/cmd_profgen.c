@@ -500,6 +500,7 @@ int pk_cmd_profgen(int argc, char **argv)
         tr = tr || pk_probe_sampled_guids_more(elf, &csr, &keep, &more, &err) ||
              pk_probe_info_load_more(&probes, elf, &more, &err);
         pk_u64map_free(&more);
+        pk_cs_prep_index(prep); /* the table is final: the DWARF of its functions */
         if (tr)
             goto fail;
     } else if (mode == GEN_LINE_CS) {

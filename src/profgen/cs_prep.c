@@ -16,6 +16,7 @@ struct pk_cs_prep {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool probes_done;
+    bool table_final;        /* the caller has added what it had to: index now */
     int probes_rc, dwarf_rc;
     pk_err probes_err, dwarf_err;
 };
@@ -59,13 +60,17 @@ static void *prep_main(void *arg)
     pk_vec ranges;
     pk_vec_init(&ranges, sizeof(pk_addr_range));
     int rc = pk_probe_info_load(p->probes, pk_binary_elf(p->bin), &p->keep, &p->probes_err);
-    if (!rc && p->index_dwarf)
-        p->dwarf_rc = named_functions(p, &ranges);
     pthread_mutex_lock(&p->mu);
     p->probes_rc = rc;
     p->probes_done = true;
-    pthread_cond_signal(&p->cv);
+    pthread_cond_broadcast(&p->cv);
+    /* the caller may add records (tail-call frames): their inline trees
+     * name functions too */
+    while (!rc && p->index_dwarf && !p->table_final)
+        pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    if (!rc && p->index_dwarf)
+        p->dwarf_rc = named_functions(p, &ranges);
     if (!rc && p->index_dwarf && !p->dwarf_rc)
         p->dwarf_rc = pk_symbolizer_index(p->sym, ranges.data, ranges.len, &p->dwarf_err);
     pk_vec_free(&ranges);
@@ -129,10 +134,21 @@ int pk_cs_prep_probes(pk_cs_prep *p, pk_err *err)
     return p->probes_rc;
 }
 
+void pk_cs_prep_index(pk_cs_prep *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->table_final = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
 int pk_cs_prep_finish(pk_cs_prep *p, pk_err *err)
 {
     if (!p)
         return 0;
+    pk_cs_prep_index(p); /* (a caller that failed before never released it) */
     pthread_join(p->th, NULL);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
