@@ -374,6 +374,7 @@ int pk_cmd_profgen(int argc, char **argv)
     bool raw_init = false, cs_init = false, probes_init = false;
     pk_cs_prep *prep = NULL;              /* probes and DWARF index, on a second thread */
     pk_u64map keep = {0};                 /* GUIDs of the functions whose probes are decoded */
+    pk_err ignored_err;
     pk_csraw csr;
     pk_unwind_stats ust = {0};
     size_t ncontexts = 0, ctx_distinct[3] = {0, 0, 0};
@@ -544,19 +545,19 @@ int pk_cmd_profgen(int argc, char **argv)
             pk_ctx_sizes *sizes = NULL;
             pk_preinline_opts po;
             pk_preinline_defaults(&po);
-            pk_binary_drop_insns(bin); /* the unwinder's: sizes decode one function at a time */
-            /* the summary (hot and cold thresholds) meanwhile, on another thread */
-            pk_summary_job *sj = NULL;
-            pk_summary sum;
-            g = worker && pk_profset_summary_start(&sj, &ps, &err);
+            /* the pre-inliner's context trie and summary on another thread
+             * while the code sizes are built here */
+            pk_preinline_job *pj = NULL;
+            if (worker)
+                g = pk_preinline_start(&pj, &ps, &err);
             g = g || pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
-            if (sj) {
-                int sr = pk_profset_summary_wait(sj, &sum, g ? NULL : &err);
-                g = g || sr;
-                po.summary = &sum;
-            }
             pk_binary_drop_caches(bin); /* DWARF and instructions are not needed past here */
-            g = g || pk_preinline(&ps, sizes, &po, &pis, &err);
+            if (pj) {
+                int pr2 = pk_preinline_finish(pj, sizes, &po, &pis, g ? &ignored_err : &err);
+                g = g || pr2;
+            } else {
+                g = g || pk_preinline(&ps, sizes, &po, &pis, &err);
+            }
             pk_ctx_sizes_free(sizes);
             if (!g && !(g = pk_profset_init(&nested, &err))) {
                 nested_init = true;

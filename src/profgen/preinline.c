@@ -1,6 +1,7 @@
 /* preinline.c — the CSSPGO pre-inliner (see preinline.h). */
 #include "profgen/preinline.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "profgen/ctx_trie.h"
@@ -436,39 +437,84 @@ void pk_preinline_defaults(pk_preinline_opts *o)
                              .limit_min = 100, .limit_max = 50000, .prev_inline_multiplier = 100};
 }
 
-int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
-                 pk_preinline_stats *st, pk_err *err)
+struct pk_preinline_job {
+    struct trie t;
+    pk_preinline_stats st;        /* contexts_before, counted while the trie is built */
+    pk_err err;
+    pk_summary sum;
+    bool trie_ok, threaded;
+    int rc;
+    pthread_t th;
+};
+
+/* What needs no code sizes: the trie of every live context profile, and
+ * the summary (hot and cold thresholds). */
+static void *job_main(void *arg)
 {
-    memset(st, 0, sizeof *st);
+    pk_preinline_job *j = arg;
+    j->rc = -1;
+    if (pk_ctx_trie_init(&j->t.tr, &j->err))
+        return NULL;
+    j->trie_ok = true;
+    if (pk_ctx_trie_build(&j->t.tr, j->t.ps, on_added, &j->t, &j->err) ||
+        pk_profset_summary(j->t.ps, &j->sum, &j->err))
+        return NULL;
+    j->rc = 0;
+    return NULL;
+}
+
+static int job_start(pk_preinline_job **out, pk_profset *ps, bool thread, pk_err *err)
+{
+    *out = NULL;
     if (!(ps->kind & PK_PROF_CS))
         return pk_err_set(err, "pre-inliner: the profile is not context-sensitive");
-    struct trie t = {.ps = ps, .st = st, .err = err};
-    pk_listmap_init(&t.lists, sizeof(uint32_t));
+    pk_preinline_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return pk_err_set(err, "out of memory");
+    j->t.ps = ps;
+    j->t.st = &j->st;
+    j->t.err = &j->err;
+    pk_listmap_init(&j->t.lists, sizeof(uint32_t));
+    j->threaded = thread && pthread_create(&j->th, NULL, job_main, j) == 0;
+    if (!j->threaded)
+        job_main(j);
+    *out = j;
+    return 0;
+}
+
+int pk_preinline_start(pk_preinline_job **job, pk_profset *ps, pk_err *err)
+{
+    return job_start(job, ps, true, err);
+}
+
+int pk_preinline_finish(pk_preinline_job *j, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
+                        pk_preinline_stats *st, pk_err *err)
+{
+    if (j->threaded)
+        pthread_join(j->th, NULL);
+    memset(st, 0, sizeof *st);
+    struct trie *t = &j->t;
+    pk_profset *ps = t->ps;
     struct heap h = {0};
     pk_name_id *order = NULL;
     size_t norder = 0;
     int rc = -1;
-    bool trie_ok = false;
-    if (pk_ctx_trie_init(&t.tr, err))
+    if (j->rc) {
+        *err = j->err;
         goto done;
-    trie_ok = true;
-    /* the trie of every live context profile */
-    if (pk_ctx_trie_build(&t.tr, ps, on_added, &t, err))
-        goto done;
-    pk_summary sum;
-    if (o->summary)
-        sum = *o->summary;
-    else if (pk_profset_summary(ps, &sum, err))
-        goto done;
-    struct ctx c = {&t, sizes, o, pk_summary_threshold(&sum, 999999), pk_summary_threshold(&sum, 100000)};
-    if (top_down_order(&t, c.cold, &order, &norder))
+    }
+    *st = j->st;
+    t->st = st;
+    t->err = err;
+    struct ctx c = {t, sizes, o, pk_summary_threshold(&j->sum, 999999), pk_summary_threshold(&j->sum, 100000)};
+    if (top_down_order(t, c.cold, &order, &norder))
         goto done;
     for (size_t i = 0; i < norder; i++)
         if (process_function(&c, order[i], &h))
             goto done;
     /* contexts nobody inlined were merged into base profiles: drop them */
-    for (size_t i = 1; i < t.tr.nodes.len; i++) {
-        pk_trie_node *n = NODE(&t, i);
+    for (size_t i = 1; i < t->tr.nodes.len; i++) {
+        pk_trie_node *n = NODE(t, i);
         if (!n->prof)
             continue;
         /* (a dead node can only hold a profile after merging a recursive
@@ -482,10 +528,20 @@ int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_o
     st->contexts_after = pk_profset_count(ps);
     rc = 0;
 done:
-    pk_listmap_free(&t.lists);
-    if (trie_ok)
-        pk_ctx_trie_free(&t.tr);
+    pk_listmap_free(&t->lists);
+    if (j->trie_ok)
+        pk_ctx_trie_free(&t->tr);
     free(h.c);
     free(order);
+    free(j);
     return rc;
+}
+
+int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
+                 pk_preinline_stats *st, pk_err *err)
+{
+    pk_preinline_job *j;
+    if (job_start(&j, ps, false, err))
+        return -1;
+    return pk_preinline_finish(j, sizes, o, st, err);
 }

@@ -49,7 +49,6 @@ typedef struct pk_preinline_opts {
     uint32_t prev_inline_multiplier;  /* 100 */
     bool replay;                      /* keep exactly what the binary inlined */
     bool use_sample_count_size;       /* size = number of body samples, not bytes */
-    const pk_summary *summary;        /* the profile's summary if already known, else NULL */
 } pk_preinline_opts;
 
 void pk_preinline_defaults(pk_preinline_opts *o);
@@ -66,6 +65,14 @@ typedef struct pk_preinline_stats {
  * NULL when o->use_sample_count_size is set. */
 int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
                  pk_preinline_stats *st, pk_err *err);
+/* pk_preinline in two halves: _start builds what needs no code sizes (the
+ * context trie, the summary's thresholds) on a thread of its own while the
+ * caller builds the sizes (both only read ps); _finish waits, decides and
+ * merges, and frees the job. Without a thread, _start does its half at once. */
+typedef struct pk_preinline_job pk_preinline_job;
+int pk_preinline_start(pk_preinline_job **job, pk_profset *ps, pk_err *err);
+int pk_preinline_finish(pk_preinline_job *job, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
+                        pk_preinline_stats *st, pk_err *err);
 
 /* Cold-context merging for flat CS profiles (llvm-profgen's
  * --csprof-merge-cold-context, on when the pre-inliner is off): a context

@@ -313,12 +313,7 @@ void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
 int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err);
 /* Same, with explicit cutoffs (sorted ascending, each < 1000000). */
 int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, size_t n, pk_summary *out, pk_err *err);
-/* pk_profset_summary on a thread of its own, while the caller does other
- * read-only work on ps; _wait joins and gives the summary. Without a thread
- * to be had it is computed at once. */
-typedef struct pk_summary_job pk_summary_job;
-int pk_profset_summary_start(pk_summary_job **job, const pk_profset *ps, pk_err *err);
-int pk_profset_summary_wait(pk_summary_job *job, pk_summary *out, pk_err *err);
+
 
 /* Saturating arithmetic used throughout. */
 static inline uint64_t pk_sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }

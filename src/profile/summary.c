@@ -13,7 +13,6 @@
 #include "profile/profile_int.h"
 #include "aggregate/aggregate.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 const uint32_t pk_summary_default_cutoffs[16] = {
@@ -205,46 +204,4 @@ int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, si
 int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err)
 {
     return pk_profset_summary_cutoffs(ps, pk_summary_default_cutoffs, 16, out, err);
-}
-
-struct pk_summary_job {
-    pthread_t th;
-    bool threaded;
-    const pk_profset *ps;
-    pk_summary sum;
-    int rc;
-    pk_err err;
-};
-
-static void *summary_main(void *arg)
-{
-    struct pk_summary_job *j = arg;
-    j->rc = pk_profset_summary(j->ps, &j->sum, &j->err);
-    return NULL;
-}
-
-int pk_profset_summary_start(pk_summary_job **job, const pk_profset *ps, pk_err *err)
-{
-    struct pk_summary_job *j = calloc(1, sizeof *j);
-    *job = j;
-    if (!j)
-        return pk_err_set(err, "out of memory");
-    j->ps = ps;
-    j->threaded = pthread_create(&j->th, NULL, summary_main, j) == 0;
-    if (!j->threaded)
-        summary_main(j);
-    return 0;
-}
-
-int pk_profset_summary_wait(pk_summary_job *j, pk_summary *out, pk_err *err)
-{
-    if (j->threaded)
-        pthread_join(j->th, NULL);
-    int rc = j->rc;
-    if (rc && err)
-        *err = j->err;
-    else if (!rc)
-        *out = j->sum;
-    free(j);
-    return rc;
 }
