@@ -385,6 +385,35 @@ static uint64_t translate_slow(pk_agg *a, agg_proc *p, uint64_t ip)
     return sg->vaddr + (off - sg->offset);
 }
 
+/* Translates an LBR into out, (from, to, 0) per entry, up to the first
+ * unused slot; returns the entries. The translation cache is kept in locals
+ * (stores to out could alias it) and reloaded after a slow lookup. */
+static uint64_t translate_lbr(pk_agg *a, agg_proc *p, const uint8_t *e, uint64_t nr, pk_branch *restrict out)
+{
+    bool hot = p == a->fast_proc;
+    uint64_t lo = a->fast_lo, len = a->fast_len, delta = a->fast_delta;
+    uint64_t n = 0;
+    for (; n < nr; n++, e += sizeof(pk_branch)) {
+        uint64_t rf = pk_ld64(e), rt = pk_ld64(e + 8), f, t;
+        if (!rf && !rt)
+            break; /* unused LBR slot */
+        if (hot && rf - lo < len) {
+            f = rf + delta;
+        } else {
+            f = translate_slow(a, p, rf);
+            hot = p == a->fast_proc, lo = a->fast_lo, len = a->fast_len, delta = a->fast_delta;
+        }
+        if (hot && rt - lo < len) {
+            t = rt + delta;
+        } else {
+            t = translate_slow(a, p, rt);
+            hot = p == a->fast_proc, lo = a->fast_lo, len = a->fast_len, delta = a->fast_delta;
+        }
+        out[n] = (pk_branch){f, t, 0};
+    }
+    return n;
+}
+
 uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip)
 {
     agg_proc *p = find_proc(a, pid);
@@ -419,6 +448,33 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
     const uint8_t *e = (const uint8_t *)s->branches;
     uint64_t prev_from = PK_AGG_EXTERNAL;
     bool used = false, any_inside = false;
+    if (lbr_out) {
+        /* translated first in a tight loop, counted after */
+        uint64_t n = translate_lbr(a, p, e, s->branch_nr, lbr_out);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t from = lbr_out[i].from, to = lbr_out[i].to;
+            any_inside |= from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL;
+            external += to == PK_AGG_EXTERNAL;
+            if (i > 0) {
+                if (to == PK_AGG_EXTERNAL && prev_from == PK_AGG_EXTERNAL)
+                    ; /* entirely in other code: not ours */
+                else if (to == PK_AGG_EXTERNAL || prev_from == PK_AGG_EXTERNAL)
+                    drop_ext++;
+                else if (to > prev_from)
+                    drop_back++;
+                else if (prev_from - to >= a->o.max_range_len)
+                    drop_long++;
+                else
+                    ranges++;
+            }
+            prev_from = from;
+        }
+        entries = n;
+        branches = n - external;
+        used = branches || ranges;
+        nout = n;
+        goto counted;
+    }
     for (uint64_t i = 0; i < s->branch_nr; i++, e += sizeof(pk_branch)) {
         uint64_t rf = pk_ld64(e), rt = pk_ld64(e + 8);
         if (!rf && !rt)
@@ -456,6 +512,7 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
         }
         prev_from = from;
     }
+counted:
     st->lbr_entries += entries;
     st->branches += branches;
     st->branches_external += external;
