@@ -492,7 +492,8 @@ int pk_cmd_profgen(int argc, char **argv)
             pk_cs_prep_start(&prep, bin, &probes, &keep, !no_preinline && worker, &err))
             goto fail;
         probes_init = !prep; /* with a thread, once it says so */
-        int tr = (!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err);
+        /* (the inference leaves contexts canonically numbered) */
+        int tr = no_infer ? pk_csraw_canonicalize(&csr, &err) : pk_infer_tail_frames(&csr, bin, 0, &tst, &err);
         if (prep) {
             int lr = pk_cs_prep_probes(prep, tr ? NULL : &err);
             probes_init = !lr;
@@ -505,7 +506,7 @@ int pk_cmd_profgen(int argc, char **argv)
         if (tr)
             goto fail;
     } else if (mode == GEN_LINE_CS) {
-        if ((!no_infer && pk_infer_tail_frames(&csr, bin, 0, &tst, &err)) || pk_csraw_canonicalize(&csr, &err))
+        if (no_infer ? pk_csraw_canonicalize(&csr, &err) : pk_infer_tail_frames(&csr, bin, 0, &tst, &err))
             goto fail;
     } else if (mode == GEN_PROBE) {
         if (pk_probe_sampled_guids(elf, NULL, &raw, &keep, &err) || pk_probe_info_load(&probes, elf, &keep, &err))

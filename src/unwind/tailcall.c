@@ -170,9 +170,10 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
     pk_csraw out;
     pk_vec ctx;
     pk_vec_init(&ctx, sizeof(uint64_t));
-    uint32_t *remap = NULL;
+    uint32_t *remap = NULL, *canon = NULL;
     int rc = -1;
-    bool out_ok = false;
+    bool out_ok = false, sorted_ok = false;
+    pk_csraw sorted;
     if (pk_u64map_init(&t.seen_edge, 1024) ||
         pk_u64map_init(&t.decoded, 256) || pk_u64map_init(&t.memo_of, 1024) ||
         pk_u64map_init(&t.icall_targets, 256)) {
@@ -248,10 +249,22 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
         if (pk_csraw_intern(&out, (const uint64_t *)ctx.data, (uint32_t)ctx.len, &remap[c], err))
             goto done;
     }
-    /* counts under the new context ids */
-    if (pk_csraw_move_counts(raw, &out, remap, err))
+    /* the new contexts in canonical order (callers need not canonicalize
+     * again), and the counts moved once, under the composed ids */
+    if (pk_csraw_init(&sorted, raw->base, err))
         goto done;
-    out_ok = false;
+    sorted_ok = true;
+    size_t nout = pk_csraw_num_ctxs(&out);
+    canon = malloc((nout + 1) * sizeof *canon);
+    if (!canon)
+        goto oom;
+    if (pk_csraw_intern_sorted(&out, &sorted, canon, err))
+        goto done;
+    for (size_t c = 0; c < nctx; c++)
+        remap[c] = canon[remap[c]];
+    if (pk_csraw_move_counts(raw, &sorted, remap, err))
+        goto done;
+    sorted_ok = false;
     rc = 0;
     goto done;
 oom:
@@ -259,6 +272,9 @@ oom:
 done:
     if (out_ok)
         pk_csraw_free(&out);
+    if (sorted_ok)
+        pk_csraw_free(&sorted);
+    free(canon);
     free(remap);
     pk_vec_free(&ctx);
     pk_listmap_free(&t.edges_of);

@@ -108,38 +108,39 @@ static int ctx_cmp(const void *x, const void *y, void *arg)
     return na < nb ? -1 : na > nb;
 }
 
+int pk_csraw_intern_sorted(const pk_csraw *from, pk_csraw *out, uint32_t *newid, pk_err *err)
+{
+    size_t n = pk_csraw_num_ctxs(from);
+    uint32_t *order = malloc((n + 1) * sizeof *order);
+    if (!order)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, n, sizeof *order, ctx_cmp, (void *)from);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        uint32_t len;
+        const uint64_t *fr = pk_csraw_ctx(from, order[i], &len);
+        rc = pk_csraw_intern(out, fr, len, &newid[order[i]], err);
+    }
+    free(order);
+    return rc;
+}
+
 int pk_csraw_canonicalize(pk_csraw *r, pk_err *err)
 {
     size_t n = pk_csraw_num_ctxs(r);
-    uint32_t *order = malloc((n + 1) * sizeof *order), *newid = malloc((n + 1) * sizeof *newid);
+    uint32_t *newid = malloc((n + 1) * sizeof *newid);
     pk_csraw out;
-    bool out_ok = false;
-    int rc = -1;
-    if (!order || !newid) {
-        pk_err_set(err, "out of memory");
-        goto done;
+    if (!newid)
+        return pk_err_set(err, "out of memory");
+    if (pk_csraw_init(&out, r->base, err)) {
+        free(newid);
+        return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
-    qsort_r(order, n, sizeof *order, ctx_cmp, r);
-    if (pk_csraw_init(&out, r->base, err))
-        goto done;
-    out_ok = true;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t len, id;
-        const uint64_t *fr = pk_csraw_ctx(r, order[i], &len);
-        if (pk_csraw_intern(&out, fr, len, &id, err))
-            goto done;
-        newid[order[i]] = id;
-    }
-    if (pk_csraw_move_counts(r, &out, newid, err))
-        goto done;
-    out_ok = false;
-    rc = 0;
-done:
-    if (out_ok)
-        pk_csraw_free(&out);
-    free(order);
+    int rc = pk_csraw_intern_sorted(r, &out, newid, err) || pk_csraw_move_counts(r, &out, newid, err) ? -1 : 0;
+    if (rc)
+        pk_csraw_free(&out); /* (on success move_counts made it r) */
     free(newid);
     return rc;
 }

@@ -102,6 +102,9 @@ int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_e
  * is built from them does not depend on the order samples came in (several
  * inputs, identical samples unwound late). */
 int pk_csraw_canonicalize(pk_csraw *r, pk_err *err);
+/* Interns every context of `from` into `out` in the canonical order (sorted
+ * by their addresses); newid[old id] = id in out. */
+int pk_csraw_intern_sorted(const pk_csraw *from, pk_csraw *out, uint32_t *newid, pk_err *err);
 /* Adds src's contexts and counts to dst (src unchanged). */
 int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err);
 /* Decodes a range/branch key back into (ctx, begin/source vaddr or
@@ -167,7 +170,8 @@ typedef struct pk_tailcall_stats {
 } pk_tailcall_stats;
 
 /* Rewrites the contexts of `raw` in place (counts are kept; contexts that
- * become equal are merged). `max_depth` bounds the chain search (0: 64). */
+ * become equal are merged), renumbered in the canonical order that
+ * pk_csraw_canonicalize gives. `max_depth` bounds the chain search (0: 64). */
 int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
                          pk_tailcall_stats *st, pk_err *err);
 
