@@ -409,7 +409,7 @@ static uint64_t translate_lbr(pk_agg *a, agg_proc *p, const uint8_t *e, uint64_t
             t = translate_slow(a, p, rt);
             hot = p == a->fast_proc, lo = a->fast_lo, len = a->fast_len, delta = a->fast_delta;
         }
-        out[n] = (pk_branch){f, t, 0};
+        out[n] = (pk_branch){f, t, pk_ld64(e + 16) & PK_BRANCH_TYPE_MASK}; /* the type, not the cycles */
     }
     return n;
 }
@@ -483,10 +483,8 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
         uint64_t from = translate(a, p, rf), to = translate(a, p, rt);
         if (from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL)
             any_inside = true;
-        if (lbr_out)
-            lbr_out[nout++] = (pk_branch){from, to, 0};
         if (to != PK_AGG_EXTERNAL) {
-            if (!lbr_out && pk_pairmap_add(&a->prof.branches, from, to, 1))
+            if (pk_pairmap_add(&a->prof.branches, from, to, 1))
                 return pk_err_set(err, "out of memory");
             branches++;
             used = true;
@@ -504,7 +502,7 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
             } else if (prev_from - to >= a->o.max_range_len) {
                 drop_long++;
             } else {
-                if (!lbr_out && pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+                if (pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
                     return pk_err_set(err, "out of memory");
                 ranges++;
                 used = true;

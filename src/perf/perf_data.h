@@ -58,6 +58,7 @@ typedef struct pk_branch {
     uint64_t from, to;
     uint64_t flags;             /* bit 0 mispred, 1 predicted, 4..19 cycles, 20..23 type */
 } pk_branch;
+#define PK_BRANCH_TYPE_MASK (0xfull << 20) /* PERF_BR_* (0: unknown) */
 
 typedef struct pk_sample {
     const pk_perf_attr *attr;   /* the attr this sample belongs to */

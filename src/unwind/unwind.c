@@ -461,6 +461,22 @@ static int record_branch(pk_unwinder *u, uint64_t from, uint64_t to, int cls, ui
     return add_pending(&u->out->branches, &u->pbranch, (uint64_t)ctx << 32 | src, to - base, w, err);
 }
 
+/* The class of the branch at `from`: from the branch type the LBR entry
+ * carries (perf's PERF_BR_* in flags bits 20..23, recorded with save_type and
+ * by pgokit record), else from the instruction there. */
+static inline int class_of(pk_unwinder *u, uint64_t from, uint64_t flags)
+{
+    switch ((flags >> 20) & 0xf) {
+    case 1: return PK_INSN_CJMP;  /* PERF_BR_COND */
+    case 2: return PK_INSN_JMP;   /* PERF_BR_UNCOND */
+    case 3: return PK_INSN_IJMP;  /* PERF_BR_IND */
+    case 4: return PK_INSN_CALL;  /* PERF_BR_CALL */
+    case 5: return PK_INSN_ICALL; /* PERF_BR_IND_CALL */
+    case 6: return PK_INSN_RET;   /* PERF_BR_RET */
+    default: return insn_class(u, from);
+    }
+}
+
 static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err)
 {
     uint64_t ip = 0, site;
@@ -471,7 +487,7 @@ static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_
         /* Code outside the binary's functions (other objects, PLT stubs)
          * is walked through, not into: its ranges are dropped, and the
          * calls and returns that enter and leave it keep the stack right. */
-        int cls = from == PK_AGG_EXTERNAL ? -1 : insn_class(u, from);
+        int cls = from == PK_AGG_EXTERNAL ? -1 : class_of(u, from, pk_ld64(&lbr[i].flags));
         switch (cls) {
         case PK_INSN_CALL:
         case PK_INSN_ICALL:

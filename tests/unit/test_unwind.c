@@ -87,6 +87,41 @@ TEST(walks_calls_and_returns_backwards)
     pk_csraw_free(&r);
 }
 
+/* Branch types in the LBR entries (perf's save_type, pgokit record) are
+ * used before the instruction: a code view that knows no calls nor returns
+ * gives the same contexts when the entries say what they are. */
+static int blind_class(void *ctx, uint64_t a)
+{
+    (void)ctx;
+    return (a >= 0x1000 && a < 0x1100) || (a >= 0x2000 && a < 0x2100) || (a >= 0x3000 && a < 0x3100)
+               ? PK_INSN_OTHER : -1;
+}
+
+TEST(lbr_branch_types_classify_entries)
+{
+    pk_unwind_code blind = fake;
+    blind.insn_class = blind_class;
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&blind, NULL, &r, &err);
+    CHECK(u != NULL);
+    const uint64_t stack[] = {0x3004, 0x2025, 0x1015};
+    const uint64_t call = 4ull << 20, ret = 6ull << 20, cond = 1ull << 20;
+    const pk_branch lbr[] = {
+        {0x2020, 0x3000, call}, {0x2018, 0x201c, cond}, {0x3010, 0x2010, ret},
+        {0x200b, 0x3000, call}, {0x1010, 0x2000, call}, {0x1008, 0x100c, cond},
+    };
+    CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 6, 1, &err), &err);
+    const uint64_t foo_in_main[] = {0x1010, 0x2000}, bar_in_foo[] = {0x1010, 0x200b, 0x3000};
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x201c, 0x2020), 1);
+    CHECK_EQ_U64(range_count(&r, bar_in_foo, 3, 0x3000, 0x3010), 1);
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x2000, 0x200b), 1);
+    CHECK_EQ_U64(pk_csraw_num_ctxs(&r), 3);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
 TEST(external_frames_and_lbr_entries_cut_the_walk)
 {
     pk_csraw r;
