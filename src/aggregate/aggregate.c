@@ -420,6 +420,25 @@ uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip)
     return translate(a, p ? p : &a->global, ip);
 }
 
+size_t pk_agg_translate_user_chain(pk_agg *a, uint32_t pid, const uint8_t *chain, uint64_t n, uint64_t *out)
+{
+    agg_proc *p = find_proc(a, pid); /* once for the whole chain */
+    if (!p)
+        p = &a->global;
+    size_t k = 0;
+    bool user = true;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t ip = pk_ld64(chain + 8 * i);
+        if (ip >= PK_CONTEXT_MAX) {
+            user = ip == PK_CONTEXT_USER;
+            continue;
+        }
+        if (user)
+            out[k++] = translate(a, p, ip);
+    }
+    return k;
+}
+
 /* ---- samples ---- */
 
 /* One sample: statistics always; the range and branch counts unless

@@ -171,6 +171,10 @@ void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb);
 /* Translates a runtime address of process pid to a link-time vaddr of the
  * target, or PK_AGG_EXTERNAL. Exposed for tests and for the unwinder. */
 uint64_t pk_agg_translate(pk_agg *a, uint32_t pid, uint64_t ip);
+/* The user frames of a perf callchain (the entries after PERF_CONTEXT_USER,
+ * or all of them without context markers) translated into out (room for n);
+ * returns how many. */
+size_t pk_agg_translate_user_chain(pk_agg *a, uint32_t pid, const uint8_t *chain, uint64_t n, uint64_t *out);
 
 /* The counts so far (owned by the aggregator). */
 pk_rawprof *pk_agg_profile(pk_agg *a);

@@ -273,20 +273,9 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
     size_t nl;
     if (pk_agg_count_sample(agg, s, f->tlbr, &nl, err))
         return -1;
-    /* User frames only: the entries after PERF_CONTEXT_USER (or all of them
-     * when there is no marker). */
-    size_t ns = 0;
-    bool user = true;
-    const uint8_t *cc = (const uint8_t *)s->callchain;
-    for (uint64_t i = 0; i < s->callchain_nr; i++) {
-        uint64_t a = pk_ld64(cc + 8 * i);
-        if (a >= PK_CONTEXT_MAX) {
-            user = a == PK_CONTEXT_USER;
-            continue;
-        }
-        if (user)
-            f->tstack[ns++] = pk_agg_translate(agg, s->pid, a);
-    }
+    /* user frames only: the entries after PERF_CONTEXT_USER (or all of them
+     * when there is no marker) */
+    size_t ns = pk_agg_translate_user_chain(agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr, f->tstack);
     if (!nl || !ns) { /* only counted: nothing to walk */
         f->counted++;
         f->no_lbr += !nl;
