@@ -12,8 +12,10 @@
 # mode runs first), and the ratios. Both write pre-inlined extbinary.
 #
 # Environment: BUILD (default build), BENCH_RUNS (default 3),
-#   BENCH_POINTS (default "10:20011 100:20011 100:2000": speedtest1 --size and
-#   record --period per recording, about 10k, 100k and 1M samples),
+#   BENCH_POINTS (default "10:20011:15 100:20011:9 100:2000": speedtest1
+#   --size, record --period and, optionally, the number of runs per
+#   recording: about 10k, 100k and 1M samples; short runs get more of them,
+#   since this machine's run-to-run spread is 10-20 %),
 #   BENCH_KEEP=1 keeps the work directory (recordings are large: ~1 GB at 1M).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 PGOKIT=$ROOT/$BUILD/pgokit
 RUNS=${BENCH_RUNS:-3}
-POINTS=${BENCH_POINTS:-10:20011 100:20011 100:2000}
+POINTS=${BENCH_POINTS:-10:20011:15 100:20011:9 100:2000}
 D=$(mktemp -d "${TMPDIR:-/tmp}/pgokit-cs-bench.XXXXXX")
 [ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$D"' EXIT
 [ -x "$PGOKIT" ] || { echo "build pgokit first (make BUILD=$BUILD)" >&2; exit 2; }
@@ -48,13 +50,14 @@ median() { sort -g -k"$2","$2" "$1" | awk -v c="$2" '{v[NR] = $c} END {print v[i
 printf '| samples | perf.data MB | pgokit s | pgokit MiB | llvm-profgen s | llvm-profgen MiB | perf script s | time ratio | time ratio incl. perf script | memory ratio |\n'
 printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for pt in $POINTS; do
-    size=${pt%%:*} period=${pt##*:}
+    IFS=: read -r size period runs <<< "$pt"
+    runs=${runs:-$RUNS}
     data=$D/s$size-p$period.data script=$D/s$size-p$period.script
     "$PGOKIT" record -q --period "$period" -o "$data" -- "$BIN" --size "$size" --memdb >/dev/null
     rm -f "$D/ps.t"
     timed "$D/ps.t" sh -c "perf script -F ip,brstack --show-mmap-events -i '$data' > '$script' 2>/dev/null"
     rm -f "$D/pg.t" "$D/lp.t"
-    for ((r = 0; r < RUNS; r++)); do
+    for ((r = 0; r < runs; r++)); do
         timed "$D/pg.t" "$PGOKIT" profgen -q --binary "$BIN" --perf "$data" -o "$D/pg.prof" --format extbinary
         timed "$D/lp.t" llvm-profgen-19 --binary "$BIN" --perfscript "$script" -o "$D/lp.prof"
     done
@@ -73,4 +76,4 @@ for pt in $POINTS; do
         sed -n 's/^ *Whole program profile similarity: *//p')"
     rm -f "$data" "$script"
 done
-echo "(median of $RUNS interleaved runs; wall seconds, peak RSS; ratios = llvm-profgen / pgokit time, pgokit / llvm-profgen memory)"
+echo "(medians of interleaved runs: $POINTS as size:period:runs, default runs $RUNS; wall seconds, peak RSS; ratios = llvm-profgen / pgokit time, pgokit / llvm-profgen memory)"
