@@ -13,9 +13,7 @@
 #
 # Environment: BUILD (default build), BENCH_RUNS (default 3),
 #   BENCH_POINTS (default "10:20011:15 100:20011:9 100:2000": speedtest1
-#   --size, record --period and optionally the runs per recording: about
-#   10k, 100k and 1M samples; the short ones get more runs, as this
-#   machine's run-to-run spread is 10-20 %),
+#   --size, record --period and, optionally, the number of runs per
 #   recording: about 10k, 100k and 1M samples; short runs get more of them,
 #   since this machine's run-to-run spread is 10-20 %),
 #   BENCH_KEEP=1 keeps the work directory (recordings are large: ~1 GB at 1M).
