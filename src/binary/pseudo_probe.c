@@ -263,18 +263,24 @@ int pk_probe_table_decode_more(pk_probe_table *t, const uint8_t *data, size_t si
     return 0;
 }
 
+static void decoder_init(struct decoder *d, pk_probe_table *out, const uint8_t *data, size_t size,
+                         uint64_t section_file_offset, const char *where, pk_probe_resolver resolve,
+                         void *resolve_ctx, pk_err *err)
+{
+    memset(out, 0, sizeof *out);
+    *d = (struct decoder){.base = section_file_offset, .where = where, .resolve = resolve,
+                          .resolve_ctx = resolve_ctx, .err = err};
+    pk_cursor_init(&d->c, data, size);
+    pk_vec_init(&d->probes, sizeof(pk_probe));
+    pk_vec_init(&d->nodes, sizeof(pk_probe_node));
+}
+
 static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, uint64_t section_file_offset,
                         const char *where, pk_probe_resolver resolve, void *resolve_ctx, const pk_u64map *keep,
                         bool keep_symbolless, pk_err *err)
 {
-    memset(out, 0, sizeof *out);
-    struct decoder d = {
-        .base = section_file_offset, .where = where, .resolve = resolve,
-        .resolve_ctx = resolve_ctx, .err = err,
-    };
-    pk_cursor_init(&d.c, data, size);
-    pk_vec_init(&d.probes, sizeof(pk_probe));
-    pk_vec_init(&d.nodes, sizeof(pk_probe_node));
+    struct decoder d;
+    decoder_init(&d, out, data, size, section_file_offset, where, resolve, resolve_ctx, err);
     pk_vec records;
     pk_vec_init(&records, sizeof(struct pk_probe_record));
     while (pk_cursor_left(&d.c) > 0) {
@@ -341,14 +347,8 @@ static int records_decode(pk_probe_table *out, const pk_probe_table *t, const ui
                           uint64_t section_file_offset, const char *where, pk_probe_resolver resolve,
                           void *resolve_ctx, const pk_u64map *more, pk_err *err)
 {
-    memset(out, 0, sizeof *out);
-    struct decoder d = {
-        .base = section_file_offset, .where = where, .resolve = resolve,
-        .resolve_ctx = resolve_ctx, .err = err,
-    };
-    pk_cursor_init(&d.c, data, size);
-    pk_vec_init(&d.probes, sizeof(pk_probe));
-    pk_vec_init(&d.nodes, sizeof(pk_probe_node));
+    struct decoder d;
+    decoder_init(&d, out, data, size, section_file_offset, where, resolve, resolve_ctx, err);
     for (size_t i = 0; i < t->n_records; i++) {
         const struct pk_probe_record *r = &t->records[i];
         uint64_t start;
