@@ -17,6 +17,15 @@ B=$W/out/test-probe/speedtest1
 check "record speedtest1 --size 20" "$PGOKIT" record -q -o "$T/sq.data" --exact-counts "$T/sq.exact" -- "$B" --size 20 --memdb
 perf script --show-mmap-events -F ip,brstack -i "$T/sq.data" > "$T/sq.script" 2>/dev/null
 check "pgokit CSSPGO profile" "$PGOKIT" profgen -q --binary "$B" --perf "$T/sq.data" -o "$T/cs.prof"
+# every profgen thread busy under ThreadSanitizer (both walking, probes, DWARF
+# and the pre-inliner's trie prepared beside them): no race, same profile
+if [ -x "$PK_BUILD/tsan/pgokit" ] && "$PK_BUILD/tsan/pgokit" --help > /dev/null 2>&1; then
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66" PGOKIT_WALK_HERE_EVERY=2 "$PK_BUILD/tsan/pgokit" profgen -q --threads 2 \
+        --binary "$B" --perf "$T/sq.data" -o "$T/cs.tsan.prof" 2> "$T/tsan.log"
+    rc=$?; check_eq "no data race on SQLite (TSan build, both threads walking)" 0 "$rc"
+    [ "$rc" -eq 0 ] || sed -n '1,40p' "$T/tsan.log"
+    check "same profile under TSan with both threads walking" cmp -s "$T/cs.prof" "$T/cs.tsan.prof"
+fi
 check "llvm-profgen-19 CSSPGO profile" llvm-profgen-19 --binary "$B" --perfscript "$T/sq.script" -o "$T/cs.llvm.prof"
 for p in cs cs.llvm; do
     llvm-profdata-19 merge --sample --text --convert-sample-profile-layout=flat "$T/$p.prof" -o "$T/$p.flat" 2>/dev/null
