@@ -1,5 +1,5 @@
 /* profile_int.h — private to src/profile/: pieces shared by names.c,
- * profile.c and summary.c. */
+ * profile.c, profile_merge.c and summary.c. */
 #ifndef PK_PROFILE_INT_H
 #define PK_PROFILE_INT_H
 
@@ -18,6 +18,12 @@ static inline bool pk_fprof_slot_in_body(const pk_fprof *f, size_t i)
 {
     return !f->nobody || i >= (size_t)f->nobody_words * 64 || !((f->nobody[i >> 6] >> (i & 63)) & 1);
 }
+
+/* A profile scans its slots for a location up to this many; past it, a
+ * hash index of slot numbers is built (pk_fprof_slot_index_build). */
+#define PK_FPROF_SLOT_SCAN 16
+/* Rebuilds f's location -> slot index with 2^bits entries; -1 when out of memory. */
+int pk_fprof_slot_index_build(pk_fprof *f, uint32_t bits);
 
 int pk_names_new(pk_profset *ps, pk_err *err);
 void pk_names_free(pk_profset *ps);
