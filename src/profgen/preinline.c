@@ -64,8 +64,9 @@ static int merge_subtree(struct trie *t, uint32_t from, uint32_t to)
             f = NODE(t, from);
             f->state |= ST_MERGED;
         } else {
+            /* a fresh profile takes src's counts without copying them */
             pk_fprof *dst = node_new_profile(t, to);
-            if (!dst || pk_fprof_merge(t->ps, dst, t->ps, src, 1, t->err))
+            if (!dst || (!pk_fprof_take(dst, src) && pk_fprof_merge(t->ps, dst, t->ps, src, 1, t->err)))
                 return -1;
             dst->checksum = src->checksum;
             dst->attrs = src->attrs;

@@ -306,6 +306,11 @@ void pk_fprof_view_free(pk_fprof_view *v);
 int pk_profset_merge(pk_profset *dst, const pk_profset *src, uint64_t weight, size_t *mismatches, pk_err *err);
 /* Adds one function profile (from any set) into another, counts × weight. */
 int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const pk_fprof *src, uint64_t weight, pk_err *err);
+/* The same as pk_fprof_merge(ps, dst, ps, src, 1) when dst holds nothing yet
+ * (no location, call or inlinee), without copying: dst takes src's counts,
+ * and src is left empty. Returns false, changing nothing, when dst is not
+ * empty. */
+bool pk_fprof_take(pk_fprof *dst, pk_fprof *src);
 /* Multiplies every count by num/den (rounded down, saturating). */
 void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
 /* The summary as LLVM's SampleProfileSummaryBuilder computes it with the 16

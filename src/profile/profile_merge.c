@@ -3,6 +3,8 @@
  * the calls they make. */
 #include "profile/profile_int.h"
 
+#include <stdlib.h>
+
 static int map_name(pk_profset *dps, const pk_profset *sps, pk_name_id id, pk_name_id *out, pk_err *err)
 {
     if (dps == sps) {
@@ -85,6 +87,46 @@ int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const 
             return -1;
     }
     return 0;
+}
+
+bool pk_fprof_take(pk_fprof *dst, pk_fprof *src)
+{
+    if (dst->slots.len || dst->calls.len || dst->sites.len || dst->children.len)
+        return false;
+    if (dst->checksum == 0)
+        dst->checksum = src->checksum;
+    dst->attrs |= src->attrs;
+    dst->total = pk_sat_add(dst->total, src->total);
+    dst->head = pk_sat_add(dst->head, src->head);
+    /* (dst's empty containers hold no memory but their own, swapped to src
+     * and freed with it) */
+    pk_vec tv = dst->slots;
+    dst->slots = src->slots;
+    src->slots = tv;
+    src->slots.len = 0;
+    free(dst->slot_of);
+    dst->slot_of = src->slot_of;
+    dst->slot_bits = src->slot_bits;
+    src->slot_of = NULL;
+    src->slot_bits = 0;
+    free(dst->nobody);
+    dst->nobody = src->nobody;
+    dst->nobody_words = src->nobody_words;
+    src->nobody = NULL;
+    src->nobody_words = 0;
+    pk_u64map tm = dst->calls;
+    dst->calls = src->calls;
+    src->calls = tm;
+    tm = dst->sites;
+    dst->sites = src->sites;
+    src->sites = tm;
+    tv = dst->children;
+    dst->children = src->children;
+    src->children = tv;
+    dst->nbody = src->nbody;
+    src->nbody = 0;
+    src->total = src->head = 0;
+    return true;
 }
 
 int pk_profset_merge(pk_profset *dst, const pk_profset *src, uint64_t weight, size_t *mismatches, pk_err *err)

@@ -273,4 +273,97 @@ TEST(touch_bodies_then_add)
     pk_profset_free(&ps);
 }
 
+/* A context profile as probe_cs leaves them: every probe touched, counts on
+ * some, call targets, an inlinee. */
+static pk_fprof *build_ctx_like(pk_profset *ps, const char *name)
+{
+    pk_err e;
+    pk_fprof *f = pk_profset_get_func(ps, nm(ps, name), &e);
+    f->total = 777;
+    f->head = 7;
+    f->checksum = 0x1234;
+    f->attrs = 2;
+    uint64_t locs[40];
+    for (uint32_t i = 0; i < 40; i++)
+        locs[i] = pk_loc(i + 1, 0);
+    if (pk_fprof_touch_bodies(f, locs, 40, &e) || pk_fprof_add_body(f, 5, 0, 50, &e) ||
+        pk_fprof_add_body(f, 39, 0, 390, &e) || pk_fprof_add_call(f, 5, 0, nm(ps, "callee"), 30, &e) ||
+        pk_fprof_add_call(f, 90, 0, nm(ps, "other"), 9, &e))
+        abort();
+    /* an inlinee at 95: a slot anchoring the call site, with no body entry */
+    pk_fprof *in = pk_fprof_callsite(ps, f, 95, 0, nm(ps, "inl"), &e);
+    if (!in || pk_fprof_add_body(in, 1, 0, 11, &e))
+        abort();
+    return f;
+}
+
+static void check_views_equal(pk_profset *ps, const pk_fprof *a, const pk_fprof *b)
+{
+    pk_fprof_view va, vb;
+    pk_err e;
+    CHECK_OK(pk_fprof_view_build(ps, a, &va, &e), &e);
+    CHECK_OK(pk_fprof_view_build(ps, b, &vb, &e), &e);
+    CHECK_EQ_U64(va.nbody, vb.nbody);
+    for (size_t i = 0; i < va.nbody && i < vb.nbody; i++) {
+        CHECK_EQ_U64(va.body[i].line, vb.body[i].line);
+        CHECK_EQ_U64(va.body[i].count, vb.body[i].count);
+        CHECK_EQ_U64(va.body[i].ncalls, vb.body[i].ncalls);
+        for (uint32_t k = 0; k < va.body[i].ncalls && k < vb.body[i].ncalls; k++) {
+            CHECK_EQ_U64(va.body[i].calls[k].name, vb.body[i].calls[k].name);
+            CHECK_EQ_U64(va.body[i].calls[k].count, vb.body[i].calls[k].count);
+        }
+    }
+    CHECK_EQ_U64(va.nsites, vb.nsites);
+    for (size_t i = 0; i < va.nsites && i < vb.nsites; i++) {
+        CHECK_EQ_U64(va.sites[i].line, vb.sites[i].line);
+        CHECK_EQ_U64(va.sites[i].callee->name, vb.sites[i].callee->name);
+        CHECK_EQ_U64(pk_fprof_body_sum(va.sites[i].callee), pk_fprof_body_sum(vb.sites[i].callee));
+    }
+    pk_fprof_view_free(&va);
+    pk_fprof_view_free(&vb);
+}
+
+/* The pre-inliner moves a context into a fresh base profile with
+ * pk_fprof_take: the same result as merging it there, without copying. */
+TEST(take_equals_merge_into_empty)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_fprof *s1 = build_ctx_like(&ps, "s1"), *s2 = build_ctx_like(&ps, "s2");
+    pk_fprof *d1 = pk_profset_get_func(&ps, nm(&ps, "d1"), &e);
+    pk_fprof *d2 = pk_profset_get_func(&ps, nm(&ps, "d2"), &e);
+    CHECK_OK(pk_fprof_merge(&ps, d1, &ps, s1, 1, &e), &e);
+    CHECK(pk_fprof_take(d2, s2));
+    CHECK_EQ_U64(d2->total, d1->total);
+    CHECK_EQ_U64(d2->head, d1->head);
+    CHECK_EQ_U64(d2->checksum, d1->checksum);
+    CHECK_EQ_U64(d2->attrs, d1->attrs);
+    check_views_equal(&ps, d1, d2);
+    /* src is left empty; dst keeps working (lookups through the moved index) */
+    CHECK_EQ_U64(pk_fprof_num_body(s2), 0);
+    CHECK_EQ_U64(s2->total, 0);
+    CHECK_EQ_U64(pk_fprof_body_sum(s2), 0);
+    CHECK(pk_fprof_find_callsite(s2, 95, 0, nm(&ps, "inl")) == NULL);
+    CHECK(pk_fprof_find_callsite(d2, 95, 0, nm(&ps, "inl")) != NULL);
+    uint64_t c = 0;
+    CHECK(pk_fprof_get_body(s2, 39, 0, &c) != 0);
+    for (pk_fprof *d = d1;; d = d2) {
+        CHECK_OK(pk_fprof_add_body(d, 39, 0, 1, &e), &e);
+        CHECK_OK(pk_fprof_add_call(d, 90, 0, nm(&ps, "other"), 1, &e), &e);
+        CHECK(pk_fprof_get_body(d, 39, 0, &c) == 0);
+        CHECK_EQ_U64(c, 391);
+        if (d == d2)
+            break;
+    }
+    check_views_equal(&ps, d1, d2);
+    /* a second take into the now non-empty profile is refused, unchanged */
+    pk_fprof *s3 = build_ctx_like(&ps, "s3");
+    CHECK(!pk_fprof_take(d2, s3));
+    CHECK_EQ_U64(pk_fprof_num_body(s3), 41); /* 40 touched + the call at 90 */
+    CHECK(pk_fprof_get_body(d2, 39, 0, &c) == 0);
+    CHECK_EQ_U64(c, 391);
+    pk_profset_free(&ps);
+}
+
 int main(void) { return pk_test_main(); }
