@@ -3,6 +3,7 @@
 #include "profgen/probe_gen.h"
 #include "profgen/profgen.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "common/md5.h"
@@ -392,6 +393,12 @@ static pk_fprof *ctx_node_profile(struct gen *g, pk_pairmap *cache, uint32_t ctx
     return f;
 }
 
+/* One block probe inside one sampled range of a context. */
+struct probe_hit {
+    uint64_t key; /* context << 32 | probe number in the table */
+    uint64_t n;
+};
+
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
@@ -400,11 +407,11 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
     size_t nctx = pk_csraw_num_ctxs(raw);
     pk_ctx_frame **prefix = calloc(nctx + 1, sizeof *prefix);
     size_t *nprefix = calloc(nctx + 1, sizeof *nprefix);
-    pk_pairmap counts = {0}, touched = {0}, profile_of = {0}; /* profile_of: (ctx, node) → profile */
+    pk_pairmap touched = {0}, profile_of = {0}; /* profile_of: (ctx, node) → profile */
     int rc = -1;
     if (gen_init(&g, bin, probes, out, stats, err))
         goto done;
-    if (!prefix || !nprefix || pk_pairmap_init(&counts, 1 << 12) || pk_pairmap_init(&touched, 1 << 10) ||
+    if (!prefix || !nprefix || pk_pairmap_init(&touched, 1 << 10) ||
         pk_pairmap_init(&profile_of, 1 << 10)) {
         pk_err_set(err, "out of memory");
         goto done;
@@ -414,7 +421,16 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         if (ctx_prefix(&g, raw, (uint32_t)c, &prefix[c], &nprefix[c]))
             goto done;
 
-    /* block probes inside each context's ranges: (ctx, probe) → count */
+    /* block probes inside each context's ranges: (ctx, probe) → count.
+     * Few (ctx, probe) pairs repeat (37,674 hits on 31,991 pairs at 10k
+     * samples), so the hits are appended and sorted, then equal keys summed:
+     * no hash table (its inserts and growth were a fifth of this function). */
+    size_t nhits = 0, hits_cap = raw->ranges.len * 2 + 16;
+    struct probe_hit *hits = malloc(hits_cap * sizeof *hits);
+    if (!hits) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
     for (size_t i = 0; i < raw->ranges.cap; i++) {
         const pk_pair_count *e = &raw->ranges.e[i];
         if (!e->n)
@@ -423,27 +439,41 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         uint32_t ctx;
         uint64_t b, end;
         pk_csraw_key(raw, e, &ctx, &b, &end);
-        for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++)
-            if (t->probes[k].type == PK_PROBE_BLOCK && pk_pairmap_add(&counts, ctx, k, e->n)) {
-                pk_err_set(err, "out of memory");
-                goto done;
+        for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++) {
+            if (t->probes[k].type != PK_PROBE_BLOCK)
+                continue;
+            if (nhits == hits_cap) {
+                struct probe_hit *h = realloc(hits, (hits_cap *= 2) * sizeof *hits);
+                if (!h) {
+                    free(hits);
+                    pk_err_set(err, "out of memory");
+                    goto done;
+                }
+                hits = h;
             }
+            hits[nhits++] = (struct probe_hit){((uint64_t)ctx << 32) | k, e->n};
+        }
     }
     pk_pairmap_free(&raw->ranges);
-    size_t ncounts;
-    pk_pair_count *sorted = pk_pairmap_sorted(&counts, &ncounts); /* deterministic order */
-    if (!sorted && counts.len) {
+    if (pk_sort_by_u64(hits, nhits, sizeof *hits, offsetof(struct probe_hit, key))) {
+        free(hits);
         pk_err_set(err, "out of memory");
         goto done;
     }
-    pk_pairmap_free(&counts);
+    size_t ncounts = 0;
+    for (size_t i = 0; i < nhits; i++) {
+        if (ncounts && hits[ncounts - 1].key == hits[i].key)
+            hits[ncounts - 1].n += hits[i].n;
+        else
+            hits[ncounts++] = hits[i];
+    }
     /* sorted by context, then probe: runs of one (context, inline node) */
     uint32_t last_ctx = UINT32_MAX, last_node = PK_PROBE_NO_NODE;
     pk_fprof *cur = NULL;
     for (size_t i = 0; i < ncounts; i++) {
-        uint32_t ctx = (uint32_t)sorted[i].a;
-        const pk_probe *p = &t->probes[sorted[i].b];
-        uint64_t n = sorted[i].n;
+        uint32_t ctx = (uint32_t)(hits[i].key >> 32);
+        const pk_probe *p = &t->probes[(uint32_t)hits[i].key];
+        uint64_t n = hits[i].n;
         if (!chain_named(&g, p->node)) {
             stats->missing_desc++;
             continue;
@@ -452,14 +482,14 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         if (ctx != last_ctx || p->node != last_node) {
             cur = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], p->node);
             if (!cur || zero_fill(&g, &touched, cur, p->node)) {
-                free(sorted);
+                free(hits);
                 goto done;
             }
             last_ctx = ctx;
             last_node = p->node;
         }
         if (pk_fprof_add_body(cur, p->index, p->discriminator, n, err)) {
-            free(sorted);
+            free(hits);
             goto done;
         }
         if (p->index != 1)
@@ -473,11 +503,11 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         pk_fprof *caller = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], pn->parent);
         if (!caller || pk_fprof_add_body(caller, pn->callsite_probe, 0, n, err) ||
             pk_fprof_add_call(caller, pn->callsite_probe, 0, g.node_name[p->node], n, err)) {
-            free(sorted);
+            free(hits);
             goto done;
         }
     }
-    free(sorted);
+    free(hits);
 
     /* call targets from branches leaving call probes */
     for (size_t i = 0; i < raw->branches.cap; i++) {
@@ -523,7 +553,6 @@ done:
             free(prefix[c]);
     free(prefix);
     free(nprefix);
-    pk_pairmap_free(&counts);
     pk_pairmap_free(&touched);
     pk_pairmap_free(&profile_of);
     return rc;
