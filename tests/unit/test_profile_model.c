@@ -4,6 +4,7 @@
 #include "test.h"
 #include "profile/profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static pk_name_id nm(pk_profset *ps, const char *s)
@@ -363,6 +364,44 @@ TEST(take_equals_merge_into_empty)
     CHECK_EQ_U64(pk_fprof_num_body(s3), 41); /* 40 touched + the call at 90 */
     CHECK(pk_fprof_get_body(d2, 39, 0, &c) == 0);
     CHECK_EQ_U64(c, 391);
+    pk_profset_free(&ps);
+}
+
+/* Views list the body in location order whatever order it was built in:
+ * short bodies, long ones (sorted by another path), already sorted ones. */
+TEST(view_sorts_long_bodies)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    static const uint32_t sizes[] = {5, 33, 500};
+    for (size_t s = 0; s < 3; s++) {
+        for (int sorted = 0; sorted < 2; sorted++) {
+            char name[32];
+            snprintf(name, sizeof name, "f%zu_%d", s, sorted);
+            pk_fprof *f = pk_profset_get_func(&ps, nm(&ps, name), &e);
+            uint32_t n = sizes[s];
+            for (uint32_t i = 0; i < n; i++) {
+                /* a permutation of 0..n-1 (n is not a multiple of 7) */
+                uint32_t j = sorted ? i : (i * 7 + 3) % n;
+                CHECK_OK(pk_fprof_add_body(f, j / 3 + 1, j % 3, 1000 + j, &e), &e);
+                if (j % 5 == 0)
+                    CHECK_OK(pk_fprof_add_call(f, j / 3 + 1, j % 3, nm(&ps, "t"), j, &e), &e);
+            }
+            pk_fprof_view v;
+            CHECK_OK(pk_fprof_view_build(&ps, f, &v, &e), &e);
+            CHECK_EQ_U64(v.nbody, n);
+            for (uint32_t i = 0; i < v.nbody; i++) {
+                CHECK_EQ_U64(v.body[i].line, i / 3 + 1);
+                CHECK_EQ_U64(v.body[i].disc, i % 3);
+                CHECK_EQ_U64(v.body[i].count, 1000 + i);
+                CHECK_EQ_U64(v.body[i].ncalls, i % 5 == 0);
+                if (v.body[i].ncalls)
+                    CHECK_EQ_U64(v.body[i].calls[0].count, i);
+            }
+            pk_fprof_view_free(&v);
+        }
+    }
     pk_profset_free(&ps);
 }
 
