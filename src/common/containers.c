@@ -292,27 +292,45 @@ int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off)
     uint8_t *scratch = malloc(n * elem);
     if (!scratch)
         return -1;
+    /* the histograms of every varying digit in one pass over the keys (the
+     * counts of a digit do not depend on the order the other passes leave) */
+    unsigned shifts[8], nd = 0;
+    for (unsigned shift = 0; shift < 64; shift += 8)
+        if ((varying >> shift) & 0xff)
+            shifts[nd++] = shift;
+    size_t count[8][256];
+    memset(count, 0, nd * sizeof count[0]);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k;
+        memcpy(&k, a + i * elem + key_off, sizeof k);
+        for (unsigned d = 0; d < nd; d++)
+            count[d][(k >> shifts[d]) & 0xff]++;
+    }
     uint8_t *src = a, *dst = scratch;
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        if (!((varying >> shift) & 0xff))
-            continue;
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, src + i * elem + key_off, sizeof k);
-            count[(k >> shift) & 0xff]++;
+    for (unsigned d = 0; d < nd; d++) {
+        unsigned shift = shifts[d];
+        size_t *c = count[d], sum = 0;
+        for (size_t v = 0; v < 256; v++) {
+            size_t x = c[v];
+            c[v] = sum;
+            sum += x;
         }
-        size_t sum = 0;
-        for (size_t d = 0; d < 256; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
+        /* fixed-size copies for the common element sizes: a memcpy of a
+         * run-time size is a call per element */
+#define PK_SCATTER(SZ)                                                        \
+        for (size_t i = 0; i < n; i++) {                                      \
+            uint64_t k;                                                       \
+            memcpy(&k, src + i * (SZ) + key_off, sizeof k);                   \
+            memcpy(dst + c[(k >> shift) & 0xff]++ * (SZ), src + i * (SZ), (SZ)); \
         }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, src + i * elem + key_off, sizeof k);
-            memcpy(dst + count[(k >> shift) & 0xff]++ * elem, src + i * elem, elem);
+        switch (elem) {
+        case 8: PK_SCATTER(8) break;
+        case 16: PK_SCATTER(16) break;
+        case 24: PK_SCATTER(24) break;
+        case 32: PK_SCATTER(32) break;
+        default: PK_SCATTER(elem) break;
         }
+#undef PK_SCATTER
         uint8_t *t = src;
         src = dst;
         dst = t;
