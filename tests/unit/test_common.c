@@ -3,6 +3,7 @@
 #include "common/pk_common.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,6 +121,56 @@ TEST(listmap_keeps_a_list_per_key)
     }
     CHECK(pk_listmap_get(&m, 10) == NULL);
     pk_listmap_free(&m);
+}
+
+/* pk_sort_by_u64 against a reference (a stable insertion sort), for every
+ * element size with its own copy loop and one without, keys at the start
+ * and inside the element, sizes on both sides of the insertion-sort cut,
+ * keys varying in a few digits or in all of them, many equal keys. */
+TEST(sort_by_u64_is_a_stable_sort)
+{
+    static const size_t elems[] = {8, 16, 24, 32, 40};
+    static const size_t counts[] = {0, 1, 2, 31, 33, 1000, 5000};
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    for (size_t ei = 0; ei < 5; ei++) {
+        size_t elem = elems[ei], key_off = elem == 8 ? 0 : 8;
+        for (size_t ci = 0; ci < 7; ci++) {
+            for (int mode = 0; mode < 3; mode++) {
+                size_t n = counts[ci];
+                uint8_t *a = malloc(n * elem + 1), *ref = malloc(n * elem + 1);
+                CHECK(a && ref);
+                for (size_t i = 0; i < n; i++) {
+                    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                    uint64_t k = mode == 0 ? rng : mode == 1 ? (rng & 0x0f0f00) << 20 : rng % 7;
+                    memset(a + i * elem, 0, elem);
+                    memcpy(a + i * elem + key_off, &k, 8);
+                    if (elem > 8) {
+                        uint64_t seq = i; /* the original position, to check stability */
+                        memcpy(a + i * elem + (key_off ? 0 : 8), &seq, 8);
+                    }
+                }
+                memcpy(ref, a, n * elem);
+                uint8_t tmp[40];
+                for (size_t i = 1; i < n; i++) {
+                    uint64_t k, kj;
+                    memcpy(&k, ref + i * elem + key_off, 8);
+                    size_t j = i;
+                    for (; j > 0; j--) {
+                        memcpy(&kj, ref + (j - 1) * elem + key_off, 8);
+                        if (kj <= k)
+                            break;
+                    }
+                    memcpy(tmp, ref + i * elem, elem);
+                    memmove(ref + (j + 1) * elem, ref + j * elem, (i - j) * elem);
+                    memcpy(ref + j * elem, tmp, elem);
+                }
+                CHECK(pk_sort_by_u64(a, n, elem, key_off) == 0);
+                CHECK(n == 0 || memcmp(a, ref, n * elem) == 0);
+                free(a);
+                free(ref);
+            }
+        }
+    }
 }
 
 int main(void) { return pk_test_main(); }
