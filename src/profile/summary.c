@@ -11,8 +11,8 @@
  *  - each cutoff walks distinct counts from the largest, accumulating
  *    count × frequency until floor(total × cutoff / 1e6) is reached. */
 #include "profile/profile_int.h"
-#include "aggregate/aggregate.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 const uint32_t pk_summary_default_cutoffs[16] = {
@@ -64,57 +64,148 @@ static int add_record(struct sum_acc *a, const pk_fprof *f, int is_callsite)
 
 /* The counts of a flat CS profile as LLVM sees them once contexts are
  * merged by leaf function: one per (function, location), the sum over its
- * contexts; a function's head samples summed likewise. */
-static int flat_cs_counts(const pk_profset *ps, struct sum_acc *a, pk_err *err)
+ * contexts; a function's head samples summed likewise.
+ *
+ * The contexts are taken function by function (sorted by name). Within a
+ * function, locations without a discriminator and below FLAT_DIRECT (every
+ * probe index, most line offsets) are summed in an array indexed by line;
+ * the others are listed, sorted and summed. Two hash tables keyed by
+ * (function, location) did this before at several times the cost, on the
+ * pre-inliner's critical path. */
+#define FLAT_DIRECT 65536
+
+struct flat_acc {
+    uint64_t *sum;       /* [FLAT_DIRECT] */
+    uint8_t *seen;       /* [FLAT_DIRECT] */
+    uint32_t *touched;   /* lines seen in the current function */
+    size_t ntouched, cap_touched;
+    pk_vec rest;         /* struct flat_rest: other locations of the function */
+};
+
+struct flat_rest {
+    uint64_t loc, count;
+};
+
+struct flat_order {
+    uint64_t name, idx;
+};
+
+static int emit_count(struct sum_acc *a, uint64_t count)
 {
-    pk_pairmap seen = {0}, sums = {0};
-    pk_u64map heads = {0};
-    int rc = -1;
-    if (pk_pairmap_init(&seen, 1024) || pk_pairmap_init(&sums, 1024) || pk_u64map_init(&heads, 256))
-        goto oom;
-    for (size_t i = 0; i < ps->top.len; i++) {
-        const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
-        if (f->removed)
+    uint64_t *c = pk_vec_push(&a->counts);
+    if (!c)
+        return -1;
+    *c = count;
+    a->s->total_count += count;
+    if (count > a->s->max_count)
+        a->s->max_count = count;
+    a->s->num_counts++;
+    return 0;
+}
+
+/* Adds one context profile's body to the function being summed. */
+static int flat_add(struct flat_acc *fa, const pk_fprof *f)
+{
+    const struct pk_fprof_slot *sl = f->slots.data;
+    for (size_t k = 0; k < f->slots.len; k++) {
+        if (!pk_fprof_slot_in_body(f, k))
             continue;
-        uint64_t *h = pk_u64map_slot(&heads, f->name);
-        if (!h)
-            goto oom;
-        *h = pk_sat_add(*h, f->head);
-        for (size_t k = 0; k < f->slots.len; k++) {
-            const struct pk_fprof_slot *sl = &PK_VEC_AT(&f->slots, struct pk_fprof_slot, k);
-            if (!pk_fprof_slot_in_body(f, k))
-                continue;
-            if (pk_pairmap_add(&seen, f->name, sl->loc, 1) ||
-                (sl->count && pk_pairmap_add(&sums, f->name, sl->loc, sl->count)))
-                goto oom;
+        uint64_t loc = sl[k].loc;
+        uint32_t line = pk_loc_line(loc);
+        if (pk_loc_disc(loc) == 0 && line < FLAT_DIRECT) {
+            if (!fa->seen[line]) {
+                if (fa->ntouched == fa->cap_touched) {
+                    size_t cap = fa->cap_touched ? 2 * fa->cap_touched : 1024;
+                    uint32_t *t = realloc(fa->touched, cap * sizeof *t);
+                    if (!t)
+                        return -1;
+                    fa->touched = t;
+                    fa->cap_touched = cap;
+                }
+                fa->touched[fa->ntouched++] = line;
+                fa->seen[line] = 1;
+                fa->sum[line] = 0;
+            }
+            fa->sum[line] = pk_sat_add(fa->sum[line], sl[k].count);
+        } else {
+            struct flat_rest *r = pk_vec_push(&fa->rest);
+            if (!r)
+                return -1;
+            *r = (struct flat_rest){loc, sl[k].count};
         }
     }
-    a->s->num_functions = heads.len;
-    for (size_t j = 0; j < pk_u64map_end(&heads); j++)
-        if (pk_u64map_used(&heads, j) && pk_u64map_val(&heads, j) > a->s->max_function_count)
-            a->s->max_function_count = pk_u64map_val(&heads, j);
-    if (pk_vec_reserve(&a->counts, seen.len))
-        goto oom;
-    for (size_t j = 0; j < seen.cap; j++) {
-        const pk_pair_count *e = &seen.e[j];
-        if (!e->n)
-            continue;
-        uint64_t count = pk_pairmap_get(&sums, e->a, e->b);
-        ((uint64_t *)a->counts.data)[a->counts.len++] = count;
-        a->s->total_count += count;
-        if (count > a->s->max_count)
-            a->s->max_count = count;
-        a->s->num_counts++;
+    return 0;
+}
+
+/* The function's counts out; the accumulator cleared for the next one. */
+static int flat_flush(struct flat_acc *fa, struct sum_acc *a)
+{
+    for (size_t i = 0; i < fa->ntouched; i++) {
+        uint32_t line = fa->touched[i];
+        fa->seen[line] = 0;
+        if (emit_count(a, fa->sum[line]))
+            return -1;
+    }
+    fa->ntouched = 0;
+    struct flat_rest *r = fa->rest.data;
+    size_t n = fa->rest.len;
+    if (pk_sort_by_u64(r, n, sizeof *r, offsetof(struct flat_rest, loc)))
+        return -1;
+    for (size_t j = 0; j < n;) {
+        uint64_t count = r[j].count;
+        size_t k = j + 1;
+        for (; k < n && r[k].loc == r[j].loc; k++)
+            count = pk_sat_add(count, r[k].count);
+        if (emit_count(a, count))
+            return -1;
+        j = k;
+    }
+    fa->rest.len = 0;
+    return 0;
+}
+
+static int flat_cs_counts(const pk_profset *ps, struct sum_acc *a, pk_err *err)
+{
+    struct flat_acc fa = {0};
+    pk_vec_init(&fa.rest, sizeof(struct flat_rest));
+    struct flat_order *order = malloc((ps->top.len ? ps->top.len : 1) * sizeof *order);
+    fa.sum = malloc(FLAT_DIRECT * sizeof *fa.sum);
+    fa.seen = calloc(FLAT_DIRECT, 1);
+    int rc = -1;
+    if (!order || !fa.sum || !fa.seen)
+        goto done;
+    size_t n = 0;
+    for (size_t i = 0; i < ps->top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (!f->removed)
+            order[n++] = (struct flat_order){f->name, i};
+    }
+    if (pk_sort_by_u64(order, n, sizeof *order, offsetof(struct flat_order, name)))
+        goto done;
+    for (size_t i = 0; i < n;) {
+        uint64_t head = 0;
+        size_t j = i;
+        for (; j < n && order[j].name == order[i].name; j++) {
+            const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, order[j].idx);
+            head = pk_sat_add(head, f->head);
+            if (flat_add(&fa, f))
+                goto done;
+        }
+        if (flat_flush(&fa, a))
+            goto done;
+        a->s->num_functions++;
+        if (head > a->s->max_function_count)
+            a->s->max_function_count = head;
+        i = j;
     }
     rc = 0;
-    goto done;
-oom:
-    pk_err_set(err, "out of memory");
 done:
-    pk_pairmap_free(&seen);
-    pk_pairmap_free(&sums);
-    pk_u64map_free(&heads);
-    return rc;
+    free(order);
+    free(fa.sum);
+    free(fa.seen);
+    free(fa.touched);
+    pk_vec_free(&fa.rest);
+    return rc ? pk_err_set(err, "out of memory") : 0;
 }
 
 int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, size_t n, pk_summary *out,

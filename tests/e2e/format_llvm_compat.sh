@@ -119,6 +119,29 @@ check "cs: identical bytes up to FuncMetadata (at $meta_off)" cmp -s -n "$meta_o
 check_eq "cs: same file size as llvm-profdata's" "$(stat -c %s "$T/cs.llvm.ext")" "$(stat -c %s "$T/cs.ours.ext")"
 check_eq "cs: same section table as llvm-profdata's" \
   "$($LP show --sample --show-sec-info-only "$T/cs.llvm.ext")" "$($LP show --sample --show-sec-info-only "$T/cs.ours.ext")"
+# A larger flat CS profile: many contexts per leaf function (the summary
+# sums them by function and location), discriminators, the largest line
+# offsets, zero counts: llvm-profdata's summary and ours must agree.
+awk 'BEGIN {
+  srand(21);
+  for (c = 0; c < 600; c++) {
+    leaf = "f" (c % 37);
+    printf "[main:%d @ g%d:%d.%d @ %s]:%d:%d\n", 1 + c % 5, c % 11, 1 + c % 7, c % 3, leaf, 1000 + c, c % 13;
+    n = 3 + (c % 37) % 9;
+    for (i = 0; i < n; i++) {
+      line = (i == n - 1 && c % 37 < 4) ? 65535 - c % 2 : 1 + i * 2;
+      cnt = (i % 4 == 3) ? 0 : int(rand() * 500);
+      if (i % 5 == 2) printf " %d.%d: %d\n", line, 1 + (c + i) % 3, cnt;
+      else printf " %d: %d\n", line, cnt;
+    }
+  }
+}' > "$T/csbig.txt"
+check "csbig: converted" "$PGOKIT" convert "$T/csbig.txt" -o "$T/csbig.ours.ext"
+check "csbig: llvm-profdata merges it" $LP merge --sample --extbinary "$T/csbig.txt" -o "$T/csbig.llvm.ext"
+check_eq "csbig: llvm-profdata's detailed summary of our extbinary = of its own" \
+  "$($LP show --sample --detailed-summary "$T/csbig.llvm.ext" | sed -n '/^Total count/,$p' | md5sum)" \
+  "$($LP show --sample --detailed-summary "$T/csbig.ours.ext" | sed -n '/^Total count/,$p' | md5sum)"
+check "csbig: the summary has counts" grep -q "Total count: [1-9]" <<<"$($LP show --sample --detailed-summary "$T/csbig.ours.ext")"
 
 # (1) llvm-profdata shows our extbinary exactly like our text
 for p in ex big bigprobe; do
