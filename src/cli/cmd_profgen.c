@@ -500,20 +500,23 @@ int pk_cmd_profgen(int argc, char **argv)
             goto fail;
         probes_init = !prep; /* with a thread, once it says so */
         /* (the inference leaves contexts canonically numbered) */
-        int tr = no_infer ? pk_csraw_canonicalize(&csr, &err) : pk_infer_tail_frames(&csr, bin, 0, &tst, &err);
+        pk_u64map added = {0}; /* call sites of the inferred frames */
+        int tr = no_infer ? pk_csraw_canonicalize(&csr, &err)
+                          : pk_infer_tail_frames(&csr, bin, 0, &tst, &added, &err);
         if (prep) {
             int lr = pk_cs_prep_probes(prep, tr ? NULL : &err);
             probes_init = !lr;
             tr = tr || lr;
         }
-        tr = tr || pk_probe_sampled_guids_more(elf, &csr, &keep, &more, &err) ||
+        tr = tr || pk_probe_guids_at_sites(elf, &added, &keep, &more, &err) ||
              pk_probe_info_load_more(&probes, elf, &more, &err);
         pk_u64map_free(&more);
+        pk_u64map_free(&added);
         pk_cs_prep_index(prep); /* the table is final: the DWARF of its functions */
         if (tr)
             goto fail;
     } else if (mode == GEN_LINE_CS) {
-        if (no_infer ? pk_csraw_canonicalize(&csr, &err) : pk_infer_tail_frames(&csr, bin, 0, &tst, &err))
+        if (no_infer ? pk_csraw_canonicalize(&csr, &err) : pk_infer_tail_frames(&csr, bin, 0, &tst, NULL, &err))
             goto fail;
     } else if (mode == GEN_PROBE) {
         if (pk_probe_sampled_guids(elf, NULL, &raw, &keep, &err) || pk_probe_info_load(&probes, elf, &keep, &err))

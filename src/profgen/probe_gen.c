@@ -672,13 +672,18 @@ done:
     return rc ? pk_err_set(err, "out of memory") : 0;
 }
 
-int pk_probe_sampled_guids_more(const pk_elf *elf, const pk_csraw *cs, pk_u64map *keep, pk_u64map *more,
-                                pk_err *err)
+int pk_probe_guids_at_sites(const pk_elf *elf, const pk_u64map *sites, pk_u64map *keep, pk_u64map *more,
+                            pk_err *err)
 {
     pk_u64map now = {0};
-    if (pk_probe_sampled_guids(elf, cs, NULL, &now, err))
-        return -1;
+    struct guid_set g = {.elf = elf, .keep = &now};
+    g.funcs = pk_elf_funcs(elf, &g.nfuncs);
     int rc = 0;
+    if (pk_u64map_init(&g.seen, 64))
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < pk_u64map_end(sites) && !rc; i++)
+        if (pk_u64map_used(sites, i) && want_function_at(&g, pk_u64map_key(sites, i)))
+            rc = pk_err_set(err, "out of memory");
     for (size_t i = 0; i < pk_u64map_end(&now) && !rc; i++) {
         if (!pk_u64map_used(&now, i) || pk_u64map_get(keep, pk_u64map_key(&now, i)))
             continue;
@@ -688,6 +693,7 @@ int pk_probe_sampled_guids_more(const pk_elf *elf, const pk_csraw *cs, pk_u64map
         else
             *a = *b = 1;
     }
+    pk_u64map_free(&g.seen);
     pk_u64map_free(&now);
     return rc;
 }

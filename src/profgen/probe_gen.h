@@ -55,9 +55,11 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
  * profiled functions. Adds to `keep`. */
 int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawprof *raw, pk_u64map *keep,
                            pk_err *err);
-/* The sampled GUIDs of cs that `keep` lacks (contexts changed since it was
- * filled: inferred tail-call frames), into `more` (added to keep as well). */
-int pk_probe_sampled_guids_more(const pk_elf *elf, const pk_csraw *cs, pk_u64map *keep, pk_u64map *more,
-                                pk_err *err);
+/* The GUIDs of the functions holding the addresses that are keys of
+ * `sites` (the call sites of inferred tail-call frames: see
+ * pk_infer_tail_frames) that `keep` lacks, into `more` (added to keep as
+ * well). */
+int pk_probe_guids_at_sites(const pk_elf *elf, const pk_u64map *sites, pk_u64map *keep, pk_u64map *more,
+                            pk_err *err);
 
 #endif

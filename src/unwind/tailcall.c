@@ -26,6 +26,7 @@ struct tc {
     pk_vec memo;                  /* struct tc_memo */
     pk_u64map icall_targets;      /* indirect call site → target entry (0 when several) */
     pk_tailcall_stats *st;
+    pk_u64map *added_sites;       /* call sites of the spliced frames (may be NULL) */
     uint32_t max_depth;
     pk_err *err;
 };
@@ -141,6 +142,11 @@ static int append_chain(struct tc *t, uint64_t from, uint64_t to, pk_vec *out)
             return pk_err_set(t->err, "out of memory");
         *slot = m->first.site;
         t->st->frames_added++;
+        uint64_t *a = t->added_sites ? pk_u64map_slot(t->added_sites, m->first.site) : NULL;
+        if (t->added_sites && !a)
+            return pk_err_set(t->err, "out of memory");
+        if (a)
+            *a = 1;
         from = m->first.to;
     }
     return 0;
@@ -160,10 +166,10 @@ static uint64_t call_target(struct tc *t, uint64_t site)
 }
 
 int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
-                         pk_tailcall_stats *st, pk_err *err)
+                         pk_tailcall_stats *st, pk_u64map *added_sites, pk_err *err)
 {
     memset(st, 0, sizeof *st);
-    struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st,
+    struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st, .added_sites = added_sites,
                    .max_depth = max_depth ? max_depth : 64, .err = err};
     pk_listmap_init(&t.edges_of, sizeof(struct tc_edge));
     pk_vec_init(&t.memo, sizeof(struct tc_memo));

@@ -171,8 +171,10 @@ typedef struct pk_tailcall_stats {
 
 /* Rewrites the contexts of `raw` in place (counts are kept; contexts that
  * become equal are merged), renumbered in the canonical order that
- * pk_csraw_canonicalize gives. `max_depth` bounds the chain search (0: 64). */
+ * pk_csraw_canonicalize gives. `max_depth` bounds the chain search (0: 64).
+ * `added_sites` (may be NULL) gets, as keys, the call sites of the frames
+ * spliced in: the only addresses of the new contexts the old ones lacked. */
 int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
-                         pk_tailcall_stats *st, pk_err *err);
+                         pk_tailcall_stats *st, pk_u64map *added_sites, pk_err *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include "test.h"
 #include "profgen/profgen.h"
 #include "format/format.h"
+#include "unwind/unwind.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -129,6 +130,53 @@ static void fill_raw(fixture *f, pk_rawprof *raw)
     pk_pairmap_add(&raw->branches, f->tail_jmp, f->leaf, 5);
     pk_pairmap_add(&raw->branches, PK_AGG_EXTERNAL, f->main_, 1);
     pk_pairmap_add(&raw->branches, f->jne, f->loop, 600);     /* not into an entry */
+}
+
+/* Tail-call inference on the fixture: main's call to pg_tail reaches
+ * pg_leaf through pg_tail's tail jump, so a context [main's call site,
+ * pg_leaf] gets pg_tail's jump spliced in, and that site is reported (the
+ * caller decodes the probes of the functions holding reported sites). */
+TEST(tail_frames_are_spliced_and_reported)
+{
+    fixture f = {0};
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return;
+    }
+    if (build_fixture(&f)) {
+        CHECK(!"fixture");
+        pk_binary_close(f.bin);
+        return;
+    }
+    pk_err e;
+    pk_csraw raw;
+    uint64_t base = f.main_ & ~(uint64_t)0xfffff;
+    CHECK_OK(pk_csraw_init(&raw, base, &e), &e);
+    uint64_t ctx_words[2] = {f.call, f.leaf}, leaf_only[1] = {f.leaf};
+    uint32_t c, c0;
+    CHECK_OK(pk_csraw_intern(&raw, ctx_words, 2, &c, &e), &e);
+    CHECK_OK(pk_csraw_intern(&raw, leaf_only, 1, &c0, &e), &e);
+    pk_pairmap_add(&raw.ranges, (uint64_t)c << 32 | (f.leaf - base), f.leaf_ret - base, 9);
+    /* the tail jump, seen in the LBR (under the leaf-only context) */
+    pk_pairmap_add(&raw.branches, (uint64_t)c0 << 32 | (f.tail_jmp - base), f.leaf - base, 5);
+    pk_tailcall_stats st;
+    pk_u64map added = {0};
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, &added, &e), &e);
+    CHECK_EQ_U64(st.recovered, 1);
+    CHECK_EQ_U64(st.frames_added, 1);
+    CHECK_EQ_U64(added.len, 1);
+    CHECK(pk_u64map_get(&added, f.tail_jmp) != NULL);
+    bool found = false;
+    for (uint32_t i = 0; i < pk_csraw_num_ctxs(&raw); i++) {
+        uint32_t n;
+        const uint64_t *w = pk_csraw_ctx(&raw, i, &n);
+        if (n == 3 && w[0] == f.call && w[1] == f.tail_jmp && w[2] == f.leaf)
+            found = true;
+    }
+    CHECK(found);
+    pk_u64map_free(&added);
+    pk_csraw_free(&raw);
+    pk_binary_close(f.bin);
 }
 
 TEST(line_profile_of_calls_fixture)
