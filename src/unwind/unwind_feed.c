@@ -248,13 +248,24 @@ int pk_unwinder_finish(pk_unwinder *u, pk_err *err)
     return 0;
 }
 
-/* A word-at-a-time hash of a translated sample. */
+/* A word-at-a-time hash of a translated sample, in four independent lanes
+ * (one lane's multiply chain made it latency-bound: 5 % of reading a
+ * 100k-sample recording). */
 static uint64_t hash_words(const uint64_t *w, size_t n)
 {
-    uint64_t h = n * 0x9e3779b97f4a7c15ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ w[i]) * 0xff51afd7ed558ccdULL + (h >> 29);
-    return pk_hash64(h);
+    const uint64_t m = 0xff51afd7ed558ccdULL;
+    uint64_t h0 = n * 0x9e3779b97f4a7c15ULL, h1 = h0 ^ 0x243f6a8885a308d3ULL, h2 = h0 ^ 0x13198a2e03707344ULL,
+             h3 = h0 ^ 0xa4093822299f31d0ULL;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        h0 = (h0 ^ w[i]) * m + (h0 >> 29);
+        h1 = (h1 ^ w[i + 1]) * m + (h1 >> 29);
+        h2 = (h2 ^ w[i + 2]) * m + (h2 >> 29);
+        h3 = (h3 ^ w[i + 3]) * m + (h3 >> 29);
+    }
+    for (; i < n; i++)
+        h0 = (h0 ^ w[i]) * m + (h0 >> 29);
+    return pk_hash64(h0 ^ pk_hash64(h1) ^ (pk_hash64(h2) * 3) ^ (pk_hash64(h3) * 5));
 }
 
 int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_err *err)
