@@ -57,6 +57,12 @@ for pt in $POINTS; do
     rm -f "$D/ps.t"
     timed "$D/ps.t" sh -c "perf script -F ip,brstack --show-mmap-events -i '$data' > '$script' 2>/dev/null"
     rm -f "$D/pg.t" "$D/lp.t"
+    # the recording and its text were just written: flush them, and run each
+    # tool once untimed, so that no timed run pays for writeback or a cold
+    # page cache (the first run after recording measured up to 2x slower)
+    sync
+    "$PGOKIT" profgen -q --binary "$BIN" --perf "$data" -o "$D/pg.prof" --format extbinary
+    llvm-profgen-19 --binary "$BIN" --perfscript "$script" -o "$D/lp.prof" 2>/dev/null
     for ((r = 0; r < runs; r++)); do
         timed "$D/pg.t" "$PGOKIT" profgen -q --binary "$BIN" --perf "$data" -o "$D/pg.prof" --format extbinary
         timed "$D/lp.t" llvm-profgen-19 --binary "$BIN" --perfscript "$script" -o "$D/lp.prof"
