@@ -105,6 +105,22 @@ static int build_fixture(fixture *f)
     return 0;
 }
 
+/* Builds the fixture; false when the test cannot run (clang-19 missing:
+ * skipped; a build that fails: a failure). */
+static bool fixture_ready(fixture *f)
+{
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return false;
+    }
+    if (build_fixture(f)) {
+        CHECK(!"fixture");
+        pk_binary_close(f->bin);
+        return false;
+    }
+    return true;
+}
+
 static uint32_t line_of(fixture *f, uint64_t addr)
 {
     pk_frames fs;
@@ -139,15 +155,8 @@ static void fill_raw(fixture *f, pk_rawprof *raw)
 TEST(tail_frames_are_spliced_and_reported)
 {
     fixture f = {0};
-    if (access("/usr/bin/clang-19", X_OK) != 0) {
-        fprintf(stderr, "clang-19 missing: skipped\n");
+    if (!fixture_ready(&f))
         return;
-    }
-    if (build_fixture(&f)) {
-        CHECK(!"fixture");
-        pk_binary_close(f.bin);
-        return;
-    }
     pk_err e;
     pk_csraw raw;
     uint64_t base = f.main_ & ~(uint64_t)0xfffff;
@@ -182,15 +191,8 @@ TEST(tail_frames_are_spliced_and_reported)
 TEST(line_profile_of_calls_fixture)
 {
     fixture f = {0};
-    if (access("/usr/bin/clang-19", X_OK) != 0) {
-        fprintf(stderr, "clang-19 missing: skipped\n");
+    if (!fixture_ready(&f))
         return;
-    }
-    if (build_fixture(&f)) {
-        CHECK(!"fixture");
-        pk_binary_close(f.bin);
-        return;
-    }
     pk_rawprof raw;
     fill_raw(&f, &raw);
     for (int mode = PK_TOTAL_PER_BYTE; mode <= PK_TOTAL_SUM; mode++) {
