@@ -1,5 +1,6 @@
-/* test_main.c — the runner behind test.h (linked into every unit test). */
+/* harness.c — the runner behind test.h (linked into every unit test). */
 #include "test.h"
+#include "binary/binary.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -64,6 +65,21 @@ const char *pk_test_build(const char *name, const char *cc, const char *flags, c
     if (system(cmd) != 0)
         return NULL;
     return paths[n++];
+}
+
+pk_elf *pk_test_open_elf(const char *bin)
+{
+    pk_elf *e = NULL;
+    pk_err err;
+    if (!bin) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "fixture not built (see the compiler's message above)\n");
+    } else if (pk_elf_open(&e, bin, &err)) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s: %s\n", bin, err.msg);
+        e = NULL;
+    }
+    return e;
 }
 
 int pk_test_main(void)

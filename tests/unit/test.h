@@ -22,6 +22,10 @@ const char *pk_test_srcdir(void);
 /* Builds tests/programs/SOURCE with `cc flags` into tmpdir/NAME, once per
  * NAME in this program; the path, or NULL if the compiler failed. */
 const char *pk_test_build(const char *name, const char *cc, const char *flags, const char *source);
+/* Opens a built fixture (pk_test_build's path) as an ELF file; NULL, with a
+ * failed check and the reason printed, when bin is NULL or does not open. */
+struct pk_elf;
+struct pk_elf *pk_test_open_elf(const char *bin);
 
 #define TEST(name)                                                        \
     static void test_##name(void);                                        \

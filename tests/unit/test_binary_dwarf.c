@@ -166,12 +166,10 @@ TEST(discriminators)
 TEST(dwarf_funcs_cold_split)
 {
     const char *bin = build("cold-gcc", "gcc-12", "-O2 -g");
-    CHECK(bin != NULL);
-    if (!bin)
+    pk_elf *e = pk_test_open_elf(bin);
+    if (!e)
         return;
     pk_err err;
-    pk_elf *e;
-    CHECK_OK(pk_elf_open(&e, bin, &err), &err);
     pk_symbolizer *s;
     CHECK_OK(pk_symbolizer_open(&s, e, &err), &err);
     const pk_dwarf_func *f;
@@ -390,12 +388,10 @@ static int collect_span(void *arg, uint64_t begin, uint64_t end, const pk_frames
 TEST(spans_restricted_index)
 {
     const char *bin = build("spans-clang", "clang-19", "-O2 -g");
-    CHECK(bin != NULL);
-    if (!bin)
+    pk_elf *e = pk_test_open_elf(bin);
+    if (!e)
         return;
     pk_err err;
-    pk_elf *e;
-    CHECK_OK(pk_elf_open(&e, bin, &err), &err);
     const pk_elf_symbol *f = pk_elf_func_by_name(e, "sum_poly"), *other = pk_elf_func_by_name(e, "loops");
     CHECK(f != NULL && other != NULL && f->size > 0);
     if (!f || !other) {

@@ -31,12 +31,9 @@ static const char *fixture(const char *name, const char *cc, const char *flags)
 TEST(elf_basics)
 {
     const char *bin = fixture("pie", "clang-19", "-O2 -g -Wl,--build-id");
-    CHECK(bin != NULL);
-    if (!bin)
+    pk_elf *e = pk_test_open_elf(bin);
+    if (!e)
         return;
-    pk_err err;
-    pk_elf *e;
-    CHECK_OK(pk_elf_open(&e, bin, &err), &err);
     CHECK_EQ_U64(pk_elf_type(e), ET_DYN);
     CHECK_EQ_U64(pk_elf_machine(e), EM_X86_64);
     const pk_elf_section *text = pk_elf_section_by_name(e, ".text");
@@ -100,12 +97,9 @@ TEST(elf_basics)
 TEST(elf_non_pie_base)
 {
     const char *bin = fixture("nopie", "gcc-12", "-O2 -g -no-pie");
-    CHECK(bin != NULL);
-    if (!bin)
+    pk_elf *e = pk_test_open_elf(bin);
+    if (!e)
         return;
-    pk_err err;
-    pk_elf *e;
-    CHECK_OK(pk_elf_open(&e, bin, &err), &err);
     CHECK_EQ_U64(pk_elf_type(e), ET_EXEC);
     CHECK_EQ_U64(pk_elf_preferred_base(e), 0x400000);
     CHECK_EQ_U64(pk_elf_first_exec_vaddr(e), 0x401000);
