@@ -220,6 +220,11 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     pk_vec_init(&ranges, sizeof(pk_addr_range));
     pk_vec dranges;
     pk_vec_init(&dranges, sizeof(die_range));
+    /* a wanted subprogram nested in an unwanted one: its depth and the
+     * skip_below to restore when its children end */
+    struct resume { size_t depth, skip_below; };
+    pk_vec resume;
+    pk_vec_init(&resume, sizeof(struct resume));
     int rc = -1;
     pk_cursor c;
     pk_cursor_init(&c, s->info.data + cu->die_off, (size_t)(cu->end - cu->die_off));
@@ -240,19 +245,26 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                 continue; /* padding after the unit DIE's children */
             depth--;
             anc.len = depth + 1;
-            if (depth == skip_below)
+            const struct resume *rs = resume.len ? &PK_VEC_AT(&resume, struct resume, resume.len - 1) : NULL;
+            if (rs && rs->depth == depth) {
+                skip_below = rs->skip_below;
+                resume.len--;
+            } else if (depth == skip_below) {
                 skip_below = SIZE_MAX;
+            }
             if (depth == 0)
                 break;
             continue;
         }
-        if (depth > skip_below) {
-            /* inside a subprogram nobody asked about: step over the DIE */
-            const dw_abbrev *sa = dw_abbrev_find(tab, code);
-            if (!sa) {
-                dw_bad(s, err, &s->info, die_off, "unknown abbreviation code %llu", (unsigned long long)code);
-                goto done;
-            }
+        const dw_abbrev *sa = depth > skip_below ? dw_abbrev_find(tab, code) : NULL;
+        if (depth > skip_below && !sa) {
+            dw_bad(s, err, &s->info, die_off, "unknown abbreviation code %llu", (unsigned long long)code);
+            goto done;
+        }
+        if (sa && sa->tag != DW_TAG_subprogram) {
+            /* inside a subprogram nobody asked about: step over the DIE (a
+             * nested subprogram, e.g. GCC's outlined OpenMP bodies, has code
+             * of its own elsewhere and is decided on its own ranges) */
             if (sa->fixed_size >= 0) {
                 if ((size_t)sa->fixed_size > pk_cursor_left(&c)) {
                     dw_bad(s, err, &s->info, die_off, "DIE runs past the end of its unit");
@@ -347,12 +359,22 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                         ranges.len = 0;
                 }
                 if (s->want && !rec.inlined && rec.parent < 0 && !wanted(s, ranges.data, ranges.len)) {
-                    /* not asked about: neither it nor its inline tree */
-                    if (a->children)
+                    /* not asked about: neither it nor its inline tree (inside
+                     * a skipped subprogram, the outer skip goes on) */
+                    if (a->children && skip_below == SIZE_MAX)
                         skip_below = depth;
                     me = -1;
                     ranges.len = 0;
                 } else {
+                    if (a->children && skip_below != SIZE_MAX) {
+                        /* wanted, inside a skipped subprogram: its own
+                         * children are read, the skip resumes after them */
+                        struct resume *rs = pk_vec_push(&resume);
+                        if (!rs)
+                            goto oom;
+                        *rs = (struct resume){depth, skip_below};
+                        skip_below = SIZE_MAX;
+                    }
                     dw_sub *slot = pk_vec_push(&subs);
                     if (!slot)
                         goto oom;
@@ -410,6 +432,7 @@ done:
     pk_vec_free(&prog);
     pk_vec_free(&anc);
     pk_vec_free(&ranges);
+    pk_vec_free(&resume);
     if (rc < 0) {
         free(cu->map_lo);
         free(cu->map_hi);

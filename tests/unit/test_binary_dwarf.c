@@ -448,6 +448,44 @@ TEST(spans_restricted_index)
     pk_elf_close(e);
 }
 
+/* A subprogram nested in another (GNU C nested function, gcc): asked about
+ * alone, the restricted index must still read it, though its enclosing
+ * subprogram is not asked about and is skipped. */
+TEST(spans_restricted_index_nested_subprogram)
+{
+    const char *bin = pk_test_build("nested-gcc", "gcc-12", "-O2 -g", "binary_nested.c");
+    pk_elf *e = pk_test_open_elf(bin);
+    if (!e)
+        return;
+    pk_err err;
+    const pk_elf_symbol *in = pk_elf_func_by_name(e, "nest_inner.0"), *out = pk_elf_func_by_name(e, "nest_outer");
+    CHECK(in != NULL && out != NULL && in->size > 0);
+    CHECK(in && out && (in->addr + in->size <= out->addr || in->addr >= out->addr + out->size));
+    if (!in || !out) {
+        pk_elf_close(e);
+        return;
+    }
+    static struct span_list whole, cut;
+    pk_symbolizer *a, *b;
+    CHECK_OK(pk_symbolizer_open(&a, e, &err), &err);
+    CHECK_OK(pk_symbolizer_open(&b, e, &err), &err);
+    CHECK_OK(pk_symbolize_spans(a, in->addr, in->addr + in->size, collect_span, &whole, &err), &err);
+    pk_addr_range want = {in->addr, in->addr + in->size};
+    CHECK_OK(pk_symbolizer_index(b, &want, 1, &err), &err);
+    CHECK_OK(pk_symbolize_spans(b, in->addr, in->addr + in->size, collect_span, &cut, &err), &err);
+    CHECK(whole.n > 0);
+    CHECK_EQ_U64(cut.n, whole.n);
+    for (size_t i = 0; i < whole.n && i < cut.n; i++) {
+        CHECK_EQ_U64(cut.r[i].begin, whole.r[i].begin);
+        CHECK_EQ_U64(cut.r[i].end, whole.r[i].end);
+        CHECK(!strcmp(whole.r[i].leaf, "nest_inner"));
+        CHECK(!strcmp(cut.r[i].leaf, whole.r[i].leaf));
+    }
+    pk_symbolizer_close(a);
+    pk_symbolizer_close(b);
+    pk_elf_close(e);
+}
+
 TEST(corrupt_split_dwarf)
 {
     char cmd[2048];
