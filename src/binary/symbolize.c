@@ -223,8 +223,16 @@ int pk_symbolizer_index(pk_symbolizer *s, const pk_addr_range *ranges, size_t n,
 {
     if (pk_symbolizer_want(s, ranges, n, err))
         return -1;
-    for (size_t i = 0; i < s->nwant; i++) {
-        uint64_t lo = s->want[i].begin, hi = s->want[i].end;
+    /* a private copy: indexing a unit indexed before for fewer ranges widens
+     * (replaces) s->want under the loop */
+    size_t nw = s->nwant;
+    pk_addr_range *w = pk_xrealloc_array(NULL, nw ? nw : 1, sizeof *w);
+    if (!w)
+        return pk_err_set(err, "%s: out of memory", s->path);
+    memcpy(w, s->want, nw * sizeof *w);
+    int rc = 0;
+    for (size_t i = 0; i < nw && !rc; i++) {
+        uint64_t lo = w[i].begin, hi = w[i].end;
         while (lo < hi) { /* every unit the range crosses */
             size_t k = dw_arange_after(s, lo);
             if (k == s->naranges || s->aranges_tab[k].lo >= hi)
@@ -235,12 +243,15 @@ int pk_symbolizer_index(pk_symbolizer *s, const pk_addr_range *ranges, size_t n,
             dw_cu *cu = dw_cu_containing(s, s->aranges_tab[k].cu_off);
             pk_symbolizer *ds;
             dw_cu *dcu;
-            if (cu && (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index_covering(ds, dcu, lo, end, err) < 0))
-                return -1;
+            if (cu && (dw_cu_split(s, cu, &ds, &dcu, err) < 0 || dw_cu_index_covering(ds, dcu, lo, end, err) < 0)) {
+                rc = -1;
+                break;
+            }
             lo = end;
         }
     }
-    return 0;
+    free(w);
+    return rc;
 }
 
 static pk_frame *push_frame(pk_symbolizer *s, pk_err *err)
