@@ -116,10 +116,7 @@ void pk_u64map_clear(pk_u64map *m)
 static int u64map_grow(pk_u64map *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 16, mask = ncap - 1;
-    /* zeroed by writing (see pairmap_rehash): the whole table is about to be used */
-    pk_u64map_entry *ne = pk_xrealloc_array(NULL, ncap, sizeof *ne);
-    if (ne)
-        memset(ne, 0, ncap * sizeof *ne);
+    pk_u64map_entry *ne = pk_zalloc(ncap, sizeof *ne); /* the whole table is about to be used */
     if (!ne)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {
@@ -360,12 +357,14 @@ int pk_addr_buckets_build(pk_addr_buckets *b, const void *base, size_t n, size_t
     if (!first)
         return -1;
     size_t i = 0;
-    for (size_t k = 0; k <= nb; k++) {
+    for (size_t k = 0; k < nb; k++) {
+        /* (k < nb: the start of bucket nb could wrap past UINT64_MAX) */
         uint64_t start = lo + ((uint64_t)k << shift), key;
         while (i < n && (memcpy(&key, a + i * elem + key_off, sizeof key), key < start))
             i++;
         first[k] = (uint32_t)i;
     }
+    first[nb] = (uint32_t)n;
     b->first = first;
     b->n = nb;
     b->lo = lo;

@@ -153,8 +153,7 @@ uint64_t pk_hash_bytes(const void *p, size_t n);
 /* ---- open-addressed map u64 → u64 (every key allowed; values are counts or
  * indexes). The hot structure of aggregation: one array of (key, value)
  * pairs so a lookup touches one cache line, no per-entry allocation. Key 0
- * marks a free slot (calloc'd tables stay lazily zeroed pages), so a real
- * key 0 is kept aside in `zero_val`. A zeroed struct is an empty map. */
+ * marks a free slot, so a real key 0 is kept aside in `zero_val`. A zeroed struct is an empty map. */
 typedef struct pk_u64map_entry {
     uint64_t key, val;
 } pk_u64map_entry;
