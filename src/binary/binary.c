@@ -197,14 +197,6 @@ int pk_binary_func_insns(pk_binary *b, const pk_elf_symbol *func, const pk_insn 
     return 0;
 }
 
-int pk_binary_func_insns_uncached(pk_binary *b, const pk_elf_symbol *func, pk_insn **insns, size_t *count,
-                                  pk_err *err)
-{
-    if (pk_binary_decode_range(b, func->addr, func_end(b->elf, func), insns, count, err) < 0)
-        return pk_err_prefix(err, "function %s", func->name);
-    return 0;
-}
-
 int pk_binary_decode_one(pk_binary *b, uint64_t vaddr, pk_insn *out)
 {
     /* up to 15 bytes, fewer at the end of the mapped range */

@@ -319,10 +319,6 @@ int pk_binary_decode_one(pk_binary *bin, uint64_t vaddr, pk_insn *out);
  * Size-0 symbols extend to the next symbol or the end of their section. */
 int pk_binary_func_insns(pk_binary *bin, const pk_elf_symbol *func,
                          const pk_insn **insns, size_t *count, pk_err *err);
-/* The same decoded into a new array the caller frees (nothing cached): for
- * one pass over many functions. */
-int pk_binary_func_insns_uncached(pk_binary *bin, const pk_elf_symbol *func, pk_insn **insns, size_t *count,
-                                  pk_err *err);
 /* Same for an arbitrary address range (e.g. a DWARF .cold range), not cached:
  * the caller frees *insns with free(). */
 int pk_binary_decode_range(pk_binary *bin, uint64_t begin, uint64_t end,
