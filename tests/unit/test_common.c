@@ -173,4 +173,36 @@ TEST(sort_by_u64_is_a_stable_sort)
     }
 }
 
+/* pk_addr_buckets_range brackets the lower and upper bounds of any address,
+ * keys near UINT64_MAX included (the last bucket's start used to wrap). */
+TEST(addr_buckets_bracket_bounds)
+{
+    static const uint64_t top[] = {UINT64_MAX - 100, UINT64_MAX - 50, UINT64_MAX - 3, UINT64_MAX};
+    uint64_t spread[64];
+    for (int i = 0; i < 64; i++)
+        spread[i] = 0x400000 + (uint64_t)i * i * 37;
+    const uint64_t *sets[] = {top, spread};
+    const size_t ns[] = {4, 64};
+    for (int si = 0; si < 2; si++) {
+        const uint64_t *k = sets[si];
+        size_t n = ns[si];
+        pk_addr_buckets b;
+        CHECK(pk_addr_buckets_build(&b, k, n, sizeof *k, 0) == 0);
+        CHECK(b.first != NULL);
+        for (size_t q = 0; q < n; q++) {
+            for (int d = -1; d <= 1; d++) {
+                uint64_t addr = k[q] + (uint64_t)(int64_t)d;
+                size_t lb = 0, ub = 0, lo, hi;
+                while (lb < n && k[lb] < addr)
+                    lb++;
+                while (ub < n && k[ub] <= addr)
+                    ub++;
+                pk_addr_buckets_range(&b, addr, n, &lo, &hi);
+                CHECK(lo <= lb && ub <= hi);
+            }
+        }
+        pk_addr_buckets_free(&b);
+    }
+}
+
 int main(void) { return pk_test_main(); }
