@@ -77,17 +77,18 @@ int dw_open_cus(pk_symbolizer *s, pk_err *err)
     return 0;
 }
 
-/* ---- AddrDieMap: address → innermost subroutine DIE ----
- * LLVM inserts each DIE's ranges in preorder into an ordered map, a later
- * (inner) DIE overwriting what earlier ones left: the DIE at an address is
- * the last-inserted range covering it. The same answer from the list of
- * ranges: sort them by start and sweep, keeping the covering ranges in a
- * max-heap by preorder (ranges that have ended leave it lazily). */
-
-typedef struct die_range {
-    uint64_t lo, hi;
-    int32_t sub;          /* preorder number: larger = inserted later */
-} die_range;
+/* ---- AddrDieMap: address → subroutine DIE ----
+ * LLVM inserts each DIE's ranges in preorder into an ordered map keyed by
+ * range start (DWARFUnit::updateAddressDieMap): a range inside an earlier
+ * one splits it, and a lookup takes the entry with the greatest start <= the
+ * address, if that entry's end is past it. When every range that overlaps
+ * an earlier one lies inside it (parents before children: the normal case),
+ * the answer is simply the last-inserted range covering the address, which
+ * a sweep over the ranges sorted by start gives (covering ranges kept in a
+ * max-heap by preorder). Groups of overlapping ranges that break that rule
+ * (a later range sticking out of an earlier one, as the [0, size) ranges of
+ * functions a linker discarded can) are run through LLVM's procedure
+ * itself. The result is flattened into disjoint pieces for binary search. */
 
 typedef struct heap_ent {
     int32_t sub;
@@ -123,21 +124,24 @@ static void heap_pop(heap_ent *h, size_t *n)
         h[i] = last;
 }
 
-/* Fills cu->map_* from the ranges (in preorder); -1 on OOM. */
-static int build_die_map(dw_cu *cu, die_range *r, size_t n)
+/* Appends [lo, hi) → sub to the flattened map, joined to the previous
+ * piece when it continues it. */
+static void map_append(dw_cu *cu, uint64_t lo, uint64_t hi, int32_t sub)
 {
-    cu->nmap = 0;
-    /* every range can split the map at most twice */
-    size_t cap = 2 * n + 1;
-    cu->map_lo = malloc(cap * sizeof *cu->map_lo);
-    cu->map_hi = malloc(cap * sizeof *cu->map_hi);
-    cu->map_sub = malloc(cap * sizeof *cu->map_sub);
-    heap_ent *h = malloc((n ? n : 1) * sizeof *h);
-    if (!cu->map_lo || !cu->map_hi || !cu->map_sub || !h ||
-        pk_sort_by_u64(r, n, sizeof *r, offsetof(die_range, lo))) {
-        free(h);
-        return -1;
+    size_t k = cu->nmap;
+    if (k && cu->map_hi[k - 1] == lo && cu->map_sub[k - 1] == sub) {
+        cu->map_hi[k - 1] = hi;
+        return;
     }
+    cu->map_lo[k] = lo;
+    cu->map_hi[k] = hi;
+    cu->map_sub[k] = sub;
+    cu->nmap++;
+}
+
+/* The sweep over n ranges sorted by start (h: room for n). */
+static void sweep(dw_cu *cu, const dw_die_range *r, size_t n, heap_ent *h)
+{
     size_t nh = 0, i = 0;
     uint64_t pos = n ? r[0].lo : 0;
     while (i < n || nh) {
@@ -160,19 +164,126 @@ static int build_die_map(dw_cu *cu, die_range *r, size_t n)
         uint64_t end = h[0].hi;
         if (i < n && r[i].lo < end)
             end = r[i].lo;
-        size_t k = cu->nmap;
-        if (k && cu->map_hi[k - 1] == pos && cu->map_sub[k - 1] == h[0].sub) {
-            cu->map_hi[k - 1] = end;
-        } else {
-            cu->map_lo[k] = pos;
-            cu->map_hi[k] = end;
-            cu->map_sub[k] = h[0].sub;
-            cu->nmap++;
-        }
+        map_append(cu, pos, end, h[0].sub);
         pos = end;
     }
+}
+
+/* Whether n ranges sorted by start (then insertion order) all lie inside
+ * every earlier-inserted range they overlap (st: room for n). */
+static bool nested_in_order(const dw_die_range *r, size_t n, const dw_die_range **st)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (ns && st[ns - 1]->hi <= r[i].lo)
+            ns--;
+        for (size_t j = 0; j < ns; j++) { /* every open range overlaps r[i] */
+            const dw_die_range *e = st[j];
+            bool later = r[i].ord > e->ord;
+            if (later ? r[i].hi > e->hi : (e->lo != r[i].lo || e->hi > r[i].hi))
+                return false;
+        }
+        st[ns++] = &r[i];
+    }
+    return true;
+}
+
+/* LLVM's updateAddressDieMap over n ranges in insertion order, then its
+ * lookup rule flattened into pieces (e: room for 2n + 1 entries). */
+typedef struct llvm_ent {
+    uint64_t key, end;
+    int32_t sub;
+} llvm_ent;
+
+static size_t llvm_upper_bound(const llvm_ent *e, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].key <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void llvm_set(llvm_ent *e, size_t *n, uint64_t key, uint64_t end, int32_t sub)
+{
+    size_t i = llvm_upper_bound(e, *n, key);
+    if (i > 0 && e[i - 1].key == key) {
+        e[i - 1].end = end;
+        e[i - 1].sub = sub;
+        return;
+    }
+    memmove(e + i + 1, e + i, (*n - i) * sizeof *e);
+    e[i] = (llvm_ent){key, end, sub};
+    (*n)++;
+}
+
+static void emulate_llvm(dw_cu *cu, const dw_die_range *r, size_t n, llvm_ent *e)
+{
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = llvm_upper_bound(e, ne, r[i].lo);
+        if (b > 0 && r[i].lo < e[b - 1].end) {
+            llvm_ent p = e[b - 1];
+            if (r[i].hi < p.end)
+                llvm_set(e, &ne, r[i].hi, p.end, p.sub);
+            if (r[i].lo > p.key)
+                e[llvm_upper_bound(e, ne, p.key) - 1].end = r[i].lo;
+        }
+        llvm_set(e, &ne, r[i].lo, r[i].hi, r[i].sub);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        uint64_t end = i + 1 < ne && e[i + 1].key < e[i].end ? e[i + 1].key : e[i].end;
+        if (e[i].key < end)
+            map_append(cu, e[i].key, end, e[i].sub);
+    }
+}
+
+int dw_build_die_map(dw_cu *cu, dw_die_range *r, size_t n)
+{
+    cu->nmap = 0;
+    /* every range adds at most two keys (sweep: two pieces) */
+    size_t cap = 2 * n + 1;
+    cu->map_lo = malloc(cap * sizeof *cu->map_lo);
+    cu->map_hi = malloc(cap * sizeof *cu->map_hi);
+    cu->map_sub = malloc(cap * sizeof *cu->map_sub);
+    heap_ent *h = malloc((n ? n : 1) * sizeof *h);
+    const dw_die_range **st = malloc((n ? n : 1) * sizeof *st);
+    dw_die_range *order = NULL;
+    llvm_ent *e = NULL;
+    int rc = -1;
+    if (!cu->map_lo || !cu->map_hi || !cu->map_sub || !h || !st ||
+        pk_sort_by_u64(r, n, sizeof *r, offsetof(dw_die_range, lo)))
+        goto done;
+    /* groups of overlapping ranges, in address order */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        uint64_t hi = r[i].hi;
+        for (; j < n && r[j].lo < hi; j++)
+            if (r[j].hi > hi)
+                hi = r[j].hi;
+        if (nested_in_order(r + i, j - i, st)) {
+            sweep(cu, r + i, j - i, h);
+        } else {
+            if (!order && (!(order = malloc(n * sizeof *order)) || !(e = malloc(cap * sizeof *e))))
+                goto done;
+            memcpy(order, r + i, (j - i) * sizeof *order);
+            if (pk_sort_by_u64(order, j - i, sizeof *order, offsetof(dw_die_range, ord)))
+                goto done;
+            emulate_llvm(cu, order, j - i, e);
+        }
+        i = j;
+    }
+    rc = 0;
+done:
     free(h);
-    return 0;
+    free(st);
+    free(order);
+    free(e);
+    return rc;
 }
 
 /* ---- the per-unit DIE walk ---- */
@@ -219,7 +330,7 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     pk_vec_init(&anc, sizeof(int32_t));
     pk_vec_init(&ranges, sizeof(pk_addr_range));
     pk_vec dranges;
-    pk_vec_init(&dranges, sizeof(die_range));
+    pk_vec_init(&dranges, sizeof(dw_die_range));
     /* a wanted subprogram nested in an unwanted one: its depth and the
      * skip_below to restore when its children end */
     struct resume { size_t depth, skip_below; };
@@ -383,10 +494,10 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                 for (size_t k = 0; k < ranges.len; k++) {
                     pk_addr_range *r = &PK_VEC_AT(&ranges, pk_addr_range, k);
                     if (r->begin < r->end) {
-                        die_range *d = pk_vec_push(&dranges);
+                        dw_die_range *d = pk_vec_push(&dranges);
                         if (!d)
                             goto oom;
-                        *d = (die_range){r->begin, r->end, me};
+                        *d = (dw_die_range){r->begin, r->end, dranges.len - 1, me};
                     }
                     if (!rec.inlined && r->begin < r->end) {
                         struct dw_prog_range *pr = pk_vec_push(&prog);
@@ -412,7 +523,7 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
         dw_bad(s, err, &s->info, (uint64_t)(c.pos - s->info.data), "truncated DIE");
         goto done;
     }
-    if (build_die_map(cu, dranges.data, dranges.len))
+    if (dw_build_die_map(cu, dranges.data, dranges.len))
         goto oom;
     cu->subs = subs.data;
     cu->nsubs = subs.len;

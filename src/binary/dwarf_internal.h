@@ -172,6 +172,17 @@ typedef struct dw_cu {
     size_t nprog;
 } dw_cu;
 
+/* One address range of a subroutine DIE, for the unit's address → DIE map. */
+typedef struct dw_die_range {
+    uint64_t lo, hi;
+    uint64_t ord;         /* insertion order (preorder, then range-list order) */
+    int32_t sub;          /* the DIE's index in the unit's subs (preorder) */
+} dw_die_range;
+
+/* Builds cu->map_* from the ranges (reordered in place), with LLVM's
+ * AddrDieMap answers (see dwarf_info.c). -1 on OOM. */
+int dw_build_die_map(dw_cu *cu, dw_die_range *r, size_t n);
+
 typedef struct dw_sect {
     const uint8_t *data;
     size_t size;

@@ -486,6 +486,124 @@ TEST(spans_restricted_index_nested_subprogram)
     pk_elf_close(e);
 }
 
+/* The unit's address → DIE map answers as LLVM's AddrDieMap would: a
+ * reference of updateAddressDieMap (a plain ordered array) against
+ * dw_build_die_map, on nested preorder ranges (the sweep) and on ranges that
+ * overlap any which way (LLVM's procedure replayed). */
+struct ref_ent {
+    uint64_t key, end;
+    int32_t sub;
+};
+
+static size_t ref_find(const struct ref_ent *e, size_t n, uint64_t key) /* first key > key */
+{
+    size_t i = 0;
+    while (i < n && e[i].key <= key)
+        i++;
+    return i;
+}
+
+static void ref_set(struct ref_ent *e, size_t *n, uint64_t key, uint64_t end, int32_t sub)
+{
+    size_t i = ref_find(e, *n, key);
+    if (i && e[i - 1].key == key) {
+        e[i - 1].end = end;
+        e[i - 1].sub = sub;
+        return;
+    }
+    memmove(e + i + 1, e + i, (*n - i) * sizeof *e);
+    e[i] = (struct ref_ent){key, end, sub};
+    (*n)++;
+}
+
+static int32_t ref_lookup(const struct ref_ent *e, size_t n, uint64_t addr)
+{
+    size_t i = ref_find(e, n, addr);
+    return i && addr < e[i - 1].end ? e[i - 1].sub : -1;
+}
+
+TEST(die_map_answers_like_llvm)
+{
+    uint64_t rng = 12345;
+#define RND(m) (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng % (m))
+    for (int round = 0; round < 300; round++) {
+        enum { N = 40 };
+        dw_die_range r[N], orig[N];
+        size_t n = 0;
+        int32_t sub = 0;
+        if (round % 2 == 0) {
+            /* a preorder tree: children inside their parent */
+            uint64_t stack_lo[16], stack_hi[16];
+            size_t depth = 0;
+            uint64_t base = RND(100) * 1000;
+            while (n < N) {
+                if (depth && (RND(3) == 0 || depth == 16)) {
+                    depth--;
+                    continue;
+                }
+                uint64_t plo = depth ? stack_lo[depth - 1] : base, phi = depth ? stack_hi[depth - 1] : base + 1000;
+                if (phi - plo < 2) {
+                    if (!depth)
+                        break;
+                    depth--;
+                    continue;
+                }
+                uint64_t lo = plo + RND(phi - plo - 1), hi = lo + 1 + RND(phi - lo);
+                if (hi > phi)
+                    hi = phi;
+                r[n] = (dw_die_range){lo, hi, n, sub++};
+                n++;
+                stack_lo[depth] = lo;
+                stack_hi[depth] = hi;
+                depth++;
+                if (RND(4) == 0) { /* a sibling subtree elsewhere */
+                    depth = 0;
+                    base = RND(100) * 1000;
+                }
+            }
+        } else {
+            /* anything: overlapping, sticking out, equal, inserted in any order */
+            n = 2 + RND(N - 1);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t lo = RND(60), hi = lo + 1 + RND(30);
+                r[i] = (dw_die_range){lo, hi, i, sub};
+                if (RND(4))
+                    sub++; /* else: a second range of the same DIE */
+            }
+        }
+        memcpy(orig, r, n * sizeof *r);
+        struct ref_ent e[2 * N + 1];
+        size_t ne = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t b = ref_find(e, ne, orig[i].lo);
+            if (b && orig[i].lo < e[b - 1].end) {
+                struct ref_ent p = e[b - 1];
+                if (orig[i].hi < p.end)
+                    ref_set(e, &ne, orig[i].hi, p.end, p.sub);
+                if (orig[i].lo > p.key)
+                    e[ref_find(e, ne, p.key) - 1].end = orig[i].lo;
+            }
+            ref_set(e, &ne, orig[i].lo, orig[i].hi, orig[i].sub);
+        }
+        dw_cu cu;
+        memset(&cu, 0, sizeof cu);
+        CHECK(dw_build_die_map(&cu, r, n) == 0);
+        int bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t pts[] = {orig[i].lo, orig[i].lo + 1, orig[i].hi - 1, orig[i].hi, orig[i].lo ? orig[i].lo - 1 : 0};
+            for (size_t k = 0; k < 5; k++)
+                bad += dw_cu_sub_at(&cu, pts[k]) != ref_lookup(e, ne, pts[k]);
+        }
+        for (size_t k = 1; k < cu.nmap; k++)
+            bad += cu.map_lo[k] < cu.map_hi[k - 1] || cu.map_lo[k] >= cu.map_hi[k]; /* disjoint, sorted, non-empty */
+        CHECK_EQ_U64(bad, 0);
+        free(cu.map_lo);
+        free(cu.map_hi);
+        free(cu.map_sub);
+    }
+#undef RND
+}
+
 TEST(corrupt_split_dwarf)
 {
     char cmd[2048];
