@@ -76,7 +76,7 @@ static void probe(acc *a, uint8_t *buf, size_t hdr, int w, int l, int vmode, int
     ZydisDecoderEnableMode(&dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
     ZydisDecodedInstruction in;
     int ok = ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf, n, &in));
-    int mod = modrm >> 6, reg = (modrm >> 3) & 7, rm = modrm & 7;
+    int mod = modrm >> 6, reg = (modrm >> 3) & 7;
     int bit = (mod == 3 ? 8 : 0) + reg;
     a->st[w][l][vs][bit] |= ok ? 1 : 2;
     if (!ok)
@@ -100,22 +100,8 @@ static void probe(acc *a, uint8_t *buf, size_t hdr, int w, int l, int vmode, int
         a->bad = 1;
         return;
     }
-    size_t p = hdr, disp = 0;
-    if (hm) {
-        p++;
-        if (mod != 3) {
-            if (rm == 4) {
-                if (mod == 0 && (sib & 7) == 5)
-                    disp = 4;
-                p++;
-            }
-            if (mod == 1)
-                disp = 1;
-            else if (mod == 2 || (mod == 0 && rm == 5))
-                disp = 4;
-        }
-    }
-    if (p + disp + imm != in.length) {
+    size_t p = hdr + (hm ? 1 + pk_x86_modrm_tail((unsigned)modrm, (unsigned)(sib < 0 ? 0 : sib)) : 0);
+    if (p + imm != in.length) {
         *stp |= 4;
         return;
     }
@@ -128,7 +114,7 @@ static void probe(acc *a, uint8_t *buf, size_t hdr, int w, int l, int vmode, int
     if (a->cls[r] != ref.cls)
         a->regbad[0][r] = a->regbad[1][r] = 1;
     if (ref.cls == PK_INSN_CALL || ref.cls == PK_INSN_JMP || ref.cls == PK_INSN_CJMP) {
-        const uint8_t *q = buf + p + disp;
+        const uint8_t *q = buf + p;
         int64_t d = imm == 1 ? (int8_t)q[0] : imm == 2 ? (int16_t)(q[0] | q[1] << 8) : imm == 4 ? (int32_t)pk_ld32(q) : 0;
         if ((imm != 1 && imm != 2 && imm != 4) || ref.target != ADDR + in.length + (uint64_t)d)
             *stp |= 4;

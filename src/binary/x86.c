@@ -181,23 +181,16 @@ operands:;
     if (flags & PK_X86_MODRM) {
         if (bounded && p >= max)
             return 0;
-        unsigned m = code[p++], mod = m >> 6, rm = m & 7;
+        unsigned m = code[p++], mod = m >> 6, rm = m & 7, sib = 0;
         reg = (m >> 3) & 7;
         if (!((mask >> ((mod == 3 ? 8 : 0) + reg)) & 1))
             return 0;
-        if (mod != 3) {
-            if (rm == 4) {
-                if (bounded && p >= max)
-                    return 0;
-                if (mod == 0 && (code[p] & 7) == 5)
-                    disp = 4;
-                p++;
-            }
-            if (mod == 1)
-                disp = 1;
-            else if (mod == 2 || (mod == 0 && rm == 5))
-                disp = 4;
+        if (mod != 3 && rm == 4) {
+            if (bounded && p >= max)
+                return 0;
+            sib = code[p];
         }
+        disp = pk_x86_modrm_tail(m, sib); /* (SIB byte included) */
     } else if (!(mask & 1)) {
         return 0;
     }

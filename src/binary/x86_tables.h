@@ -44,6 +44,24 @@ extern const pk_x86_evex_ent pk_x86_evex_ents[];
 extern const uint16_t pk_x86_evex[8][4][256];
 #pragma GCC visibility pop
 
+/* Bytes after a ModRM byte taken by its SIB byte and displacement; `sib` is
+ * the byte after the ModRM, looked at only when a SIB is present (mod != 3,
+ * rm == 4). Shared by the decoder and the table generator. */
+static inline size_t pk_x86_modrm_tail(unsigned modrm, unsigned sib)
+{
+    unsigned mod = modrm >> 6, rm = modrm & 7;
+    if (mod == 3)
+        return 0;
+    size_t n = rm == 4; /* the SIB byte */
+    if (rm == 4 && mod == 0 && (sib & 7) == 5)
+        return n + 4; /* no base: disp32 */
+    if (mod == 1)
+        return n + 1;
+    if (mod == 2 || (mod == 0 && rm == 5))
+        return n + 4;
+    return n;
+}
+
 /* The fast path alone (x86.c): the length, or 0 when Zydis must decide
  * (then *out is unspecified). Exposed for tests and benchmarks. */
 struct pk_insn;
