@@ -164,6 +164,10 @@ int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err);
  * 0 for a sample the aggregator skips (another pid, no branch stack). The
  * context-sensitive path uses it: its counts come from the unwinder. */
 int pk_agg_count_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err);
+/* Adds entries translated by pk_agg_count_sample to the flat branch and
+ * range counts (statistics untouched: that call counted them): for a
+ * sample the unwinder cannot walk (no user frames in its stack). */
+int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, pk_err *err);
 
 /* Fills callbacks that feed the aggregator (errors go into *err). */
 void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb);

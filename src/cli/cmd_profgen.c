@@ -91,7 +91,8 @@ static int prog_sample(void *c, const pk_sample *s)
     }
     /* A sample with a stack goes to the unwinder, which counts it in the
      * aggregator's statistics; its range and branch counts are the
-     * unwinder's, per context. */
+     * unwinder's, per context (those of a stack without user frames go to
+     * the flat profile). */
     if (p->unw && s->callchain_nr && (p->pid < 0 || s->pid == (uint32_t)p->pid))
         return pk_unwind_perf_sample(p->unw, p->agg, s, p->err);
     return p->inner.sample(p->inner.ctx, s);

@@ -295,7 +295,9 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
         f->counted++;
         f->no_lbr += !nl;
         f->no_stack += nl && !ns;
-        return 0;
+        /* no user frames (a kernel-only call chain): its branches still
+         * count in the flat profile, used when no sample has a context */
+        return nl ? pk_agg_add_translated(agg, f->tlbr, nl, err) : 0;
     }
     /* the translated LBR is (from, to, 0) words: the sample is ns + 3 nl words */
     const uint64_t *lw = (const uint64_t *)f->tlbr;

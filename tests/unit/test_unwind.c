@@ -6,6 +6,8 @@
 #include "test.h"
 #include "unwind/unwind.h"
 #include "binary/binary.h"
+#include "aggregate/aggregate.h"
+#include "perf/perf_data.h"
 
 static int fake_class(void *ctx, uint64_t a)
 {
@@ -316,6 +318,47 @@ TEST(canonical_contexts_do_not_depend_on_sample_order)
     pk_unwinder_free(ub);
     pk_csraw_free(&a);
     pk_csraw_free(&b);
+}
+
+/* A sample whose call chain has no user frames (a kernel-only chain) cannot
+ * be walked; its branches still go into the aggregator's flat profile,
+ * which profgen falls back on when no sample had a context. A sample with
+ * user frames is walked and stays out of the flat profile. */
+TEST(samples_without_user_frames_count_flat)
+{
+    static const pk_agg_segment seg[] = {{0x1000, 0x3000, 0x1000, 0x3000, 5}};
+    pk_agg_target t = {.path = "/bin/prog", .preferred_base = 0x1000, .segs = seg, .nsegs = 1};
+    pk_agg_opts ao = {.pid = -1, .assume_unrelocated_without_mmap = true};
+    pk_err err;
+    pk_agg *a = pk_agg_new(&t, &ao, &err);
+    CHECK(a != NULL);
+    if (!a)
+        return;
+    pk_csraw r;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    CHECK(u != NULL);
+    /* in foo: cjmp 0x2018 -> 0x201c, after main's call 0x1010 -> foo */
+    pk_branch br[2] = {{0x2018, 0x201c, 0}, {0x1010, 0x2000, 0}};
+    uint64_t kernel_only[2] = {PK_CONTEXT_KERNEL, 0xffffffff81000000ull};
+    uint64_t with_user[3] = {PK_CONTEXT_USER, 0x201c, 0x1015};
+    pk_sample s = {.pid = 7, .tid = 7, .ip = 0x201c, .branch_nr = 2, .branches = br};
+    s.callchain = kernel_only;
+    s.callchain_nr = 2;
+    CHECK_OK(pk_unwind_perf_sample(u, a, &s, &err), &err);
+    s.callchain = with_user;
+    s.callchain_nr = 3;
+    CHECK_OK(pk_unwind_perf_sample(u, a, &s, &err), &err);
+    CHECK_OK(pk_unwinder_finish(u, &err), &err);
+    const pk_rawprof *flat = pk_agg_profile(a);
+    CHECK_EQ_U64(pk_pairmap_get(&flat->branches, 0x2018, 0x201c), 1);
+    CHECK_EQ_U64(pk_pairmap_get(&flat->branches, 0x1010, 0x2000), 1);
+    CHECK_EQ_U64(pk_pairmap_get(&flat->ranges, 0x2000, 0x2018), 1);
+    CHECK_EQ_U64(flat->stats.lbr_entries, 4); /* both samples counted in the statistics, once */
+    CHECK_EQ_U64(pk_unwinder_stats(u)->samples_unwound, 1);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+    pk_agg_free(a);
 }
 
 int main(void) { return pk_test_main(); }
