@@ -50,8 +50,6 @@ struct pk_agg {
     const agg_proc *fast_proc;
     uint64_t fast_lo, fast_len, fast_delta;
     pk_rawprof prof;
-    pk_branch *lbr;              /* a sample's translated entries (flat counting) */
-    size_t lbr_cap;
     pk_err *cb_err;
 };
 
@@ -108,7 +106,6 @@ void pk_agg_free(pk_agg *a)
     pk_vec_free(&a->global.maps);
     pk_u64map_free(&a->pid_index);
     pk_rawprof_free(&a->prof);
-    free(a->lbr);
     free(a->segs);
     free(a->path);
     free(a);
@@ -444,59 +441,6 @@ size_t pk_agg_translate_user_chain(pk_agg *a, uint32_t pid, const uint8_t *chain
 
 /* ---- samples ---- */
 
-/* Counts the n translated entries of one sample (newest first): the branch
- * and range statistics when `stats`, the counts into the flat profile when
- * `add`. A range runs from an entry's target to the newer entry's source;
- * *used: a branch or range was counted, *inside: some address was ours. */
-static int count_lbr(pk_agg *a, const pk_branch *lbr, uint64_t n, bool stats, bool add, bool *used,
-                     bool *inside, pk_err *err)
-{
-    /* counters kept local: the stores to the pairmaps could alias them */
-    uint64_t branches = 0, external = 0, ranges = 0, drop_ext = 0, drop_back = 0, drop_long = 0;
-    uint64_t prev_from = PK_AGG_EXTERNAL, max_len = a->o.max_range_len;
-    bool any_inside = false;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t from = lbr[i].from, to = lbr[i].to;
-        any_inside |= from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL;
-        if (to == PK_AGG_EXTERNAL) {
-            external++;
-        } else {
-            branches++;
-            if (add && pk_pairmap_add(&a->prof.branches, from, to, 1))
-                return pk_err_set(err, "out of memory");
-        }
-        if (i > 0) {
-            if (to == PK_AGG_EXTERNAL && prev_from == PK_AGG_EXTERNAL) {
-                /* entirely in other code: not ours */
-            } else if (to == PK_AGG_EXTERNAL || prev_from == PK_AGG_EXTERNAL) {
-                drop_ext++;
-            } else if (to > prev_from) {
-                drop_back++;
-            } else if (prev_from - to >= max_len) {
-                drop_long++;
-            } else {
-                ranges++;
-                if (add && pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
-                    return pk_err_set(err, "out of memory");
-            }
-        }
-        prev_from = from;
-    }
-    if (stats) {
-        pk_agg_stats *st = &a->prof.stats;
-        st->lbr_entries += n;
-        st->branches += branches;
-        st->branches_external += external;
-        st->ranges += ranges;
-        st->range_drop[PK_RANGE_DROP_EXTERNAL] += drop_ext;
-        st->range_drop[PK_RANGE_DROP_BACKWARDS] += drop_back;
-        st->range_drop[PK_RANGE_DROP_TOO_LONG] += drop_long;
-    }
-    *used = branches || ranges;
-    *inside = any_inside;
-    return 0;
-}
-
 /* One sample: statistics always; the range and branch counts unless
  * `lbr_out` is given, which receives the translated entries instead. */
 static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err)
@@ -517,35 +461,105 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
             st->samples_no_mapping++;
         p = &a->global;
     }
-    pk_branch *lbr = lbr_out;
-    if (!lbr) {
-        if (s->branch_nr > a->lbr_cap) {
-            pk_branch *b = pk_xrealloc_array(a->lbr, s->branch_nr, sizeof *b);
-            if (!b)
-                return pk_err_set(err, "out of memory");
-            a->lbr = b;
-            a->lbr_cap = s->branch_nr;
+    /* counters kept local: the stores to lbr_out could alias them */
+    uint64_t entries = 0, branches = 0, external = 0, ranges = 0, drop_ext = 0, drop_back = 0, drop_long = 0;
+    size_t nout = 0;
+    const uint8_t *e = (const uint8_t *)s->branches;
+    uint64_t prev_from = PK_AGG_EXTERNAL;
+    bool used = false, any_inside = false;
+    if (lbr_out) {
+        /* translated first in a tight loop, counted after */
+        uint64_t n = translate_lbr(a, p, e, s->branch_nr, lbr_out);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t from = lbr_out[i].from, to = lbr_out[i].to;
+            any_inside |= from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL;
+            external += to == PK_AGG_EXTERNAL;
+            if (i > 0) {
+                if (to == PK_AGG_EXTERNAL && prev_from == PK_AGG_EXTERNAL)
+                    ; /* entirely in other code: not ours */
+                else if (to == PK_AGG_EXTERNAL || prev_from == PK_AGG_EXTERNAL)
+                    drop_ext++;
+                else if (to > prev_from)
+                    drop_back++;
+                else if (prev_from - to >= a->o.max_range_len)
+                    drop_long++;
+                else
+                    ranges++;
+            }
+            prev_from = from;
         }
-        lbr = a->lbr;
+        entries = n;
+        branches = n - external;
+        used = branches || ranges;
+        nout = n;
+        goto counted;
     }
-    /* translated first in a tight loop, counted after */
-    uint64_t n = translate_lbr(a, p, (const uint8_t *)s->branches, s->branch_nr, lbr);
-    bool used, inside;
-    if (count_lbr(a, lbr, n, true, !lbr_out, &used, &inside, err))
-        return -1;
+    for (uint64_t i = 0; i < s->branch_nr; i++, e += sizeof(pk_branch)) {
+        uint64_t rf = pk_ld64(e), rt = pk_ld64(e + 8);
+        if (!rf && !rt)
+            break;  /* unused LBR slot */
+        entries++;
+        uint64_t from = translate(a, p, rf), to = translate(a, p, rt);
+        if (from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL)
+            any_inside = true;
+        if (to != PK_AGG_EXTERNAL) {
+            if (pk_pairmap_add(&a->prof.branches, from, to, 1))
+                return pk_err_set(err, "out of memory");
+            branches++;
+            used = true;
+        } else {
+            external++;
+        }
+        /* the code run between this branch's target and the newer branch */
+        if (i > 0) {
+            if (to == PK_AGG_EXTERNAL && prev_from == PK_AGG_EXTERNAL) {
+                /* entirely in other code: not ours */
+            } else if (to == PK_AGG_EXTERNAL || prev_from == PK_AGG_EXTERNAL) {
+                drop_ext++;
+            } else if (to > prev_from) {
+                drop_back++;
+            } else if (prev_from - to >= a->o.max_range_len) {
+                drop_long++;
+            } else {
+                if (pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+                    return pk_err_set(err, "out of memory");
+                ranges++;
+                used = true;
+            }
+        }
+        prev_from = from;
+    }
+counted:
+    st->lbr_entries += entries;
+    st->branches += branches;
+    st->branches_external += external;
+    st->ranges += ranges;
+    st->range_drop[PK_RANGE_DROP_EXTERNAL] += drop_ext;
+    st->range_drop[PK_RANGE_DROP_BACKWARDS] += drop_back;
+    st->range_drop[PK_RANGE_DROP_TOO_LONG] += drop_long;
     if (nlbr_out)
-        *nlbr_out = n;
+        *nlbr_out = nout;
     if (used)
         st->samples_used++;
-    else if (!inside)
+    else if (!any_inside)
         st->samples_outside++;
     return 0;
 }
 
 int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, pk_err *err)
 {
-    bool used, inside;
-    return count_lbr(a, lbr, n, false, true, &used, &inside, err);
+    /* the counts of the loop above (without lbr_out), statistics aside */
+    uint64_t prev_from = PK_AGG_EXTERNAL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t from = lbr[i].from, to = lbr[i].to;
+        if (to != PK_AGG_EXTERNAL && pk_pairmap_add(&a->prof.branches, from, to, 1))
+            return pk_err_set(err, "out of memory");
+        if (i > 0 && to != PK_AGG_EXTERNAL && prev_from != PK_AGG_EXTERNAL && to <= prev_from &&
+            prev_from - to < a->o.max_range_len && pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+            return pk_err_set(err, "out of memory");
+        prev_from = from;
+    }
+    return 0;
 }
 
 int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err)
