@@ -79,12 +79,18 @@ static inline bool fits(const pk_csraw *r, uint64_t a)
     return a - r->base < PK_CS_EXTERNAL_OFF; /* below base wraps around to huge */
 }
 
-int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_err *err)
+/* Adds src's range and branch counts to out's under the context ids
+ * newid[src id]. `disjoint`: the keys are mostly new to out (room for both
+ * tables); else mostly shared (room for the larger one). Either way out is
+ * never smaller than src: a slot-order copy into a smaller table makes long
+ * probe chains. */
+static int add_counts(pk_csraw *out, const pk_csraw *src, const uint32_t *newid, bool disjoint, pk_err *err)
 {
     for (int which = 0; which < 2; which++) {
-        const pk_pairmap *from = which ? &r->branches : &r->ranges;
+        const pk_pairmap *from = which ? &src->branches : &src->ranges;
         pk_pairmap *to = which ? &out->branches : &out->ranges;
-        if (pk_pairmap_reserve(to, to->len + from->len))
+        size_t room = disjoint ? to->len + from->len : to->len > from->len ? to->len : from->len;
+        if (pk_pairmap_reserve(to, room))
             return pk_err_set(err, "out of memory");
         for (size_t i = 0; i < from->cap; i++) {
             const pk_pair_count *e = &from->e[i];
@@ -92,6 +98,13 @@ int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_e
                 return pk_err_set(err, "out of memory");
         }
     }
+    return 0;
+}
+
+int pk_csraw_move_counts(pk_csraw *r, pk_csraw *out, const uint32_t *newid, pk_err *err)
+{
+    if (add_counts(out, r, newid, true, err))
+        return -1;
     pk_csraw_free(r);
     *r = *out;
     return 0;
@@ -575,7 +588,6 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
 }
 
 struct pk_unwind_feed **pk_unwinder_feed(pk_unwinder *u) { return &u->feed; }
-bool pk_unwinder_wants_worker(const pk_unwinder *u) { return u->o.worker; }
 
 void pk_unwinder_add_counted(pk_unwinder *u, uint64_t samples, uint64_t no_lbr, uint64_t no_stack)
 {
@@ -668,15 +680,17 @@ pk_csraw *pk_unwinder_out(pk_unwinder *u) { return u->out; }
 const pk_unwind_opts *pk_unwinder_opts(const pk_unwinder *u) { return &u->o; }
 void pk_unwinder_count_walk_here(pk_unwinder *u) { u->st.walks_here++; }
 
-void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other)
+void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from)
 {
     /* every field is a counter */
     _Static_assert(sizeof(pk_unwind_stats) % sizeof(uint64_t) == 0, "counters only");
-    uint64_t *d = (uint64_t *)&u->st;
-    const uint64_t *s = (const uint64_t *)&other->st;
-    for (size_t i = 0; i < sizeof u->st / sizeof(uint64_t); i++)
+    uint64_t *d = (uint64_t *)into;
+    const uint64_t *s = (const uint64_t *)from;
+    for (size_t i = 0; i < sizeof *into / sizeof(uint64_t); i++)
         d[i] += s[i];
 }
+
+void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other) { pk_unwind_stats_add(&u->st, &other->st); }
 
 int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
 {
@@ -691,24 +705,8 @@ int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
         if (pk_csraw_intern(dst, fr, len, &newid[i], err))
             goto done;
     }
-    for (int which = 0; which < 2; which++) {
-        const pk_pairmap *from = which ? &src->branches : &src->ranges;
-        pk_pairmap *to = which ? &dst->branches : &dst->ranges;
-        /* no smaller than the source (a slot-order copy into a smaller table
-         * makes long probe chains), but no bigger: most keys are in both */
-        if (pk_pairmap_reserve(to, to->len > from->len ? to->len : from->len)) {
-            pk_err_set(err, "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < from->cap; i++) {
-            const pk_pair_count *e = &from->e[i];
-            if (e->n && pk_pairmap_add(to, (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
-                pk_err_set(err, "out of memory");
-                goto done;
-            }
-        }
-    }
-    rc = 0;
+    /* (the two walkers saw mostly the same keys) */
+    rc = add_counts(dst, src, newid, false, err);
 done:
     free(newid);
     return rc;

@@ -141,6 +141,8 @@ void pk_unwinder_free(pk_unwinder *u);
 int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
                      const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err);
 const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
+/* Adds every counter of `from` to `into` (one run's stats to a total). */
+void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from);
 
 /* Glue for the perf reader, in place of pk_agg_on_sample: counts the
  * sample in the aggregator's statistics (not its ranges and branches),

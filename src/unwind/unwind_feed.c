@@ -43,10 +43,10 @@ struct pk_unwind_feed {
     size_t tcap;
     uint64_t counted, no_lbr, no_stack; /* samples with nothing to walk */
     /* the worker */
-    bool worker, started, closing, failed, waiting_take, waiting_put;
+    bool started, closing, failed, waiting_take;
     pthread_t th;
     pthread_mutex_t mu;
-    pthread_cond_t can_take, can_put;
+    pthread_cond_t can_take;  /* the feeder never waits: a full ring is walked here */
     sample_buf ring[RING];
     size_t head, count;
     pk_err werr;             /* the worker's error, when failed */
@@ -89,13 +89,10 @@ static void *worker_main(void *arg)
             f->werr = err;
             f->failed = true;
             f->count = 0;
-            pthread_cond_signal(&f->can_put);
             break;
         }
         f->head = (first + n) % RING;
         f->count -= n;
-        if (f->waiting_put)
-            pthread_cond_signal(&f->can_put);
     }
     pthread_mutex_unlock(&f->mu);
     return NULL;
@@ -148,27 +145,25 @@ static struct pk_unwind_feed *feed_new(pk_unwinder *u, pk_err *err)
         return NULL;
     }
     f->u = u;
-    f->worker = pk_unwinder_wants_worker(u);
     f->here_every = pk_unwinder_opts(u)->walk_here_every;
-    if (f->worker && pthread_mutex_init(&f->code_lock, NULL) == 0) {
-        if (pthread_mutex_init(&f->mu, NULL) == 0) {
-            if (pthread_cond_init(&f->can_take, NULL) == 0) {
-                if (pthread_cond_init(&f->can_put, NULL) == 0) {
-                    pk_unwinder_set_code_lock(u, &f->code_lock);
-                    if (pthread_create(&f->th, NULL, worker_main, f) == 0) {
-                        f->started = true;
-                        return f;
-                    }
-                    pk_unwinder_set_code_lock(u, NULL);
-                    pthread_cond_destroy(&f->can_put);
-                }
-                pthread_cond_destroy(&f->can_take);
-            }
-            pthread_mutex_destroy(&f->mu);
-        }
-        pthread_mutex_destroy(&f->code_lock);
+    /* without a thread to be had, every sample is walked here */
+    if (!pk_unwinder_opts(u)->worker || pthread_mutex_init(&f->code_lock, NULL))
+        return f;
+    if (pthread_mutex_init(&f->mu, NULL))
+        goto no_mu;
+    if (pthread_cond_init(&f->can_take, NULL))
+        goto no_cond;
+    pk_unwinder_set_code_lock(u, &f->code_lock);
+    if (pthread_create(&f->th, NULL, worker_main, f) == 0) {
+        f->started = true;
+        return f;
     }
-    f->worker = false; /* no thread to be had: walk here */
+    pk_unwinder_set_code_lock(u, NULL);
+    pthread_cond_destroy(&f->can_take);
+no_cond:
+    pthread_mutex_destroy(&f->mu);
+no_mu:
+    pthread_mutex_destroy(&f->code_lock);
     return f;
 }
 
@@ -183,7 +178,6 @@ static int stop_worker(struct pk_unwind_feed *f, pk_err *err)
     pthread_mutex_unlock(&f->mu);
     pthread_join(f->th, NULL);
     f->started = false;
-    pthread_cond_destroy(&f->can_put);
     pthread_cond_destroy(&f->can_take);
     pthread_mutex_destroy(&f->mu);
     pk_unwinder_set_code_lock(f->u, NULL);
