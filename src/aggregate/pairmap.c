@@ -38,10 +38,9 @@ static int pairmap_rehash(pk_pairmap *m, size_t ncap)
     /* zeroed by writing, not calloc: fresh pages that are read before being
      * written are mapped twice (zero page, then a copy), and with a second
      * thread running each remap interrupts the other CPU for a TLB flush */
-    pk_pair_count *ne = pk_xrealloc_array(NULL, ncap, sizeof *ne);
+    pk_pair_count *ne = pk_zalloc(ncap, sizeof *ne);
     if (!ne)
         return -1;
-    memset(ne, 0, ncap * sizeof *ne);
     size_t mask = ncap - 1;
     for (size_t i = 0; i < m->cap; i++) {
         pk_pair_count *p = &m->e[i];

@@ -110,14 +110,6 @@ static void hex(char *out, const uint8_t *b, unsigned n)
 }
 
 /* Aggregates one perf.data / perf-script file into `into`. */
-static void add_unwind_stats(pk_unwind_stats *into, const pk_unwind_stats *s)
-{
-    uint64_t *d = (uint64_t *)into;
-    const uint64_t *x = (const uint64_t *)s;
-    for (size_t i = 0; i < sizeof *s / sizeof(uint64_t); i++)
-        d[i] += x[i];
-}
-
 static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, bool show_progress, bool worker,
                          bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_unwind_stats *ust,
                          pk_err *err)
@@ -191,16 +183,21 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
         }
     }
     if (p.unw) {
-        add_unwind_stats(ust, pk_unwinder_stats(p.unw));
+        pk_unwind_stats_add(ust, pk_unwinder_stats(p.unw));
         pk_unwinder_free(p.unw);
     }
     pk_agg_free(a);
     return rc;
 }
 
-/* ctx_distinct: {branches, ranges, calls-only} distinct per context when
- * the samples went to the unwinder, else NULL. */
-static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const size_t *ctx_distinct)
+/* Distinct branches and ranges in context (when contexts were built), and
+ * whether only calls and jumps to entries were kept (probe contexts). */
+typedef struct ctx_counts {
+    size_t branches, ranges;
+    bool calls_only;
+} ctx_counts;
+
+static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const ctx_counts *cc)
 {
     const pk_agg_stats *s = &r->stats;
     fprintf(stderr, "profgen: samples: %llu read, %llu used", (unsigned long long)s->samples,
@@ -214,14 +211,13 @@ static void print_summary(const pk_rawprof *r, const pk_profgen_stats *g, const 
     if (s->samples_no_mapping)
         fprintf(stderr, ", %llu of unknown processes (global mapping used)",
                 (unsigned long long)s->samples_no_mapping);
-    const char *per = ctx_distinct && (ctx_distinct[0] || ctx_distinct[1]) ? " in context" : "";
-    /* ctx_distinct[2]: only calls and jumps to entries were kept (probe contexts) */
-    const char *kept = *per && ctx_distinct[2] ? " calls and jumps to entries" : "";
+    const char *per = cc && (cc->branches || cc->ranges) ? " in context" : "";
+    const char *kept = *per && cc->calls_only ? " calls and jumps to entries" : "";
     fprintf(stderr, "\nprofgen: LBR: %llu entries, %llu branches counted (%zu distinct%s%s), %llu to other code; "
             "%llu ranges counted (%zu distinct%s)\n",
             (unsigned long long)s->lbr_entries, (unsigned long long)s->branches,
-            *per ? ctx_distinct[0] : r->branches.len, kept, per, (unsigned long long)s->branches_external,
-            (unsigned long long)s->ranges, *per ? ctx_distinct[1] : r->ranges.len, per);
+            *per ? cc->branches : r->branches.len, kept, per, (unsigned long long)s->branches_external,
+            (unsigned long long)s->ranges, *per ? cc->ranges : r->ranges.len, per);
     uint64_t drops[PK_RANGE_DROP_N];
     uint64_t any = 0;
     for (int i = 0; i < PK_RANGE_DROP_N; i++) {
@@ -385,7 +381,8 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_err ignored_err;
     pk_csraw csr;
     pk_unwind_stats ust = {0};
-    size_t ncontexts = 0, ctx_distinct[3] = {0, 0, 0};
+    size_t ncontexts = 0;
+    ctx_counts ctx_distinct = {0};
     pk_probe_info probes;
     pk_profset ps, nested;
     bool ps_init = false, nested_init = false;
@@ -536,15 +533,15 @@ int pk_cmd_profgen(int argc, char **argv)
     } else if (mode == GEN_PROBE) {
         g = pk_profgen_probe(bin, &probes, &raw, &ps, &pst, &err);
     } else {
-        ctx_distinct[1] = csr.ranges.len;
+        ctx_distinct.ranges = csr.ranges.len;
         g = mode == GEN_CS ? pk_profgen_probe_cs(bin, &probes, &csr, &ps, &pst, &err)
                                : pk_profgen_line_cs(bin, &csr, &go, &ps, &gs, &err);
         /* The counts are in the profile now: free the address-level data
          * before the pre-inliner's peak (the context count is kept for the
          * summary). */
         ncontexts = pk_csraw_num_ctxs(&csr);
-        ctx_distinct[0] = csr.branches.len;
-        ctx_distinct[2] = probe;
+        ctx_distinct.branches = csr.branches.len;
+        ctx_distinct.calls_only = probe;
         /* (ranges: counted before probe_cs freed them) */
         pk_pairmap_free(&csr.ranges);
         pk_pairmap_free(&csr.branches);
@@ -594,13 +591,13 @@ int pk_cmd_profgen(int argc, char **argv)
         pk_err_set(&err, "no function of %s (build-id %s) received samples; nothing written", binary,
                    t.build_id_size ? h : "none");
         if (!quiet)
-            print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? ctx_distinct : NULL);
+            print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? &ctx_distinct : NULL);
         goto fail;
     }
     if (pk_prof_write_file(result, &wo, out, &err))
         goto fail;
     if (!quiet) {
-        print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? ctx_distinct : NULL);
+        print_summary(&raw, mode == GEN_LINE ? &gs : NULL, cs_init ? &ctx_distinct : NULL);
         if (mode == GEN_CS || mode == GEN_LINE_CS)
             print_unwind(&ust, ncontexts, no_infer ? NULL : &tst);
         if (mode == GEN_LINE)
