@@ -56,16 +56,13 @@ int pk_probe_info_load(pk_probe_info *info, pk_elf *elf, const pk_u64map *keep, 
     const pk_elf_section *probe_sec = pk_elf_section_by_name(elf, ".pseudo_probe");
     if (!probe_sec)
         return 0; /* descriptors only: nothing was probed into this binary's code */
-    pk_u64map by_guid;
-    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &by_guid, err))
-        goto fail;
-    int rc = pk_probe_table_decode(&info->table, data, size, probe_sec->offset, path,
-                                   resolve_guid, &by_guid, keep, err);
-    pk_u64map_free(&by_guid);
-    if (rc)
+    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &info->by_guid, err) ||
+        pk_probe_table_decode(&info->table, data, size, probe_sec->offset, path, resolve_guid, &info->by_guid,
+                              keep, err))
         goto fail;
     return 0;
 fail:
+    pk_u64map_free(&info->by_guid);
     pk_probe_descs_free(&info->descs);
     return -1;
 }
@@ -77,17 +74,17 @@ int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *m
         return 0;
     const uint8_t *data;
     size_t size;
-    pk_u64map by_guid;
-    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &by_guid, err))
+    /* (the GUID map of the first load, made again only if it had none) */
+    if (pk_elf_section_data(elf, probe_sec, &data, &size, err) ||
+        (!info->by_guid.cap && guid_addresses(elf, &info->by_guid, err)))
         return -1;
-    int rc = pk_probe_table_decode_more(&info->table, data, size, probe_sec->offset, pk_elf_path(elf),
-                                        resolve_guid, &by_guid, more, err);
-    pk_u64map_free(&by_guid);
-    return rc;
+    return pk_probe_table_decode_more(&info->table, data, size, probe_sec->offset, pk_elf_path(elf),
+                                      resolve_guid, &info->by_guid, more, err);
 }
 
 void pk_probe_info_free(pk_probe_info *info)
 {
     pk_probe_descs_free(&info->descs);
     pk_probe_table_free(&info->table);
+    pk_u64map_free(&info->by_guid);
 }

@@ -11,6 +11,7 @@
 typedef struct pk_probe_info {
     pk_probe_descs descs;
     pk_probe_table table;
+    pk_u64map by_guid;  /* function GUID → address, kept for pk_probe_info_load_more */
 } pk_probe_info;
 
 /* A binary without `.pseudo_probe_desc` is an error ("not built with
