@@ -25,7 +25,6 @@ struct gen {
     size_t nlocs;
     pk_ctx_frame *frames;       /* scratch for contexts */
     size_t frames_cap;
-    bool failed;                /* out of memory interning a name (g->err says so) */
     pk_u64map callee_of;        /* call target address → name id + 2 (1: not an entry) */
 };
 
@@ -86,9 +85,9 @@ static int frames_reserve(struct gen *g, size_t n)
     return 0;
 }
 
-/* True when every body on the node's inline chain has a descriptor (their
- * names interned on the way; out of memory sets g->failed). */
-static bool chain_named(struct gen *g, uint32_t node)
+/* 1 when every body on the node's inline chain has a descriptor (their
+ * names interned on the way), 0 when one has none, -1 out of memory. */
+static int chain_named(struct gen *g, uint32_t node)
 {
     for (; node != PK_PROBE_NO_NODE; node = g->pi->table.nodes[node].parent) {
         if (g->node_name[node] == UNRESOLVED) {
@@ -96,13 +95,13 @@ static bool chain_named(struct gen *g, uint32_t node)
             g->node_name[node] = NO_NAME;
             if (d && pk_profset_intern(g->ps, d->name, d->name_len, &g->node_name[node], g->err)) {
                 g->node_name[node] = NO_NAME;
-                g->failed = true;
+                return -1;
             }
         }
         if (g->node_name[node] == NO_NAME)
-            return false;
+            return 0;
     }
-    return true;
+    return 1;
 }
 
 /* Appends the inline chain of `node` at frames[at], outermost first: each
@@ -228,7 +227,10 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         const pk_probe *p = &t->probes[k];
         if (!touched[root_of(t, p->node)])
             continue;
-        if (!chain_named(&g, p->node)) {
+        int named = chain_named(&g, p->node);
+        if (named < 0)
+            goto done;
+        if (!named) {
             stats->missing_desc++;
             continue;
         }
@@ -247,7 +249,10 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
             continue;
         const pk_probe *cp = call_probe_at(t, e->a);
         pk_name_id callee;
-        if (!cp || !chain_named(&g, cp->node))
+        int named = cp ? chain_named(&g, cp->node) : 0;
+        if (named < 0)
+            goto done;
+        if (!named)
             continue;
         int c = callee_at(&g, e->b, &callee);
         if (c == -2)
@@ -268,7 +273,7 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         pk_fprof_recompute_total(f);
         stats->profiles++;
     }
-    rc = g.failed ? -1 : 0;
+    rc = 0;
 done:
     gen_free(&g);
     free(counts);
@@ -306,7 +311,10 @@ static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_f
             first--;
             continue;
         }
-        if (!cp || !chain_named(g, cp->node))
+        int named = cp ? chain_named(g, cp->node) : 0;
+        if (named < 0)
+            return -1;
+        if (!named)
             break;
         first--;
     }
@@ -408,6 +416,8 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
     pk_ctx_frame **prefix = calloc(nctx + 1, sizeof *prefix);
     size_t *nprefix = calloc(nctx + 1, sizeof *nprefix);
     pk_pairmap touched = {0}, profile_of = {0}; /* profile_of: (ctx, node) → profile */
+    pk_vec hit_vec;                               /* struct probe_hit */
+    pk_vec_init(&hit_vec, sizeof(struct probe_hit));
     int rc = -1;
     if (gen_init(&g, bin, probes, out, stats, err))
         goto done;
@@ -425,9 +435,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
      * Few (ctx, probe) pairs repeat (37,674 hits on 31,991 pairs at 10k
      * samples), so the hits are appended and sorted, then equal keys summed:
      * no hash table (its inserts and growth were a fifth of this function). */
-    size_t nhits = 0, hits_cap = raw->ranges.len * 2 + 16;
-    struct probe_hit *hits = malloc(hits_cap * sizeof *hits);
-    if (!hits) {
+    if (pk_vec_reserve(&hit_vec, raw->ranges.len * 2 + 16)) {
         pk_err_set(err, "out of memory");
         goto done;
     }
@@ -442,21 +450,18 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++) {
             if (t->probes[k].type != PK_PROBE_BLOCK)
                 continue;
-            if (nhits == hits_cap) {
-                struct probe_hit *h = realloc(hits, (hits_cap *= 2) * sizeof *hits);
-                if (!h) {
-                    free(hits);
-                    pk_err_set(err, "out of memory");
-                    goto done;
-                }
-                hits = h;
+            struct probe_hit *h = pk_vec_push(&hit_vec);
+            if (!h) {
+                pk_err_set(err, "out of memory");
+                goto done;
             }
-            hits[nhits++] = (struct probe_hit){((uint64_t)ctx << 32) | k, e->n};
+            *h = (struct probe_hit){((uint64_t)ctx << 32) | k, e->n};
         }
     }
     pk_pairmap_free(&raw->ranges);
+    struct probe_hit *hits = hit_vec.data;
+    size_t nhits = hit_vec.len;
     if (pk_sort_by_u64(hits, nhits, sizeof *hits, offsetof(struct probe_hit, key))) {
-        free(hits);
         pk_err_set(err, "out of memory");
         goto done;
     }
@@ -474,24 +479,23 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         uint32_t ctx = (uint32_t)(hits[i].key >> 32);
         const pk_probe *p = &t->probes[(uint32_t)hits[i].key];
         uint64_t n = hits[i].n;
-        if (!chain_named(&g, p->node)) {
+        int named = chain_named(&g, p->node);
+        if (named < 0)
+            goto done;
+        if (!named) {
             stats->missing_desc++;
             continue;
         }
         stats->probes_hit++;
         if (ctx != last_ctx || p->node != last_node) {
             cur = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], p->node);
-            if (!cur || zero_fill(&g, &touched, cur, p->node)) {
-                free(hits);
+            if (!cur || zero_fill(&g, &touched, cur, p->node))
                 goto done;
-            }
             last_ctx = ctx;
             last_node = p->node;
         }
-        if (pk_fprof_add_body(cur, p->index, p->discriminator, n, err)) {
-            free(hits);
+        if (pk_fprof_add_body(cur, p->index, p->discriminator, n, err))
             goto done;
-        }
         if (p->index != 1)
             continue;
         cur->head += n;
@@ -502,12 +506,10 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
          * the count and a call target, as no LBR branch shows inlined calls. */
         pk_fprof *caller = ctx_node_profile(&g, &profile_of, ctx, prefix[ctx], nprefix[ctx], pn->parent);
         if (!caller || pk_fprof_add_body(caller, pn->callsite_probe, 0, n, err) ||
-            pk_fprof_add_call(caller, pn->callsite_probe, 0, g.node_name[p->node], n, err)) {
-            free(hits);
+            pk_fprof_add_call(caller, pn->callsite_probe, 0, g.node_name[p->node], n, err))
             goto done;
-        }
     }
-    free(hits);
+    pk_vec_free(&hit_vec);
 
     /* call targets from branches leaving call probes */
     for (size_t i = 0; i < raw->branches.cap; i++) {
@@ -522,7 +524,10 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
             continue;
         const pk_probe *cp = call_probe_at(t, src);
         pk_name_id callee;
-        if (!cp || !chain_named(&g, cp->node))
+        int named = cp ? chain_named(&g, cp->node) : 0;
+        if (named < 0)
+            goto done;
+        if (!named)
             continue;
         int c = callee_at(&g, dst, &callee);
         if (c == -2)
@@ -545,7 +550,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         }
     }
     stats->contexts = stats->profiles;
-    rc = g.failed ? -1 : 0;
+    rc = 0;
 done:
     gen_free(&g);
     if (prefix)
@@ -555,6 +560,7 @@ done:
     free(nprefix);
     pk_pairmap_free(&touched);
     pk_pairmap_free(&profile_of);
+    pk_vec_free(&hit_vec);
     return rc;
 }
 
