@@ -378,7 +378,6 @@ int pk_cmd_profgen(int argc, char **argv)
     bool raw_init = false, cs_init = false, probes_init = false;
     pk_cs_prep *prep = NULL;              /* probes and DWARF index, on a second thread */
     pk_u64map keep = {0};                 /* GUIDs of the functions whose probes are decoded */
-    pk_err ignored_err;
     pk_csraw csr;
     pk_unwind_stats ust = {0};
     size_t ncontexts = 0;
@@ -563,9 +562,10 @@ int pk_cmd_profgen(int argc, char **argv)
                 g = pk_preinline_start(&pj, &ps, &err);
             g = g || pk_ctx_sizes_build(&sizes, bin, &ps, mode == GEN_CS, &err);
             pk_binary_drop_caches(bin); /* DWARF and instructions are not needed past here */
-            if (pj) {
-                int pr2 = pk_preinline_finish(pj, sizes, &po, &pis, g ? &ignored_err : &err);
-                g = g || pr2;
+            if (pj && g) {
+                pk_preinline_cancel(pj);
+            } else if (pj) {
+                g = pk_preinline_finish(pj, sizes, &po, &pis, &err);
             } else {
                 g = g || pk_preinline(&ps, sizes, &po, &pis, &err);
             }

@@ -538,6 +538,18 @@ done:
     return rc;
 }
 
+void pk_preinline_cancel(pk_preinline_job *j)
+{
+    if (!j)
+        return;
+    if (j->threaded)
+        pthread_join(j->th, NULL);
+    pk_listmap_free(&j->t.lists);
+    if (j->trie_ok)
+        pk_ctx_trie_free(&j->t.tr);
+    free(j);
+}
+
 int pk_preinline(pk_profset *ps, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
                  pk_preinline_stats *st, pk_err *err)
 {

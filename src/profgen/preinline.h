@@ -73,6 +73,9 @@ typedef struct pk_preinline_job pk_preinline_job;
 int pk_preinline_start(pk_preinline_job **job, pk_profset *ps, pk_err *err);
 int pk_preinline_finish(pk_preinline_job *job, const pk_ctx_sizes *sizes, const pk_preinline_opts *o,
                         pk_preinline_stats *st, pk_err *err);
+/* Ends a started job without pre-inlining (the caller failed meanwhile):
+ * waits for its thread and frees it; ps is left as it was. */
+void pk_preinline_cancel(pk_preinline_job *job);
 
 /* Cold-context merging for flat CS profiles (llvm-profgen's
  * --csprof-merge-cold-context, on when the pre-inliner is off): a context

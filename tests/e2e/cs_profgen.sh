@@ -99,4 +99,12 @@ for p in cs flat po; do
     echo "$p: block overlap ${q:-?}"
     check "$p profile block overlap with the exact counts >= 0.95" python3 -c "import sys; sys.exit(0 if float('${q:-0}') >= 0.95 else 1)"
 done
+# a probe binary without DWARF: the pre-inliner's code sizes cannot be had;
+# a clear error, no output, and its half-started job ended cleanly (ASan)
+clang-19 -O2 -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/sog0"
+"$PGOKIT" record -q -o "$T/sog0.data" -- "$T/sog0" 500 > /dev/null
+"$PGOKIT_SAN" profgen --threads 2 --binary "$T/sog0" --perf "$T/sog0.data" -o "$T/sog0.prof" 2> "$T/sog0.log"
+check_eq "no DWARF: exit status 1" 1 "$?"
+check "no DWARF: the error says so" grep -q "no DWARF debug information" "$T/sog0.log"
+check "no DWARF: no profile written" test ! -e "$T/sog0.prof"
 finish
