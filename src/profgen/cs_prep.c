@@ -1,17 +1,16 @@
 /* cs_prep.c — see cs_prep.h. */
 #include "profgen/cs_prep.h"
-#include "common/md5.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
 struct pk_cs_prep {
     pthread_t th;
-    bool threaded, index_dwarf;
+    bool index_dwarf;
     pk_binary *bin;
     pk_symbolizer *sym;
     pk_probe_info *probes;
-    pk_u64map keep;
+    const pk_u64map *keep;   /* the caller's, read until the probes are decoded */
     /* the probes are ready (the caller may use them) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -21,36 +20,37 @@ struct pk_cs_prep {
     pk_err probes_err, dwarf_err;
 };
 
-/* Every function of the binary whose GUID (MD5 of its name) is an inline
- * tree node's: the names contexts can hold. Reads the probe table, so it
- * runs before the caller gets it back. */
+/* The code of every function an inline tree node names (found through the
+ * loader's GUID -> address map): the names contexts can hold. A hint only:
+ * the index widens when asked about more. */
 static int named_functions(struct pk_cs_prep *p, pk_vec *ranges)
 {
     const pk_probe_table *t = &p->probes->table;
-    pk_u64map guids = {0};
-    if (pk_u64map_init(&guids, t->n_nodes * 2 + 16))
+    const pk_elf *elf = pk_binary_elf(p->bin);
+    pk_u64map seen = {0};
+    if (pk_u64map_init(&seen, t->n_nodes * 2 + 16))
         return pk_err_set(&p->dwarf_err, "out of memory");
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        uint64_t *v = pk_u64map_slot(&guids, t->nodes[i].guid);
-        if (!v) {
-            pk_u64map_free(&guids);
-            return pk_err_set(&p->dwarf_err, "out of memory");
-        }
-        *v = 1;
-    }
-    size_t nf;
-    const pk_elf_symbol *f = pk_elf_funcs(pk_binary_elf(p->bin), &nf);
     int rc = 0;
-    for (size_t i = 0; i < nf && !rc; i++) {
-        if (!f[i].size || !pk_u64map_get(&guids, pk_md5_guid(f[i].name, strlen(f[i].name))))
+    for (size_t i = 0; i < t->n_nodes && !rc; i++) {
+        uint64_t *v = pk_u64map_slot(&seen, t->nodes[i].guid);
+        if (!v) {
+            rc = pk_err_set(&p->dwarf_err, "out of memory");
+            break;
+        }
+        if (*v)
+            continue;
+        *v = 1;
+        const uint64_t *addr = pk_u64map_get(&p->probes->by_guid, t->nodes[i].guid);
+        const pk_elf_symbol *f = addr ? pk_elf_func_at(elf, *addr) : NULL;
+        if (!f || !f->size)
             continue;
         pk_addr_range *r = pk_vec_push(ranges);
         if (!r)
             rc = pk_err_set(&p->dwarf_err, "out of memory");
         else
-            *r = (pk_addr_range){f[i].addr, f[i].addr + f[i].size};
+            *r = (pk_addr_range){f->addr, f->addr + f->size};
     }
-    pk_u64map_free(&guids);
+    pk_u64map_free(&seen);
     return rc;
 }
 
@@ -59,7 +59,7 @@ static void *prep_main(void *arg)
     struct pk_cs_prep *p = arg;
     pk_vec ranges;
     pk_vec_init(&ranges, sizeof(pk_addr_range));
-    int rc = pk_probe_info_load(p->probes, pk_binary_elf(p->bin), &p->keep, &p->probes_err);
+    int rc = pk_probe_info_load(p->probes, pk_binary_elf(p->bin), p->keep, &p->probes_err);
     pthread_mutex_lock(&p->mu);
     p->probes_rc = rc;
     p->probes_done = true;
@@ -82,21 +82,9 @@ int pk_cs_prep_start(pk_cs_prep **out, pk_binary *bin, pk_probe_info *probes, co
 {
     *out = NULL;
     struct pk_cs_prep *p = calloc(1, sizeof *p);
-    if (!p || pk_u64map_init(&p->keep, keep->len * 2 + 16)) {
-        free(p);
+    if (!p)
         return pk_err_set(err, "out of memory");
-    }
-    for (size_t i = 0; i < pk_u64map_end(keep); i++) {
-        if (!pk_u64map_used(keep, i))
-            continue;
-        uint64_t *v = pk_u64map_slot(&p->keep, pk_u64map_key(keep, i));
-        if (!v) {
-            pk_u64map_free(&p->keep);
-            free(p);
-            return pk_err_set(err, "out of memory");
-        }
-        *v = 1;
-    }
+    p->keep = keep;
     p->bin = bin;
     p->probes = probes;
     /* the symbolizer is opened here: the binary's lazy state is not to be
@@ -106,7 +94,6 @@ int pk_cs_prep_start(pk_cs_prep **out, pk_binary *bin, pk_probe_info *probes, co
     if (pthread_mutex_init(&p->mu, NULL) == 0) {
         if (pthread_cond_init(&p->cv, NULL) == 0) {
             if (pthread_create(&p->th, NULL, prep_main, p) == 0) {
-                p->threaded = true;
                 *out = p;
                 return 0;
             }
@@ -115,8 +102,7 @@ int pk_cs_prep_start(pk_cs_prep **out, pk_binary *bin, pk_probe_info *probes, co
         pthread_mutex_destroy(&p->mu);
     }
     /* no thread: the probes now, the DWARF when the sizes ask for it */
-    int rc = pk_probe_info_load(probes, pk_binary_elf(bin), &p->keep, err);
-    pk_u64map_free(&p->keep);
+    int rc = pk_probe_info_load(probes, pk_binary_elf(bin), keep, err);
     free(p);
     return rc;
 }
@@ -155,7 +141,6 @@ int pk_cs_prep_finish(pk_cs_prep *p, pk_err *err)
     int rc = p->dwarf_rc;
     if (rc && err)
         *err = p->dwarf_err;
-    pk_u64map_free(&p->keep);
     free(p);
     return rc;
 }

@@ -9,13 +9,13 @@
 
 typedef struct pk_cs_prep pk_cs_prep;
 
-/* Starts: the probes of the functions in `keep` (copied) are decoded into
+/* Starts: the probes of the functions in `keep` are decoded into
  * *probes; then, with index_dwarf and once the caller has called
  * pk_cs_prep_index, the symbolizer of bin indexes the units of every
  * function the probe inline trees name (a superset of what the profile's
  * contexts will name: pk_ctx_sizes_build finds its index ready). Until
- * pk_cs_prep_probes returns the caller must not touch *probes nor the ELF's
- * section data; between pk_cs_prep_index and pk_cs_prep_finish it may only
+ * pk_cs_prep_probes returns the caller must not touch *probes, `keep`
+ * nor the ELF's section data; between pk_cs_prep_index and pk_cs_prep_finish it may only
  * read *probes; until pk_cs_prep_finish, not use bin's symbolizer. Without
  * a thread to be had the probes are decoded at once and nothing else is
  * done ahead (not an error). */
