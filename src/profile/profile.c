@@ -306,9 +306,7 @@ static struct pk_fprof_slot *slot_get(pk_fprof *f, uint64_t loc, bool body, uint
             f->nbody++;
         if (found > SLOT_SCAN || f->slot_of) {
             /* at most half full */
-            uint32_t bits = f->slot_bits ? f->slot_bits : 6;
-            while (found * 2 > ((size_t)1 << bits))
-                bits++;
+            uint32_t bits = pk_fprof_slot_bits_for(found, f->slot_bits ? f->slot_bits : 6);
             if (!f->slot_of || bits != f->slot_bits) {
                 if (pk_fprof_slot_index_build(f, bits)) {
                     f->slots.len--;
@@ -357,9 +355,7 @@ int pk_fprof_touch_bodies(pk_fprof *f, const uint64_t *locs, size_t n, pk_err *e
                 return -1;
         return 0;
     }
-    uint32_t bits = 6;
-    while (n * 2 > ((size_t)1 << bits))
-        bits++;
+    uint32_t bits = pk_fprof_slot_bits_for(n, 6);
     if (pk_vec_reserve(&f->slots, n) || !(f->slot_of = pk_zalloc((size_t)1 << bits, sizeof *f->slot_of)))
         return pk_err_set(err, "out of memory");
     f->slot_bits = bits;
@@ -622,14 +618,13 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
     v->sites = pk_xrealloc_array(NULL, f->children.len ? f->children.len : 1, sizeof *v->sites);
     v->targets_ = pk_xrealloc_array(NULL, f->calls.len ? f->calls.len : 1, sizeof *v->targets_);
     /* slot index → body index, to place targets */
-    uint32_t *pos = pk_xrealloc_array(NULL, nslots ? nslots : 1, sizeof *pos);
+    uint32_t *pos = pk_zalloc(nslots ? nslots : 1, sizeof *pos);
     if (!v->body || !v->sites || !v->targets_ || !pos) {
         free(pos);
         pk_fprof_view_free(v);
         return pk_err_set(err, "out of memory");
     }
     /* targets per slot first (pos holds the counts until it holds positions) */
-    memset(pos, 0, (nslots ? nslots : 1) * sizeof *pos);
     for (size_t i = 0; i < pk_u64map_end(&f->calls); i++)
         if (pk_u64map_used(&f->calls, i))
             pos[pk_u64map_key(&f->calls, i) >> 32]++;

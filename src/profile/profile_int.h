@@ -24,6 +24,14 @@ static inline bool pk_fprof_slot_in_body(const pk_fprof *f, size_t i)
 #define PK_FPROF_SLOT_SCAN 16
 /* Rebuilds f's location -> slot index with 2^bits entries; -1 when out of memory. */
 int pk_fprof_slot_index_build(pk_fprof *f, uint32_t bits);
+/* The index size (log2, at least `from`) that keeps n slots at most half full. */
+static inline uint32_t pk_fprof_slot_bits_for(size_t n, uint32_t from)
+{
+    uint32_t bits = from;
+    while (n * 2 > ((size_t)1 << bits))
+        bits++;
+    return bits;
+}
 
 int pk_names_new(pk_profset *ps, pk_err *err);
 void pk_names_free(pk_profset *ps);

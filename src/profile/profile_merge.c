@@ -33,10 +33,7 @@ static int merge_body(pk_fprof *dst, const pk_fprof *src, uint64_t weight, pk_er
                 ds[dst->slots.len++] = (struct pk_fprof_slot){ss[i].loc, pk_sat_mul(ss[i].count, weight)};
         dst->nbody = (uint32_t)dst->slots.len;
         if (dst->slots.len > PK_FPROF_SLOT_SCAN) {
-            uint32_t bits = 6;
-            while (dst->slots.len * 2 > ((size_t)1 << bits))
-                bits++;
-            if (pk_fprof_slot_index_build(dst, bits))
+            if (pk_fprof_slot_index_build(dst, pk_fprof_slot_bits_for(dst->slots.len, 6)))
                 return pk_err_set(err, "out of memory");
         }
         return 0;

@@ -77,8 +77,7 @@ static int add_record(struct sum_acc *a, const pk_fprof *f, int is_callsite)
 struct flat_acc {
     uint64_t *sum;       /* [FLAT_DIRECT] */
     uint8_t *seen;       /* [FLAT_DIRECT] */
-    uint32_t *touched;   /* lines seen in the current function */
-    size_t ntouched, cap_touched;
+    pk_vec touched;      /* uint32_t: lines seen in the current function */
     pk_vec rest;         /* struct flat_rest: other locations of the function */
 };
 
@@ -114,15 +113,10 @@ static int flat_add(struct flat_acc *fa, const pk_fprof *f)
         uint32_t line = pk_loc_line(loc);
         if (pk_loc_disc(loc) == 0 && line < FLAT_DIRECT) {
             if (!fa->seen[line]) {
-                if (fa->ntouched == fa->cap_touched) {
-                    size_t cap = fa->cap_touched ? 2 * fa->cap_touched : 1024;
-                    uint32_t *t = realloc(fa->touched, cap * sizeof *t);
-                    if (!t)
-                        return -1;
-                    fa->touched = t;
-                    fa->cap_touched = cap;
-                }
-                fa->touched[fa->ntouched++] = line;
+                uint32_t *t = pk_vec_push(&fa->touched);
+                if (!t)
+                    return -1;
+                *t = line;
                 fa->seen[line] = 1;
                 fa->sum[line] = 0;
             }
@@ -140,13 +134,13 @@ static int flat_add(struct flat_acc *fa, const pk_fprof *f)
 /* The function's counts out; the accumulator cleared for the next one. */
 static int flat_flush(struct flat_acc *fa, struct sum_acc *a)
 {
-    for (size_t i = 0; i < fa->ntouched; i++) {
-        uint32_t line = fa->touched[i];
+    for (size_t i = 0; i < fa->touched.len; i++) {
+        uint32_t line = PK_VEC_AT(&fa->touched, uint32_t, i);
         fa->seen[line] = 0;
         if (emit_count(a, fa->sum[line]))
             return -1;
     }
-    fa->ntouched = 0;
+    fa->touched.len = 0;
     struct flat_rest *r = fa->rest.data;
     size_t n = fa->rest.len;
     if (pk_sort_by_u64(r, n, sizeof *r, offsetof(struct flat_rest, loc)))
@@ -168,6 +162,7 @@ static int flat_cs_counts(const pk_profset *ps, struct sum_acc *a, pk_err *err)
 {
     struct flat_acc fa = {0};
     pk_vec_init(&fa.rest, sizeof(struct flat_rest));
+    pk_vec_init(&fa.touched, sizeof(uint32_t));
     struct flat_order *order = malloc((ps->top.len ? ps->top.len : 1) * sizeof *order);
     fa.sum = malloc(FLAT_DIRECT * sizeof *fa.sum);
     fa.seen = calloc(FLAT_DIRECT, 1);
@@ -203,7 +198,7 @@ done:
     free(order);
     free(fa.sum);
     free(fa.seen);
-    free(fa.touched);
+    pk_vec_free(&fa.touched);
     pk_vec_free(&fa.rest);
     return rc ? pk_err_set(err, "out of memory") : 0;
 }
@@ -260,13 +255,13 @@ int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, si
         if (pk_sort_by_u64(c, nc, sizeof *c, 0))
             rc = pk_err_set(err, "out of memory");
         /* largest first */
-        for (size_t i = 0, j = nc ? nc - 1 : 0; i < j; i++, j--) {
+        for (size_t i = 0, j = nc ? nc - 1 : 0; !rc && i < j; i++, j--) {
             uint64_t t = c[i];
             c[i] = c[j];
             c[j] = t;
         }
         uint64_t cur_sum = 0, count = 0, seen = 0;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < n && !rc; k++) {
             unsigned __int128 want = (unsigned __int128)out->total_count * cutoffs[k] / 1000000;
             while (cur_sum < want && it < nc) {
                 /* one distinct count with its frequency at a time, as LLVM's

@@ -405,4 +405,69 @@ TEST(view_sorts_long_bodies)
     pk_profset_free(&ps);
 }
 
+/* The summary of a flat CS profile (contexts summed by leaf function and
+ * location without building merged profiles) equals the summary of the
+ * profiles merged by leaf function the ordinary way. */
+TEST(flat_cs_summary_equals_merged)
+{
+    pk_profset cs, merged;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&cs, &e), &e);
+    CHECK_OK(pk_profset_init(&merged, &e), &e);
+    cs.kind |= PK_PROF_CS;
+    uint64_t rng = 777;
+#define RND(m) (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng % (m))
+    const char *leaves[] = {"f0", "f1", "f2", "f3", "f4"};
+    for (int c = 0; c < 120; c++) {
+        pk_ctx_frame fr[3] = {{nm(&cs, "main"), 1 + (uint32_t)RND(4), 0},
+                              {nm(&cs, c % 2 ? "g" : "h"), 2 + (uint32_t)RND(3), (uint32_t)RND(2)},
+                              {nm(&cs, leaves[RND(5)]), 0, 0}};
+        size_t nfr = 2 + RND(2);
+        if (nfr == 2)
+            fr[1] = fr[2];
+        pk_ctx_id id;
+        CHECK_OK(pk_profset_intern_ctx(&cs, fr, nfr, &id, &e), &e);
+        pk_fprof *f = pk_profset_get_ctx(&cs, id, &e);
+        CHECK(f != NULL);
+        if (!f)
+            break;
+        f->head += RND(50);
+        for (int k = 0; k < 12; k++) {
+            /* zeros, discriminators and lines past the direct array included */
+            uint32_t line = RND(10) == 0 ? 70000 + (uint32_t)RND(3) : 1 + (uint32_t)RND(30);
+            uint32_t disc = RND(4) == 0 ? 1 + (uint32_t)RND(2) : 0;
+            uint64_t count = RND(3) ? RND(1000) : 0;
+            CHECK_OK(pk_fprof_add_body(f, line, disc, count, &e), &e);
+        }
+        pk_fprof_recompute_total(f);
+    }
+#undef RND
+    for (size_t i = 0; i < cs.top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&cs.top, pk_fprof *, i);
+        pk_name_id id;
+        CHECK_OK(pk_profset_intern(&merged, pk_profset_name(&cs, f->name), pk_profset_name_len(&cs, f->name), &id,
+                                   &e), &e);
+        pk_fprof *d = pk_profset_get_func(&merged, id, &e);
+        CHECK(d != NULL);
+        if (d)
+            CHECK_OK(pk_fprof_merge(&merged, d, &cs, f, 1, &e), &e);
+    }
+    pk_summary a, b;
+    CHECK_OK(pk_profset_summary(&cs, &a, &e), &e);
+    CHECK_OK(pk_profset_summary(&merged, &b, &e), &e);
+    CHECK(a.num_counts > 100);
+    CHECK_EQ_U64(a.total_count, b.total_count);
+    CHECK_EQ_U64(a.max_count, b.max_count);
+    CHECK_EQ_U64(a.max_function_count, b.max_function_count);
+    CHECK_EQ_U64(a.num_counts, b.num_counts);
+    CHECK_EQ_U64(a.num_functions, b.num_functions);
+    CHECK_EQ_U64(a.num_entries, b.num_entries);
+    for (uint32_t k = 0; k < a.num_entries && k < b.num_entries; k++) {
+        CHECK_EQ_U64(a.entries[k].min_count, b.entries[k].min_count);
+        CHECK_EQ_U64(a.entries[k].num_counts, b.entries[k].num_counts);
+    }
+    pk_profset_free(&cs);
+    pk_profset_free(&merged);
+}
+
 int main(void) { return pk_test_main(); }
