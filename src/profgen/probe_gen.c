@@ -596,19 +596,14 @@ static int want_function_at(struct guid_set *g, uint64_t vaddr)
     return 0;
 }
 
-/* cs: the map belongs to cs (context keys, decoded by pk_csraw_key); NULL:
- * a raw profile's map of plain vaddrs. */
-static int want_pairs(struct guid_set *g, const pk_pairmap *m, const pk_csraw *cs)
+/* The functions at both ends of a raw profile's ranges or branches (plain
+ * vaddrs). Branch targets are included though call targets are named from
+ * symbols: their functions are nearly always sampled anyway. */
+static int want_pairs(struct guid_set *g, const pk_pairmap *m)
 {
     for (size_t i = 0; i < m->cap; i++) {
         const pk_pair_count *e = &m->e[i];
-        if (!e->n)
-            continue;
-        uint64_t a = e->a, b = e->b;
-        uint32_t ctx;
-        if (cs)
-            pk_csraw_key(cs, e, &ctx, &a, &b);
-        if ((a != PK_AGG_EXTERNAL && want_function_at(g, a)) || want_function_at(g, b))
+        if (e->n && ((e->a != PK_AGG_EXTERNAL && want_function_at(g, e->a)) || want_function_at(g, e->b)))
             return -1;
     }
     return 0;
@@ -670,7 +665,7 @@ int pk_probe_sampled_guids(const pk_elf *elf, const pk_csraw *cs, const pk_rawpr
         return pk_err_set(err, "out of memory");
     if (cs && want_cs(&g, cs))
         goto done;
-    if (raw && (want_pairs(&g, &raw->ranges, NULL) || want_pairs(&g, &raw->branches, NULL)))
+    if (raw && (want_pairs(&g, &raw->ranges) || want_pairs(&g, &raw->branches)))
         goto done;
     rc = 0;
 done:
