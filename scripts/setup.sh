@@ -9,6 +9,7 @@ PACKAGES=(
   autofdo linux-perf qemu-user valgrind
   libzydis-dev zlib1g-dev libzstd-dev
   binutils python3 time bc dpkg-dev
+  libprotobuf-c-dev protobuf-c-compiler golang-go
 )
 
 missing=()
