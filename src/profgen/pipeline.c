@@ -1,0 +1,413 @@
+/* pipeline.c — the order of profgen's stages (see pipeline.h). */
+#include "profgen/pipeline.h"
+#include "binary/binary.h"
+#include "binary/probe_loader.h"
+#include "profgen/cs_prep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* Sits between the reader and the aggregator: progress, and samples with a
+ * stack to the unwinder. */
+typedef struct feed {
+    pk_perf_callbacks inner;
+    pk_agg *agg;
+    pk_unwinder *unw;            /* CSSPGO: every sample also goes to the unwinder */
+    const pk_pipeline_request *req;
+    pk_err *err;
+    const char *path;
+    uint64_t size, n;
+} feed;
+
+static int feed_sample(void *c, const pk_sample *s)
+{
+    feed *f = c;
+    if (f->req->progress && (++f->n & 0xffff) == 0)
+        f->req->progress(f->req->cb_ctx, f->path, f->n, s->file_offset, f->size);
+    /* A sample with a stack goes to the unwinder, which counts it in the
+     * aggregator's statistics; its range and branch counts are the
+     * unwinder's, per context (those of a stack without user frames go to
+     * the flat profile). */
+    if (f->unw && s->callchain_nr && (f->req->pid < 0 || s->pid == (uint32_t)f->req->pid))
+        return pk_unwind_perf_sample(f->unw, f->agg, s, f->err);
+    return f->inner.sample(f->inner.ctx, s);
+}
+static int feed_mmap(void *c, const pk_mmap_event *m) { feed *f = c; return f->inner.mmap(f->inner.ctx, m); }
+static int feed_comm(void *c, const pk_comm_event *e) { feed *f = c; return f->inner.comm(f->inner.ctx, e); }
+static int feed_task(void *c, const pk_task_event *t) { feed *f = c; return f->inner.task(f->inner.ctx, t); }
+static int feed_bid(void *c, const pk_build_id_event *b) { feed *f = c; return f->inner.build_id(f->inner.ctx, b); }
+
+static void hex(char *out, const uint8_t *b, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+    out[2 * n] = 0;
+}
+
+/* Why an input gave nothing usable (err is set from the aggregator's counts). */
+static void explain_empty(const pk_agg_stats *s, const pk_pipeline_input *in, const pk_agg_target *t,
+                          int64_t pid, pk_err *err)
+{
+    if (!s->samples)
+        pk_err_set(err, "%s: no samples", in->path);
+    else if (s->samples_no_lbr == s->samples)
+        pk_err_set(err, "%s: %llu samples but none has a branch stack (record with LBR: "
+                   "`pgokit record`, or `perf record -b`)", in->path, (unsigned long long)s->samples);
+    else if (s->samples_other_pid == s->samples)
+        pk_err_set(err, "%s: all %llu samples belong to processes other than --pid %lld", in->path,
+                   (unsigned long long)s->samples, (long long)pid);
+    else if (s->mmaps_build_id_mismatch && !s->mmaps_target) {
+        char h[41];
+        hex(h, t->build_id, t->build_id_size);
+        pk_err_set(err, "%s: the recorded program mapped a file named like %s but with another "
+                   "build-id than this one (%s): the binary was rebuilt after recording?",
+                   in->path, t->path, h);
+    } else if (!s->mmaps_target && in->kind == PK_INPUT_PERF)
+        pk_err_set(err, "%s: no mapping of %s in the recording (%llu mmap events)", in->path, t->path,
+                   (unsigned long long)s->mmaps);
+    else
+        pk_err_set(err, "%s: none of %llu samples has branches in %s", in->path,
+                   (unsigned long long)s->samples, t->path);
+}
+
+/* Aggregates one perf.data / perf-script file into `into` (and `cs`).
+ * 1: nothing usable in this input (err says why), not an error if another
+ * input has samples. */
+static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input *in, const pk_agg_target *t,
+                         bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs,
+                         pk_unwind_stats *ust, pk_err *err)
+{
+    pk_agg_opts ao = {.pid = req->pid, .assume_unrelocated_without_mmap = in->kind == PK_INPUT_SCRIPT};
+    pk_agg *a = pk_agg_new(t, &ao, err);
+    if (!a)
+        return -1;
+    feed f = {.agg = a, .req = req, .err = err, .path = in->path};
+    if (cs) {
+        pk_unwind_code code;
+        pk_unwind_code_from_binary(&code, bin);
+        pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = req->worker,
+                             .calls_and_entries_only = calls_only, .walk_here_every = req->walk_here_every};
+        if (!(f.unw = pk_unwinder_new(&code, &uo, cs, err))) {
+            pk_agg_free(a);
+            return -1;
+        }
+    }
+    struct stat st;
+    if (!stat(in->path, &st))
+        f.size = (uint64_t)st.st_size;
+    pk_agg_callbacks(a, err, &f.inner);
+    pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
+                            .task = feed_task, .build_id = feed_bid};
+    int rc;
+    if (in->kind == PK_INPUT_PERF) {
+        pk_perf_stats ps;
+        rc = pk_perf_read(in->path, &cb, &ps, err);
+    } else {
+        pk_script_stats ss;
+        rc = pk_perf_script_read(in->path, &cb, &ss, err);
+    }
+    if (!rc && f.unw)
+        rc = pk_unwinder_finish(f.unw, err);
+    if (req->phase)
+        req->phase(req->cb_ctx, NULL);
+    if (!rc) {
+        pk_rawprof *r = pk_agg_profile(a);
+        if (!r->stats.samples_used) {
+            explain_empty(&r->stats, in, t, req->pid, err);
+            rc = 1;
+        } else {
+            rc = pk_rawprof_merge(into, r, err);
+        }
+    }
+    if (f.unw) {
+        pk_unwind_stats_add(ust, pk_unwinder_stats(f.unw));
+        pk_unwinder_free(f.unw);
+    }
+    pk_agg_free(a);
+    return rc;
+}
+
+/* Everything the stages share; freed in one place. */
+typedef struct run {
+    const pk_pipeline_request *req;
+    pk_pipeline_report *rep;
+    pk_binary *bin;
+    pk_agg_segment *segs;
+    pk_agg_target target;
+    pk_rawprof raw;
+    bool raw_init, cs_init, probes_init, ps_init, nested_init;
+    pk_csraw csr;
+    pk_cs_prep *prep;                /* probes and DWARF index, on a second thread */
+    pk_u64map keep;                  /* GUIDs of the functions whose probes are decoded */
+    pk_probe_info probes;
+    pk_profset ps, nested;
+} run;
+
+static int open_target(run *r, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    if (pk_binary_open(&r->bin, req->binary, req->debug_binary, err))
+        return -1;
+    pk_elf *elf = pk_binary_elf(r->bin);
+    size_t nseg;
+    const pk_elf_segment *es = pk_elf_segments(elf, &nseg);
+    if (!(r->segs = calloc(nseg + 1, sizeof *r->segs))) {
+        pk_err_set(err, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < nseg; i++)
+        r->segs[i] = (pk_agg_segment){es[i].vaddr, es[i].memsz, es[i].offset, es[i].filesz, es[i].flags};
+    const uint8_t *bid;
+    size_t bid_len;
+    pk_elf_build_id(elf, &bid, &bid_len);
+    if (bid_len > 20)
+        bid_len = 20;
+    r->target = (pk_agg_target){.path = req->binary, .build_id_size = (uint8_t)bid_len,
+                                .preferred_base = pk_elf_preferred_base(elf), .segs = r->segs, .nsegs = nseg};
+    if (bid_len)
+        memcpy(r->target.build_id, bid, bid_len);
+    if (pk_rawprof_init(&r->raw, req->binary, r->target.build_id, r->target.build_id_size,
+                        r->target.preferred_base, err))
+        return -1;
+    r->raw_init = true;
+    return 0;
+}
+
+/* Reads every input into the raw profile (and the context profile). */
+static int read_inputs(run *r, bool probe, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    size_t empty_inputs = 0;
+    for (size_t i = 0; i < req->ninputs; i++) {
+        const pk_pipeline_input *in = &req->inputs[i];
+        if (in->kind == PK_INPUT_RAW) {
+            pk_rawprof rp;
+            if (pk_rawprof_read(&rp, in->path, err))
+                return -1;
+            int m = pk_rawprof_merge(&r->raw, &rp, err);
+            pk_rawprof_free(&rp);
+            if (m) {
+                pk_err_prefix(err, "%s", in->path);
+                return -1;
+            }
+            continue;
+        }
+        /* probe-based contexts use no branch but calls and tail calls */
+        int a = aggregate_one(req, in, &r->target, probe, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
+                              &r->rep->unwind, err);
+        if (a < 0 || (a > 0 && req->ninputs == 1))
+            return -1;
+        if (a > 0) {
+            if (req->warning)
+                req->warning(req->cb_ctx, err->msg);
+            empty_inputs++;
+        }
+    }
+    if (empty_inputs == req->ninputs) {
+        pk_err_prefix(err, "no input has samples of %s (last one)", req->binary);
+        return -1;
+    }
+    return 0;
+}
+
+/* CSSPGO and line CS: tail-call frames, and (CSSPGO) the probes of the
+ * sampled functions. Only the sampled functions' probes are decoded, as
+ * llvm-profgen does (all of them would be most of the memory and time at
+ * small sample counts). CSSPGO: those sampled so far are decoded on another
+ * thread while tail-call frames are inferred here, and that thread goes on to
+ * index the DWARF of the code sizes while the profile is built; the inferred
+ * frames add call sites of functions that may have no sample of their own,
+ * whose probes are decoded afterwards. */
+static int prepare_contexts(run *r, int mode, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    pk_elf *elf = pk_binary_elf(r->bin);
+    pk_tailcall_stats *tst = req->no_infer_frames ? NULL : &r->rep->tailcall;
+    r->rep->tailcall_valid = tst != NULL;
+    if (mode == PK_MODE_LINE_CS)
+        return tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tst, NULL, err) : pk_csraw_canonicalize(&r->csr, err);
+    pk_u64map more = {0};
+    if (pk_probe_sampled_guids(elf, &r->csr, NULL, &r->keep, err) ||
+        pk_cs_prep_start(&r->prep, r->bin, &r->probes, &r->keep, !req->no_preinline && req->worker, err))
+        return -1;
+    r->probes_init = !r->prep; /* with a thread, once it says so */
+    /* (the inference leaves contexts canonically numbered) */
+    pk_u64map added = {0}; /* call sites of the inferred frames */
+    int tr = tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tst, &added, err) : pk_csraw_canonicalize(&r->csr, err);
+    if (r->prep) {
+        int lr = pk_cs_prep_probes(r->prep, tr ? NULL : err);
+        r->probes_init = !lr;
+        tr = tr || lr;
+    }
+    tr = tr || pk_probe_guids_at_sites(elf, &added, &r->keep, &more, err) ||
+         pk_probe_info_load_more(&r->probes, elf, &more, err);
+    pk_u64map_free(&more);
+    pk_u64map_free(&added);
+    pk_cs_prep_index(r->prep); /* the table is final: the DWARF of its functions */
+    return tr ? -1 : 0;
+}
+
+/* The flat context profile → pre-inlined and nested (or cold contexts merged). */
+static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    if (req->no_preinline) {
+        uint64_t merged;
+        return pk_cs_merge_cold(&r->ps, 1, false, &merged, err);
+    }
+    pk_ctx_sizes *sizes = NULL;
+    pk_preinline_opts po;
+    pk_preinline_defaults(&po);
+    /* the pre-inliner's context trie and summary on another thread while
+     * the code sizes are built here */
+    pk_preinline_job *pj = NULL;
+    int g = 0;
+    if (req->worker)
+        g = pk_preinline_start(&pj, &r->ps, err);
+    g = g || pk_ctx_sizes_build(&sizes, r->bin, &r->ps, mode == PK_MODE_CS, err);
+    pk_binary_drop_caches(r->bin); /* DWARF and instructions are not needed past here */
+    if (pj && g)
+        pk_preinline_cancel(pj);
+    else if (pj)
+        g = pk_preinline_finish(pj, sizes, &po, &r->rep->preinline, err);
+    else
+        g = g || pk_preinline(&r->ps, sizes, &po, &r->rep->preinline, err);
+    pk_ctx_sizes_free(sizes);
+    if (g || pk_profset_init(&r->nested, err))
+        return -1;
+    r->nested_init = true;
+    *result = &r->nested;
+    return pk_cs_nest(&r->ps, &r->nested, err);
+}
+
+static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    pk_pipeline_report *rep = r->rep;
+    if (pk_profset_init(&r->ps, err))
+        return -1;
+    r->ps_init = true;
+    *result = &r->ps;
+    if (req->phase)
+        req->phase(req->cb_ctx, "symbolizing");
+    if (mode == PK_MODE_CS || mode == PK_MODE_LINE_CS) {
+        if (prepare_contexts(r, mode, err))
+            return -1;
+        /* The unwinder's decoded functions: done with. (No malloc_trim here
+         * or below: the heap grows again at once and reuses what was freed,
+         * so trimming only turned into page faults and TLB shootdowns, 7 %
+         * of the run at 10k samples, for no lower peak at 1M.) */
+        pk_binary_drop_insns(r->bin);
+    } else if (mode == PK_MODE_PROBE) {
+        pk_elf *elf = pk_binary_elf(r->bin);
+        if (pk_probe_sampled_guids(elf, NULL, &r->raw, &r->keep, err) ||
+            pk_probe_info_load(&r->probes, elf, &r->keep, err))
+            return -1;
+        r->probes_init = true;
+    }
+    if (mode == PK_MODE_LINE) {
+        rep->line_stats_valid = true;
+        return pk_profgen_line(r->bin, &r->raw, &req->gen, &r->ps, &rep->line, err);
+    }
+    if (mode == PK_MODE_PROBE)
+        return pk_profgen_probe(r->bin, &r->probes, &r->raw, &r->ps, &rep->probe, err);
+    rep->distinct_ranges = r->csr.ranges.len;
+    int g = mode == PK_MODE_CS ? pk_profgen_probe_cs(r->bin, &r->probes, &r->csr, &r->ps, &rep->probe, err)
+                               : pk_profgen_line_cs(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err);
+    /* The counts are in the profile now: free the address-level data
+     * before the pre-inliner's peak (the context count is kept for the
+     * summary; ranges were counted before probe_cs freed them). */
+    rep->contexts = pk_csraw_num_ctxs(&r->csr);
+    rep->distinct_branches = r->csr.branches.len;
+    pk_pairmap_free(&r->csr.ranges);
+    pk_pairmap_free(&r->csr.branches);
+    int pr = pk_cs_prep_finish(r->prep, g ? NULL : err); /* the DWARF index is ready */
+    r->prep = NULL;
+    if (g || pr)
+        return -1;
+    if (r->probes_init) {
+        pk_probe_info_free(&r->probes);
+        r->probes_init = false;
+    }
+    return finish_contexts(r, mode, result, err);
+}
+
+static void cleanup(run *r)
+{
+    if (r->prep) { /* an error while the thread ran: it finishes first */
+        if (!pk_cs_prep_probes(r->prep, NULL))
+            r->probes_init = true;
+        pk_cs_prep_finish(r->prep, NULL);
+    }
+    pk_u64map_free(&r->keep);
+    if (r->nested_init)
+        pk_profset_free(&r->nested);
+    if (r->ps_init)
+        pk_profset_free(&r->ps);
+    if (r->probes_init)
+        pk_probe_info_free(&r->probes);
+    if (r->cs_init)
+        pk_csraw_free(&r->csr);
+    if (r->raw_init)
+        pk_rawprof_free(&r->raw);
+    pk_binary_close(r->bin);
+    free(r->segs);
+}
+
+int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err)
+{
+    memset(rep, 0, sizeof *rep);
+    run r = {.req = req, .rep = rep};
+    int rc = -1;
+    if (open_target(&r, err))
+        goto out;
+    /* Contexts need every input to carry stacks: raw profiles have none. */
+    bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
+    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && !req->raw_only;
+    for (size_t i = 0; i < req->ninputs; i++)
+        if (req->inputs[i].kind == PK_INPUT_RAW)
+            try_cs = false;
+    if (try_cs) {
+        if (pk_csraw_init(&r.csr, r.target.preferred_base, err))
+            goto out;
+        r.cs_init = true;
+    }
+    rep->calls_only = probe;
+    if (read_inputs(&r, probe, err))
+        goto out;
+    rep->agg = r.raw.stats;
+    rep->distinct_branches = r.raw.branches.len;
+    rep->distinct_ranges = r.raw.ranges.len;
+    if (req->raw_only) {
+        rep->mode = PK_MODE_RAW;
+        rc = pk_rawprof_write(&r.raw, req->output, err);
+        goto out;
+    }
+    if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len))) {
+        pk_err_set(err, "no samples of %s in the input", req->binary);
+        goto out;
+    }
+    bool have_ctx = r.cs_init && rep->unwind.samples_unwound && pk_csraw_num_ctxs(&r.csr);
+    rep->have_contexts = have_ctx;
+    rep->mode = probe ? (have_ctx ? PK_MODE_CS : PK_MODE_PROBE) : (have_ctx ? PK_MODE_LINE_CS : PK_MODE_LINE);
+    const pk_profset *result = NULL;
+    int g = generate(&r, rep->mode, &result, err);
+    if (req->phase)
+        req->phase(req->cb_ctx, NULL);
+    if (g)
+        goto out;
+    rep->counted = true;
+    rep->profiles = pk_profset_count(result);
+    if (!rep->profiles) {
+        char h[41];
+        hex(h, r.target.build_id, r.target.build_id_size);
+        pk_err_set(err, "no function of %s (build-id %s) received samples; nothing written", req->binary,
+                   r.target.build_id_size ? h : "none");
+        goto out;
+    }
+    rc = pk_prof_write_file(result, &req->write, req->output, err);
+out:
+    cleanup(&r);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* pipeline.h — the whole of `profgen` as one library call: inputs (perf.data,
+ * perf script text, raw profiles, pprof) → aggregation (and, with stacks, the
+ * virtual unwinder) → tail-call frame inference → the generator of the
+ * profile kind → cold-context merging or the pre-inliner and nesting → the
+ * written profile.
+ *
+ * The order of the stages lives here, not in the command line, so that
+ * `pgokit profgen`, the profile store and the tests run one pipeline. The
+ * caller fills a request, gets a report back (every counter the closing
+ * summary prints) and prints what it likes: nothing here prints or exits.
+ */
+#ifndef PK_PIPELINE_H
+#define PK_PIPELINE_H
+
+#include "aggregate/aggregate.h"
+#include "format/format.h"
+#include "profgen/preinline.h"
+#include "profgen/probe_gen.h"
+#include "profgen/profgen.h"
+#include "unwind/unwind.h"
+
+enum pk_input_kind {
+    PK_INPUT_PERF,       /* perf.data (file or pipe mode, "-" for stdin) */
+    PK_INPUT_SCRIPT,     /* `perf script` text */
+    PK_INPUT_RAW,        /* a raw profile written by --raw-only */
+    PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
+};
+
+typedef struct pk_pipeline_input {
+    int kind;            /* enum pk_input_kind */
+    const char *path;
+} pk_pipeline_input;
+
+/* Which samples the profile is built from. Auto: LBR branch stacks when the
+ * inputs have them, else instruction pointers (+ call stacks). */
+enum pk_sample_kind { PK_SAMPLES_AUTO, PK_SAMPLES_LBR, PK_SAMPLES_IP };
+
+typedef struct pk_pipeline_request {
+    const char *binary;              /* the profiled executable or shared library */
+    const char *debug_binary;        /* DWARF from here instead (may be NULL) */
+    const char *output;
+    const pk_pipeline_input *inputs;
+    size_t ninputs;
+    pk_write_opts write;
+    pk_profgen_opts gen;             /* line-based generator options */
+    int64_t pid;                     /* only this process; -1: all */
+    int samples;                     /* enum pk_sample_kind */
+    bool raw_only;                   /* write the merged raw profile instead */
+    bool ignore_stacks;              /* no contexts even with call stacks */
+    bool no_preinline;               /* CS: keep the flat context profile */
+    bool line_cs;                    /* CS line-based profile of a binary without probes */
+    bool dwarf_correlation;          /* line-based profile even with probes */
+    bool no_infer_frames;            /* CS: no tail-call frame inference */
+    bool worker;                     /* use a second thread where the work splits */
+    uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
+    /* Optional callbacks, for a caller that shows progress. */
+    void *cb_ctx;
+    /* every 65,536 samples of an input: its path, samples so far, and how far
+     * into the file (offset, size; size 0 when unknown) */
+    void (*progress)(void *ctx, const char *path, uint64_t samples, uint64_t offset, uint64_t size);
+    /* a stage starts ("symbolizing") or all reading is done (NULL) */
+    void (*phase)(void *ctx, const char *what);
+    /* an input had nothing usable, but others may: the reason */
+    void (*warning)(void *ctx, const char *msg);
+} pk_pipeline_request;
+
+enum pk_pipeline_mode {
+    PK_MODE_RAW,         /* --raw-only: the raw profile was written */
+    PK_MODE_LINE,        /* line-based AutoFDO */
+    PK_MODE_PROBE,       /* probe-only */
+    PK_MODE_CS,          /* CSSPGO (probes + contexts) */
+    PK_MODE_LINE_CS,     /* context-sensitive line-based */
+};
+
+/* What the run did: everything the closing summary says. */
+typedef struct pk_pipeline_report {
+    int mode;                        /* enum pk_pipeline_mode */
+    bool from_ip;                    /* built from IP samples (flow inference) */
+    pk_agg_stats agg;                /* samples read, used, LBR entries, drops... */
+    size_t distinct_branches, distinct_ranges;
+    bool have_contexts;              /* distinct counts are per context */
+    bool calls_only;                 /* only calls and jumps to entries were kept */
+    bool line_stats_valid;           /* `line` below is filled (line-based flat) */
+    pk_profgen_stats line;
+    pk_probe_gen_stats probe;
+    pk_unwind_stats unwind;
+    bool tailcall_valid;
+    pk_tailcall_stats tailcall;
+    pk_preinline_stats preinline;
+    size_t contexts;                 /* address contexts before generation */
+    size_t profiles;                 /* top-level profiles written */
+    bool counted;                    /* every counter above is final (also when the run
+                                        failed because no function received samples) */
+} pk_pipeline_report;
+
+/* Runs the pipeline and writes req->output (atomically: a failure leaves no
+ * file). Returns 0, or -1 with err set (the report still holds the counters
+ * gathered so far, e.g. for "no function received samples"). */
+int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err);
+
+#endif
