@@ -145,7 +145,10 @@ static int aggregate_one(const input *in, const pk_agg_target *t, int64_t pid, b
         rc = pk_perf_read(in->path, &cb, &ps, err);
     } else {
         pk_script_stats ss;
+        char w[1024];
         rc = pk_perf_script_read(in->path, &cb, &ss, err);
+        if (!rc && pk_script_stats_warning(&ss, w, sizeof w))
+            fprintf(stderr, "profgen: warning: %s: %s\n", in->path, w);
     }
     if (!rc && p.unw)
         rc = pk_unwinder_finish(p.unw, err);
