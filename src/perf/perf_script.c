@@ -137,6 +137,9 @@ static const char *skip_dso(const char *p, const char *end)
     return p;
 }
 
+/* Linux's PID_MAX_LIMIT: a larger decimal number is no pid. */
+#define PID_MAX 4194304
+
 static bool is_dec(const char *p, const char *e)
 {
     if (p == e)
@@ -287,8 +290,10 @@ static int lbr_line(sreader *r, const char *p, const char *end)
     int64_t pid = -1, tid = -1;
     r->branches.len = 0;
     /* prefix: perf's fields in its order: comm, pid[/tid], time:, event:
-     * (padded or not), ip, sym, (dso). Two numbers are pid and ip; words
-     * (comm, sym) only beside a number or a pid/time/event field. */
+     * (padded or not), ip, sym, (dso). Two numbers are pid and ip (unless
+     * the first cannot be a pid, or pid/tid came first: a symbol then,
+     * which may look like hex); words (comm, sym) only beside a number or
+     * a pid/time/event field. */
     const char *first_word = NULL, *q = p;
     bool anchored = false, after_sym = false;
     uint64_t nums = 0, num0 = 0;
@@ -300,7 +305,8 @@ static int lbr_line(sreader *r, const char *p, const char *end)
         uint64_t v;
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid))) {
             anchored = true;
-        } else if (!after_sym && nums < 2 && parse_hex(q, e, &v) == e) {
+        } else if (!after_sym && nums < (pid < 0 ? 2u : 1u) && parse_hex(q, e, &v) == e &&
+                   (!nums || (is_dec(num0_at, num0_end) && strtoll(num0_at, NULL, 10) <= PID_MAX))) {
             if (!nums) {
                 num0 = v;
                 num0_at = q;
@@ -318,10 +324,8 @@ static int lbr_line(sreader *r, const char *p, const char *end)
     }
     if (first_word && !anchored && !nums)
         return sfail(r, first_word, "unexpected token before the branch entries (expected an event name or an ip)");
-    if (nums == 2 && pid < 0 && is_dec(num0_at, num0_end))
+    if (nums == 2)
         pid = tid = strtoll(num0_at, NULL, 10);
-    else if (nums == 2)
-        return sfail(r, num0_at, "two numbers before the branch entries: expected a decimal pid and then the ip");
     else if (nums == 1)
         ip = num0;
     have_ip = nums > 0;
@@ -465,7 +469,7 @@ static bool header_line(sreader *r, const char *line, const char *p, const char 
         const char *e = tok_end(q, end);
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid)))
             anchored = true;
-        else if (!dec && is_dec(q, e) && e - q <= 10)
+        else if (!dec && is_dec(q, e) && e - q <= 10 && strtoll(q, NULL, 10) <= PID_MAX)
             dec = q;
         q = skip_sp(e, end);
     }

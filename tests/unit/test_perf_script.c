@@ -306,6 +306,18 @@ TEST(script_pid_headers_and_per_process_mappings)
     CHECK_EQ_U64(g.s[1].tid, 11865);
     CHECK_EQ_U64(g.s[1].ip, 0x4000001340);
     CHECK_EQ_U64(g.br[1][0].from, 0x4000001361);
+    /* a symbol that looks like hex is no ip; an ip no pid */
+    t = "   77/77        4000001304 add 0x4000001383/0x4000001304/P/-/-/0/RET \n"
+        "       4000001340 face+0x3 0x4000001361/0x4000001340/P/-/-/0/COND\n"
+        "   77        4000001341 beef 0x4000001361/0x4000001340/P/-/-/0/COND\n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 3);
+    CHECK_EQ_U64(g.s[0].pid, 77);
+    CHECK_EQ_U64(g.s[0].ip, 0x4000001304);
+    CHECK_EQ_U64(g.s[1].pid, 0);
+    CHECK_EQ_U64(g.s[1].ip, 0x4000001340);
+    CHECK_EQ_U64(g.s[2].pid, 77);
+    CHECK_EQ_U64(g.s[2].ip, 0x4000001341);
 }
 
 TEST(script_remapped_files_and_missing_mmap_lines)
