@@ -165,6 +165,12 @@ def main():
           "llvm-profgen-19 and AutoFDO 0.19 (afdo-cfp: its create_gcov, read by llvm-profdata-19, since "
           "Debian's create_llvm_prof 0.19 writes inlined callee names from freed memory, google/autofdo#95); "
           "probe-* = CSSPGO probe-only; cs-* = full CSSPGO (contexts, pre-inliner). "
+          "llvm-profgen-19's CSSPGO input (cs-llvm) is the text `perf script -F ip,brstack --show-mmap-events` "
+          "prints, written from the same perf.data by `pgokit dump --perfscript` with absolute call chains: "
+          "Debian's perf 6.1 prints call-chain addresses relative to their DSO, which leaves llvm-profgen no "
+          "caller frame; cs-llvm-dsorel (only when run with --variants) is llvm-profgen-19 on perf 6.1's own "
+          "text, handicapped so. The stack-ignoring anchors (afdo-llvm, probe-llvm) read perf's own text "
+          "(branch stacks are absolute in it). "
           "Every sample profile of a kind comes from the same emulated recording of the same training run.",
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
           "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",

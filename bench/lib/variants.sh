@@ -22,7 +22,20 @@ SB_VARIANTS=(
   "probe-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
 )
+# Built and measured only when --variants names them: cs-llvm-dsorel is
+# llvm-profgen-19 handicapped by Debian's perf 6.1 text (see sb_stage_profiles).
+SB_OPTIN=" cs-llvm-dsorel "
+sb_selected() { # variant: picked by --variants (or by default when not opt-in)
+  if [[ "$SB_OPTIN" == *" $1 "* ]]; then [[ ",${only_variants:-}," == *",$1,"* ]]; return; fi
+  [ -z "${only_variants:-}" ] || [[ ",$only_variants," == *",$1,"* ]]
+}
+# The sample profiles the profiles stage writes (checked and rated).
+sb_sample_profiles() {
+  echo afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm
+  if sb_selected cs-llvm-dsorel; then echo cs-llvm-dsorel; fi
+}
 
 sb_variant_names() {
   local v
@@ -30,7 +43,7 @@ sb_variant_names() {
     local n=${v%%|*}
     # an anchor whose generator failed is reported as failed, not measured
     [ -n "${SB_DIR:-}" ] && [ -f "$SB_DIR/gen/$n.failed" ] && continue
-    if [ -n "${only_variants:-}" ] && [[ ",$only_variants," != *",$n,"* ]] && [ "$n" != base ]; then continue; fi
+    [ "$n" = base ] || sb_selected "$n" || continue
     echo "$n"
   done
 }
@@ -199,9 +212,30 @@ sb_stage_profiles() { # workload dir
     -o "$D/prof/cs-pgokit.prof" --format extbinary
   sb_anchor probe-llvm "$D" sb_timed probe-llvm "$D" llvm-profgen-19 --binary "$probe_bin" \
     --perfscript "$D/rec/all-probe.script" --ignore-stack-samples -o "$D/prof/probe-llvm.prof" || true
+  # llvm-profgen's CSSPGO input: the text `perf script -F ip,brstack
+  # --show-mmap-events` prints, with the call chains absolute, written from
+  # the same perf.data by `pgokit dump --perfscript`. Debian's perf 6.1
+  # prints call-chain addresses relative to their DSO (branch stacks stay
+  # absolute): llvm-profgen then places no caller frame ("leaf external
+  # frame" warnings) and its contexts have no callers. That handicapped
+  # input stays available as the opt-in row cs-llvm-dsorel. The stack-
+  # ignoring anchors above read perf's own text: they use only the branch
+  # stacks, the same in both.
+  for f in "$D"/rec/probe-*.data; do
+    "$PGOKIT" dump --perfscript "$f" || die "$w: pgokit dump --perfscript $f failed"
+  done > "$D/rec/all-probe.abs-script"
   sb_anchor cs-llvm "$D" sb_timed cs-llvm "$D" llvm-profgen-19 --binary "$probe_bin" \
-    --perfscript "$D/rec/all-probe.script" -o "$D/prof/cs-llvm.prof" || true
-  for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
+    --perfscript "$D/rec/all-probe.abs-script" -o "$D/prof/cs-llvm.prof" || true
+  local cs_llvm=(cs-llvm)
+  if sb_selected cs-llvm-dsorel; then
+    sb_anchor cs-llvm-dsorel "$D" sb_timed cs-llvm-dsorel "$D" llvm-profgen-19 --binary "$probe_bin" \
+      --perfscript "$D/rec/all-probe.script" -o "$D/prof/cs-llvm-dsorel.prof" || true
+    cs_llvm+=(cs-llvm-dsorel)
+  fi
+  for f in "${cs_llvm[@]}"; do
+    log "$f: llvm-profgen-19's 'leaf external frame' warning: $(grep -h 'leaf external frame' "$D/gen/$f.log" 2>/dev/null | head -n 1 || true)"
+  done
+  for f in $(sb_sample_profiles); do
     [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
   done
   sb_quality "$w" "$D"
@@ -211,7 +245,7 @@ sb_stage_profiles() { # workload dir
 # the same training run (CSSPGO paper, §IV-C), at the profile's granularity.
 sb_quality() { # workload dir
   local w=$1 D=$2 f kind exact=() out
-  for f in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm; do
+  for f in $(sb_sample_profiles); do
     [ -f "$D/gen/$f.failed" ] && continue
     case $f in afdo-*) kind=base ;; *) kind=probe ;; esac
     exact=(); for e in "$D"/rec/$kind-*.exact; do exact+=(--exact "$e"); done

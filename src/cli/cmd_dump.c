@@ -1,7 +1,12 @@
 /* cmd_dump.c — `pgokit dump FILE`: a readable listing of a perf.data file (or
  * of `perf script` text: --script, or detected), close to `perf script`'s: header
  * summary, mmaps with build-ids, comm/fork/exit, samples with their call
- * chains and branch stacks, then the reader's statistics. */
+ * chains and branch stacks, then the reader's statistics.
+ *
+ * --perfscript writes instead the text `perf script -F ip,brstack
+ * --show-mmap-events` prints, with absolute call-chain addresses (perf 6.1
+ * prints them relative to their file, which llvm-profgen cannot place): the
+ * input llvm-profgen reads best. */
 #include "cli/cli.h"
 #include "perf/perf_data.h"
 
@@ -13,6 +18,8 @@ const char pk_cmd_dump_summary[] = "list the records of a perf.data file (like p
 typedef struct dump_ctx {
     FILE *out;
     bool stats_only;
+    bool perfscript;            /* --perfscript: llvm-profgen's input form */
+    uint64_t samples;
     uint32_t nattr;
     uint64_t checksum;          /* --stats still decodes every sample */
     char line[1 << 16];
@@ -61,7 +68,7 @@ static int on_attr(void *vctx, const pk_perf_attr *a)
 {
     dump_ctx *c = vctx;
     uint32_t n = c->nattr++;
-    if (c->stats_only)
+    if (c->stats_only || c->perfscript)
         return 0;
     char names[256];
     sample_type_names(a->sample_type, names, sizeof names);
@@ -90,7 +97,7 @@ static void print_string_feature(dump_ctx *c, const char *what, const uint8_t *d
 static int on_feature(void *vctx, uint32_t id, const void *data, uint64_t size)
 {
     dump_ctx *c = vctx;
-    if (c->stats_only)
+    if (c->stats_only || c->perfscript)
         return 0;
     const char *name = pk_perf_feature_name(id);
     if (!name)
@@ -125,7 +132,7 @@ static void print_build_id(FILE *out, const uint8_t *id, unsigned n)
 static int on_build_id(void *vctx, const pk_build_id_event *b)
 {
     dump_ctx *c = vctx;
-    if (c->stats_only)
+    if (c->stats_only || c->perfscript)
         return 0;
     fprintf(c->out, "BUILD_ID ");
     print_build_id(c->out, b->build_id, b->size);
@@ -160,7 +167,7 @@ static int on_mmap(void *vctx, const pk_mmap_event *m)
 static int on_comm(void *vctx, const pk_comm_event *e)
 {
     dump_ctx *c = vctx;
-    if (!c->stats_only)
+    if (!c->stats_only && !c->perfscript)
         fprintf(c->out, "PERF_RECORD_COMM%s: %s:%d/%d\n", e->exec ? " exec" : "", e->comm, (int)e->pid, (int)e->tid);
     return 0;
 }
@@ -168,7 +175,7 @@ static int on_comm(void *vctx, const pk_comm_event *e)
 static int on_task(void *vctx, const pk_task_event *t)
 {
     dump_ctx *c = vctx;
-    if (!c->stats_only)
+    if (!c->stats_only && !c->perfscript)
         fprintf(c->out, "PERF_RECORD_%s(%d:%d):(%d:%d)\n", t->is_fork ? "FORK" : "EXIT",
                 (int)t->pid, (int)t->tid, (int)t->ppid, (int)t->ptid);
     return 0;
@@ -185,9 +192,65 @@ static const char *marker_name(uint64_t v)
     return "[context]";
 }
 
+/* perf's names of branch types (PERF_BR_*), as `perf script` prints them. */
+static const char *const branch_type_names[] = {
+    NULL, "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET",
+};
+
+/* One sample as `perf script -F ip,brstack` prints it, call chain absolute:
+ * a blank line, the chain (leaf first, one "\t%16x" line each, context
+ * markers left out), the branch stack on one line starting " 0x"; without a
+ * call chain in the recording, "%16x ip" and the branch stack on one line. */
+static void perfscript_sample(dump_ctx *c, const pk_sample *s)
+{
+    char *p = c->line, *lim = c->line + sizeof c->line - 160;
+    c->samples++;
+    if (s->attr && (s->attr->sample_type & PK_SAMPLE_CALLCHAIN)) {
+        *p++ = '\n';
+        const uint8_t *cc = (const uint8_t *)s->callchain;
+        bool any = false;
+        for (uint64_t i = 0; i <= s->callchain_nr; i++) {
+            uint64_t a = i < s->callchain_nr ? pk_ld64(cc + 8 * i) : s->ip;
+            if (i == s->callchain_nr && any)
+                break; /* the ip stands in only for an empty chain */
+            if (a >= PK_CONTEXT_MAX)
+                continue;
+            if (p > lim) {
+                fwrite(c->line, 1, (size_t)(p - c->line), c->out);
+                p = c->line;
+            }
+            p += sprintf(p, "\t%16" PRIx64 "\n", a);
+            any = true;
+        }
+    } else {
+        p += sprintf(p, "%16" PRIx64, s->ip);
+    }
+    const uint8_t *br = (const uint8_t *)s->branches;
+    for (uint64_t i = 0; i < s->branch_nr; i++) {
+        if (p > lim) {
+            fwrite(c->line, 1, (size_t)(p - c->line), c->out);
+            p = c->line;
+        }
+        uint64_t from = pk_ld64(br + 24 * i), to = pk_ld64(br + 24 * i + 8), fl = pk_ld64(br + 24 * i + 16);
+        if (!from && !to)
+            break; /* unused slot */
+        unsigned type = (unsigned)(fl >> 20 & 0xf);
+        p += sprintf(p, " 0x%" PRIx64 "/0x%" PRIx64 "/%c/%c/%c/%u%s%s ", from, to, fl & 1 ? 'M' : fl & 2 ? 'P' : '-',
+                     fl & 4 ? 'X' : '-', fl & 8 ? 'A' : '-', (unsigned)(fl >> 4 & 0xffff),
+                     type && type < sizeof branch_type_names / sizeof branch_type_names[0] ? "/" : "",
+                     type && type < sizeof branch_type_names / sizeof branch_type_names[0] ? branch_type_names[type] : "");
+    }
+    *p++ = '\n';
+    fwrite(c->line, 1, (size_t)(p - c->line), c->out);
+}
+
 static int on_sample(void *vctx, const pk_sample *s)
 {
     dump_ctx *c = vctx;
+    if (c->perfscript) {
+        perfscript_sample(c, s);
+        return 0;
+    }
     if (c->stats_only) {
         uint64_t h = s->ip ^ s->time;
         const uint8_t *cc = (const uint8_t *)s->callchain;
@@ -326,16 +389,19 @@ static bool looks_like_text(const char *path)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: pgokit dump [-q|--stats] [--script] FILE\n"
+    fprintf(to, "usage: pgokit dump [-q|--stats] [--script] [--perfscript] FILE\n"
                 "  Lists the records of a perf.data file (FILE \"-\": standard input, pipe mode).\n"
                 "  -q, --stats  only print the statistics (every sample is still decoded)\n"
                 "  --script     FILE is `perf script` text (LBR-only or stack+LBR form);\n"
-                "               detected automatically for files that start with text\n");
+                "               detected automatically for files that start with text\n"
+                "  --perfscript write what `perf script -F ip,brstack --show-mmap-events` prints,\n"
+                "               with absolute call-chain addresses (perf 6.1 prints them relative\n"
+                "               to their file): the input llvm-profgen --perfscript reads best\n");
 }
 
 int pk_cmd_dump(int argc, char **argv)
 {
-    bool stats_only = false, script = false;
+    bool stats_only = false, script = false, perfscript = false;
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -343,6 +409,8 @@ int pk_cmd_dump(int argc, char **argv)
             stats_only = true;
         else if (!strcmp(a, "--script"))
             script = true;
+        else if (!strcmp(a, "--perfscript"))
+            perfscript = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -364,6 +432,11 @@ int pk_cmd_dump(int argc, char **argv)
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     c->out = stdout;
     c->stats_only = stats_only;
+    c->perfscript = perfscript;
+    if (perfscript && stats_only) {
+        free(c);
+        return pk_cli_usage("dump", "--perfscript and --stats exclude each other");
+    }
     pk_perf_callbacks cb = {
         .ctx = c, .attr = on_attr, .sample = on_sample, .mmap = on_mmap, .comm = on_comm,
         .task = on_task, .build_id = on_build_id, .feature = on_feature,
@@ -373,15 +446,18 @@ int pk_cmd_dump(int argc, char **argv)
     if (script || looks_like_text(file)) {
         pk_script_stats ss;
         rc = pk_perf_script_read(file, &cb, &ss, &err);
-        if (!rc)
-            fprintf(stdout, "# lines: %" PRIu64 "\n# samples: %" PRIu64 "\n# mmaps: %" PRIu64 "\n",
-                    ss.lines, ss.samples, ss.mmaps);
+        if (!rc && !perfscript)
+            fprintf(stdout, "# lines: %" PRIu64 "\n# samples: %" PRIu64 "\n# mmaps: %" PRIu64 "\n"
+                    "# call-chain entries: %" PRIu64 " (%" PRIu64 " file-relative made absolute, %" PRIu64
+                    " of them guessed, %" PRIu64 " unplaced, %" PRIu64 " in no mapping)\n",
+                    ss.lines, ss.samples, ss.mmaps, ss.frames, ss.frames_rebased, ss.frames_guessed,
+                    ss.frames_unplaced, ss.frames_unmapped);
     } else {
         pk_perf_stats st;
-        if (!stats_only)
+        if (!stats_only && !perfscript)
             fprintf(stdout, "# pgokit dump: %s\n", file);
         rc = pk_perf_read(file, &cb, &st, &err);
-        if (!rc)
+        if (!rc && !perfscript)
             print_stats(stdout, &st, stats_only ? c->checksum : 0);
     }
     fflush(stdout);

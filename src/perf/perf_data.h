@@ -200,18 +200,42 @@ int pk_perf_writer_close(pk_perf_writer *w, pk_err *err);
 /* Discards everything written; frees w. */
 void pk_perf_writer_abort(pk_perf_writer *w);
 
-/* ---- `perf script` text (the forms llvm-profgen accepts) ----
+/* ---- `perf script` text (the forms llvm-profgen accepts, and perf's own) ----
  * LBR-only: one line per sample with "0xFROM/0xTO/..." entries.
  * Stack + LBR: call-stack lines (one address per line, leaf first) followed by
  * one LBR line, blocks separated by blank lines. Also PERF_RECORD_MMAP2 lines
  * (from `perf script --show-mmap-events`). Leading spaces and event-name
  * padding are tolerated; malformed lines are an error naming line and column.
  * A bare decimal number at column 1 repeats the next sample that many times
- * (llvm-profgen's aggregated scripts): the sample callback runs N times. */
+ * (llvm-profgen's aggregated scripts): the sample callback runs N times.
+ * perf's other fields are read where they help: a sample header line (comm,
+ * pid[/tid], time, event) gives the sample's pid, "(dso)" after a call-chain
+ * address or a branch address names its file.
+ *
+ * Call-chain addresses come out absolute (runtime addresses, as in perf.data)
+ * whether the text prints them absolute or, like perf 6.1, relative to their
+ * file: the mmap lines place them back (see script_frames.h). Without a pid
+ * in the text, samples have pid 0 and every process's mappings are used. */
 typedef struct pk_script_stats {
     uint64_t lines, samples, mmaps;
+    uint64_t frames;            /* call-chain entries read */
+    uint64_t frames_rebased;    /* file-relative entries made absolute */
+    uint64_t frames_guessed;    /* of those, entries that fit several mapped files (the
+                                   line names none): placed in the file the sample's
+                                   branches ran in, else the neighbouring frame's */
+    uint64_t frames_guessed_lbr;/* of those, placed by the sample's branches */
+    uint64_t frames_unplaced;   /* relative entries whose file has no mmap line (or the
+                                   text none at all): left as read, outside every binary */
+    uint64_t frames_unmapped;   /* entries in no mapping at all (perf's "[unknown]"):
+                                   left as read, as a perf.data reader sees them too */
+    bool relative;              /* some call chains were file-relative (perf 6.1) */
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);
+
+/* A one-line warning when call-chain entries were guessed or could not be
+ * placed (what, how many, why, what to do): 0 and buf[0] = 0 when there is
+ * nothing to warn about, else the length written (truncated to cap). */
+int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap);
 
 #endif

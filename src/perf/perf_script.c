@@ -1,17 +1,25 @@
 /* perf_script.c — reading `perf script` text in the two forms llvm-profgen
  * accepts, plus PERF_RECORD_MMAP/MMAP2 lines from --show-mmap-events.
  *
- *   LBR-only:   [event:]* [ip] 0xFROM/0xTO/flags... 0xFROM/0xTO/flags...
- *   stack+LBR:  one indented hex address per line (leaf first), then one
- *               LBR line; blocks separated by blank lines.
+ *   LBR-only:   [comm] [pid[/tid]] [time:] [event:]* [ip [sym] [(dso)]]
+ *               0xFROM[(dso)]/0xTO[(dso)]/flags... 0xFROM/0xTO/flags...
+ *   stack+LBR:  [a header line: comm, pid[/tid], time:, event:], then one
+ *               indented hex address per line (leaf first), each maybe
+ *               followed by "sym+off (dso)", then one LBR line; blocks
+ *               separated by blank lines (perf prints a header instead
+ *               when it prints any of those fields).
  *   repeat:     a bare decimal number at column 1 before a sample counts it
- *               that many times (llvm-profgen's aggregated scripts).
+ *               that many times (llvm-profgen's aggregated scripts). perf's
+ *               pid header ("%5d ") is told apart by its trailing space and
+ *               the tab-indented call chain under it.
  *
- * Where llvm-profgen silently drops every sample (an LBR line with two
- * leading spaces or a tab, an event name without perf's column padding) we
- * accept the line; where the input is malformed we stop with an error naming
- * the line and column instead of skipping it. */
+ * Call-chain addresses are made absolute (perf 6.1 prints them relative to
+ * their file): script_frames.c. Where llvm-profgen silently drops every
+ * sample (an LBR line with two leading spaces or a tab, an event name without
+ * perf's column padding) we accept the line; where the input is malformed we
+ * stop with an error naming the line and column instead of skipping it. */
 #include "perf/perf_internal.h"
+#include "perf/script_frames.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +32,12 @@ typedef struct sreader {
     uint64_t lineno;
     const char *line;           /* start of the current line, for columns */
     pk_vec stack;               /* uint64_t, leaf first */
+    pk_vec names;               /* uint32_t per stack entry: the file its line names (0: none) */
     uint64_t stack_line;        /* line of the first stack entry */
+    int64_t pid, tid;           /* of the sample being read; -1: not printed */
+    const char *next;           /* the next line (for the header test), NULL at the end */
+    const char *text_end;
+    pk_sframes *frames;
     pk_vec branches;            /* pk_branch */
     uint64_t repeat;
     int form;                   /* 0 not yet known, FORM_LBR, FORM_STACK */
@@ -96,11 +109,62 @@ static const char *skip_sp(const char *p, const char *end)
     return p;
 }
 
+/* The end of a token; spaces inside parentheses do not end it (a file name
+ * "(/a b/c)", a symbol "f(int, char)"). */
 static const char *tok_end(const char *p, const char *end)
 {
-    while (p < end && !is_space(*p))
+    int depth = 0;
+    while (p < end && (depth || !is_space(*p))) {
+        depth += *p == '(';
+        depth -= *p == ')' && depth;
         p++;
+    }
     return p;
+}
+
+/* After an address, perf's "(dso)" when the dso field is printed. */
+static const char *skip_dso(const char *p, const char *end)
+{
+    if (p >= end || *p != '(')
+        return p;
+    int depth = 0;
+    for (; p < end; p++) {
+        depth += *p == '(';
+        depth -= *p == ')';
+        if (!depth)
+            return p + 1;
+    }
+    return p;
+}
+
+/* Linux's PID_MAX_LIMIT: a larger decimal number is no pid. */
+#define PID_MAX 4194304
+
+static bool is_dec(const char *p, const char *e)
+{
+    if (p == e)
+        return false;
+    for (; p < e; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* "PID/TID", both decimal. */
+static bool pid_tid(const char *p, const char *e, int64_t *pid, int64_t *tid)
+{
+    const char *sl = memchr(p, '/', (size_t)(e - p));
+    if (!sl || !is_dec(p, sl) || !is_dec(sl + 1, e) || sl - p > 10 || e - sl > 11)
+        return false;
+    *pid = strtoll(p, NULL, 10);
+    *tid = strtoll(sl + 1, NULL, 10);
+    return true;
+}
+
+static void stack_clear(sreader *r)
+{
+    r->stack.len = 0;
+    r->names.len = 0;
 }
 
 static bool is_lbr_token(const char *p, const char *e)
@@ -119,12 +183,16 @@ static const struct { const char *name; unsigned type; } branch_types[] = {
 static int parse_entry(sreader *r, const char *p, const char *e, pk_branch *b)
 {
     const char *q = parse_hex(p, e, &b->from);
+    if (q)
+        q = skip_dso(q, e);
     if (!q || q == e || *q != '/')
         return sfail(r, q ? q : p, "malformed branch entry: expected 0xFROM/0xTO");
     q++;
     if (!(e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X')))
         return sfail(r, q, "malformed branch entry: the target must start with 0x");
     const char *t = parse_hex(q, e, &b->to);
+    if (t)
+        t = skip_dso(t, e);
     if (!t || (t < e && *t != '/'))
         return sfail(r, t ? t : q, "malformed branch entry target");
     b->flags = 0;
@@ -156,13 +224,22 @@ static int parse_entry(sreader *r, const char *p, const char *e, pk_branch *b)
     return 0;
 }
 
-static int emit_sample(sreader *r, uint64_t ip)
+/* One sample from what was read; ip_from_stack: its ip is the leaf entry. */
+static int emit_sample(sreader *r, uint64_t ip, bool ip_from_stack)
 {
+    if (r->stack.len) {
+        pk_sframes_place(r->frames, r->pid, r->stack.data, r->names.data, r->stack.len, r->branches.data,
+                         r->branches.len, r->st);
+        if (ip_from_stack)
+            ip = PK_VEC_AT(&r->stack, uint64_t, 0);
+    }
     pk_sample s;
     memset(&s, 0, sizeof s);
     s.misc = PK_CPUMODE_USER;
     s.period = 1;
     s.ip = ip;
+    s.pid = r->pid >= 0 ? (uint32_t)r->pid : 0;
+    s.tid = r->tid >= 0 ? (uint32_t)r->tid : s.pid;
     s.callchain_nr = r->stack.len;
     s.callchain = r->stack.data;
     s.branch_nr = r->branches.len;
@@ -178,7 +255,8 @@ static int emit_sample(sreader *r, uint64_t ip)
         }
     }
     r->repeat = 0;
-    r->stack.len = 0;
+    r->pid = r->tid = -1;
+    stack_clear(r);
     return 0;
 }
 
@@ -192,12 +270,15 @@ static int flush_ip_only(sreader *r)
         return pk_err_set(r->err, "%s: out of memory", r->name);
     memcpy(ips, r->stack.data, n * sizeof *ips);
     size_t saved_branches = r->branches.len;
-    r->stack.len = 0;
+    int64_t pid = r->pid, tid = r->tid;
+    stack_clear(r);
     r->branches.len = 0;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = emit_sample(r, ips[i]);
+        rc = emit_sample(r, ips[i], false);
     r->branches.len = saved_branches;
+    r->pid = pid;
+    r->tid = tid;
     free(ips);
     return rc;
 }
@@ -206,21 +287,49 @@ static int lbr_line(sreader *r, const char *p, const char *end)
 {
     uint64_t ip = 0;
     bool have_ip = false;
+    int64_t pid = -1, tid = -1;
     r->branches.len = 0;
-    /* prefix: event names ("cycles:u:"), then at most one ip */
-    while (p < end) {
-        const char *e = tok_end(p, end);
-        if (is_lbr_token(p, e))
+    /* prefix: perf's fields in its order: comm, pid[/tid], time:, event:
+     * (padded or not), ip, sym, (dso). Two numbers are pid and ip (unless
+     * the first cannot be a pid, or pid/tid came first: a symbol then,
+     * which may look like hex); words (comm, sym) only beside a number or
+     * a pid/time/event field. */
+    const char *first_word = NULL, *q = p;
+    bool anchored = false, after_sym = false;
+    uint64_t nums = 0, num0 = 0;
+    const char *num0_at = NULL, *num0_end = NULL;
+    while (q < end) {
+        const char *e = tok_end(q, end);
+        if (is_lbr_token(q, e))
             break;
-        if (e[-1] == ':' && !have_ip) {
-            /* event name */
-        } else if (!have_ip && parse_hex(p, e, &ip) == e) {
-            have_ip = true;
-        } else {
-            return sfail(r, p, "unexpected token before the branch entries (expected an event name or an ip)");
+        uint64_t v;
+        if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid))) {
+            anchored = true;
+        } else if (!after_sym && nums < (pid < 0 ? 2u : 1u) && parse_hex(q, e, &v) == e &&
+                   (!nums || (is_dec(num0_at, num0_end) && strtoll(num0_at, NULL, 10) <= PID_MAX))) {
+            if (!nums) {
+                num0 = v;
+                num0_at = q;
+                num0_end = e;
+            } else {
+                ip = v;
+            }
+            nums++;
+        } else if (nums) {
+            after_sym = true;  /* sym, sym+off, (dso) after the ip */
+        } else if (!first_word) {
+            first_word = q;    /* comm */
         }
-        p = skip_sp(e, end);
+        q = skip_sp(e, end);
     }
+    if (first_word && !anchored && !nums)
+        return sfail(r, first_word, "unexpected token before the branch entries (expected an event name or an ip)");
+    if (nums == 2)
+        pid = tid = strtoll(num0_at, NULL, 10);
+    else if (nums == 1)
+        ip = num0;
+    have_ip = nums > 0;
+    p = q;
     while (p < end) {
         const char *e = tok_end(p, end);
         if (!is_lbr_token(p, e))
@@ -246,9 +355,11 @@ static int lbr_line(sreader *r, const char *p, const char *end)
     }
     if (r->form == 0)
         r->form = r->stack.len ? FORM_STACK : FORM_LBR;
-    if (!have_ip && r->stack.len)
-        ip = PK_VEC_AT(&r->stack, uint64_t, 0);
-    return emit_sample(r, ip);
+    if (pid >= 0) {
+        r->pid = pid;
+        r->tid = tid;
+    }
+    return emit_sample(r, ip, !have_ip);
 }
 
 static int mmap_line(sreader *r, const char *p, const char *end, bool v2)
@@ -338,13 +449,68 @@ static int mmap_line(sreader *r, const char *p, const char *end, bool v2)
     r->name_buf[n] = 0;
     m.filename = r->name_buf;
     r->st->mmaps++;
+    if (pk_sframes_mmap(r->frames, &m))
+        return pk_err_set(r->err, "%s: out of memory", r->name);
     return r->cb->mmap ? r->cb->mmap(r->cb->ctx, &m) : 0;
+}
+
+/* A sample header of perf's stack + LBR output: the fields perf prints
+ * before the call chain (comm, pid[/tid], time:, event:) alone on a line
+ * above the tab-indented chain, with perf's trailing space when no time or
+ * event field ends it. Sets the sample's pid when it is there. */
+static bool header_line(sreader *r, const char *line, const char *p, const char *end, bool trailing_ws)
+{
+    if (r->stack.len || *line == '\t' || !r->next || r->next >= r->text_end || *r->next != '\t')
+        return false;
+    int64_t pid = -1, tid = -1;
+    bool anchored = false;
+    const char *dec = NULL;
+    for (const char *q = p; q < end;) {
+        const char *e = tok_end(q, end);
+        if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid)))
+            anchored = true;
+        else if (!dec && is_dec(q, e) && e - q <= 10 && strtoll(q, NULL, 10) <= PID_MAX)
+            dec = q;
+        q = skip_sp(e, end);
+    }
+    if (!anchored && !trailing_ws)
+        return false;
+    if (pid < 0 && dec)
+        pid = tid = strtoll(dec, NULL, 10);
+    r->pid = pid;
+    r->tid = tid;
+    return true;
+}
+
+/* "(dso)" at the end of a call-chain line, after a space: the file's id. */
+static int frame_file(sreader *r, const char *after_addr, const char *end, uint32_t *name)
+{
+    *name = 0;
+    if (end - after_addr < 3 || end[-1] != ')')
+        return 0;
+    int depth = 0;
+    const char *o = end - 1;
+    for (; o > after_addr; o--) {
+        if (*o == ')')
+            depth++;
+        else if (*o == '(' && !--depth)
+            break;
+    }
+    if (o <= after_addr || *o != '(' || !is_space(o[-1]) || end - 1 == o + 1)
+        return 0;
+    if (!(*name = pk_sframes_name(r->frames, o + 1, (size_t)(end - 1 - (o + 1)))))
+        return pk_err_set(r->err, "%s: out of memory", r->name);
+    return 0;
 }
 
 static int one_line(sreader *r, const char *line, const char *end)
 {
+    while (end > line && end[-1] == '\r')
+        end--;
+    const char *text_end = end;
     while (end > line && (end[-1] == '\r' || is_space(end[-1])))
         end--;
+    bool trailing_ws = end < text_end;
     const char *p = skip_sp(line, end);
     if (p == end) {
         if (r->stack.len) {
@@ -353,7 +519,7 @@ static int one_line(sreader *r, const char *line, const char *end)
                 return flush_ip_only(r);
             r->form = FORM_STACK;
             r->branches.len = 0;
-            return emit_sample(r, PK_VEC_AT(&r->stack, uint64_t, 0));
+            return emit_sample(r, 0, true);
         }
         return 0;
     }
@@ -371,7 +537,7 @@ static int one_line(sreader *r, const char *line, const char *end)
     }
     const char *e = tok_end(p, end);
     /* a bare decimal number at column 1: repeat count of the next sample */
-    if (p == line && e == end && !r->stack.len) {
+    if (p == line && e == end && !r->stack.len && !trailing_ws) {
         uint64_t n = 0;
         if (parse_dec(p, e, &n) == e) {
             if (n == 0 || n > 1000000000u)
@@ -387,6 +553,8 @@ static int one_line(sreader *r, const char *line, const char *end)
             return lbr_line(r, p, end);
         t = skip_sp(te, end);
     }
+    if (header_line(r, line, p, end, trailing_ws))
+        return 0;
     /* event name + ip with an empty branch stack */
     if (e[-1] == ':')
         return lbr_line(r, p, end);
@@ -395,13 +563,18 @@ static int one_line(sreader *r, const char *line, const char *end)
         return sfail(r, p, "expected a call-stack address, an LBR line (0xFROM/0xTO/...) or a PERF_RECORD_MMAP2 event");
     if (!r->stack.len)
         r->stack_line = r->lineno;
+    uint32_t name;
+    if (frame_file(r, e, end, &name))
+        return -1;
     uint64_t *slot = pk_vec_push(&r->stack);
-    if (!slot)
+    uint32_t *nslot = slot ? pk_vec_push(&r->names) : NULL;
+    if (!nslot)
         return pk_err_set(r->err, "%s: out of memory", r->name);
     *slot = addr;
+    *nslot = name;
     if (r->form == FORM_LBR)
         return flush_ip_only(r);
-    return 0; /* anything after the address (symbol, dso) is ignored */
+    return 0; /* the symbol between address and file is not needed */
 }
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
@@ -416,18 +589,26 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
     r->st = stats ? stats : &local;
     r->err = err;
     memset(r->st, 0, sizeof *r->st);
+    r->pid = r->tid = -1;
     pk_vec_init(&r->stack, sizeof(uint64_t));
+    pk_vec_init(&r->names, sizeof(uint32_t));
     pk_vec_init(&r->branches, sizeof(pk_branch));
+    if (!(r->frames = pk_sframes_new())) {
+        free(r);
+        return pk_err_set(err, "%s: out of memory", path);
+    }
     pk_mapped_file f;
     int rc = pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err);
     if (!rc) {
         const char *p = (const char *)f.data, *end = p + f.size;
+        r->text_end = end;
         while (p < end && !rc) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *le = nl ? nl : end;
             r->lineno++;
             r->st->lines++;
             r->line = p;
+            r->next = nl ? nl + 1 : NULL;
             if (memchr(p, 0, (size_t)(le - p)))
                 rc = sfail(r, (const char *)memchr(p, 0, (size_t)(le - p)), "NUL byte: this is not perf script text");
             else
@@ -437,7 +618,7 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         if (!rc && r->stack.len) {
             if (r->form == FORM_STACK) {
                 r->branches.len = 0;
-                rc = emit_sample(r, PK_VEC_AT(&r->stack, uint64_t, 0));
+                rc = emit_sample(r, 0, true);
             } else {
                 rc = flush_ip_only(r);
             }
@@ -451,7 +632,28 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         pk_file_unmap(&f);
     }
     pk_vec_free(&r->stack);
+    pk_vec_free(&r->names);
     pk_vec_free(&r->branches);
+    pk_sframes_free(r->frames);
     free(r);
     return rc;
+}
+
+int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap)
+{
+    int n = 0;
+    buf[0] = 0;
+    if (st->frames_guessed)
+        n += snprintf(buf, cap, "%llu of %llu call-chain addresses are relative to a file the text does not "
+                      "name (perf 6.1's `perf script -F ip,brstack`) and fit several mapped files: placed in "
+                      "the file the sample's branches ran in (%llu), else the neighbouring frame's; "
+                      "`perf script -F ip,dso,brstack --show-mmap-events` names each frame's file",
+                      (unsigned long long)st->frames_guessed, (unsigned long long)st->frames,
+                      (unsigned long long)st->frames_guessed_lbr);
+    if (st->frames_unplaced && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "%s%llu of %llu call-chain addresses are relative to a file "
+                      "without an mmap line and could not be placed (they count as outside the binary and cut "
+                      "their stacks): print the text with `perf script --show-mmap-events`",
+                      n ? "; " : "", (unsigned long long)st->frames_unplaced, (unsigned long long)st->frames);
+    return (size_t)n < cap ? n : (int)cap - 1;
 }

@@ -148,6 +148,215 @@ TEST(script_empty_branch_stacks_in_both_forms)
     CHECK_EQ_U64(g.chain[2][0], 0x12a7);
 }
 
+static int script_stats(const char *text, sgot *g, pk_script_stats *st, pk_err *e)
+{
+    const char *path = pf_tmp_path("s.txt");
+    pf_write_file(path, text, strlen(text));
+    memset(g, 0, sizeof *g);
+    pk_perf_callbacks cb = {.ctx = g, .sample = sg_sample, .mmap = sg_mmap};
+    return pk_perf_script_read(path, &cb, st, e);
+}
+
+/* perf 6.1: call chains relative to their file (address - map start +
+ * page offset), branch stacks absolute. ld.so's file range covers the
+ * program's: the program's frames fit both, the sample's branches decide. */
+#define MMAPS_61 \
+    "PERF_RECORD_MMAP2 77/77: [0x4000001000(0x1000) @ 0x1000 <f90c76>]: r-xp /tmp/so\n" \
+    "PERF_RECORD_MMAP2 77/77: [0x4002808000(0x26000) @ 0x1000 <7ebc65>]: r-xp /lib/ld-linux-x86-64.so.2\n" \
+    "PERF_RECORD_MMAP2 77/77: [0x4002871000(0x156000) @ 0x26000 <93ac61>]: r-xp /lib/libc.so.6\n"
+
+TEST(script_file_relative_call_chains_are_made_absolute)
+{
+    sgot g;
+    pk_err e;
+    pk_script_stats st;
+    const char *t = MMAPS_61
+        "\n"
+        "\t            12f0\n"
+        "\t            1215\n"
+        "\t           2724a\n"
+        "\t            1081\n"
+        " 0x4000001313/0x40000012f0/P/-/-/0/COND  0x4000001383/0x4000001304/P/-/-/0/RET \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 1);
+    CHECK_EQ_U64(g.s[0].callchain_nr, 4);
+    CHECK_EQ_U64(g.chain[0][0], 0x40000012f0);
+    CHECK_EQ_U64(g.chain[0][1], 0x4000001215);
+    CHECK_EQ_U64(g.chain[0][2], 0x400287224a);   /* only libc's range holds it */
+    CHECK_EQ_U64(g.chain[0][3], 0x4000001081);
+    CHECK_EQ_U64(g.s[0].ip, 0x40000012f0);
+    CHECK_EQ_U64(g.s[0].pid, 0);                 /* not printed */
+    CHECK_EQ_U64(st.frames, 4);
+    CHECK_EQ_U64(st.frames_rebased, 4);
+    CHECK_EQ_U64(st.frames_guessed, 3);          /* 12f0, 1215, 1081 fit ld.so too */
+    CHECK_EQ_U64(st.frames_guessed_lbr, 3);
+    CHECK_EQ_U64(st.frames_unplaced, 0);
+    CHECK(st.relative);
+    char w[512];
+    CHECK(pk_script_stats_warning(&st, w, sizeof w) > 0);
+    CHECK(strstr(w, "3 of 4 call-chain addresses") != NULL);
+    CHECK(strstr(w, "-F ip,dso,brstack") != NULL);
+    /* a tiny buffer: truncated, terminated */
+    CHECK_EQ_U64(pk_script_stats_warning(&st, w, 8), 7);
+    CHECK_EQ_U64(strlen(w), 7);
+
+    /* with the file named on each line, nothing is guessed; a name with a
+     * space, "(dso)" after branch addresses too */
+    t = "PERF_RECORD_MMAP2 77/77: [0x4000001000(0x1000) @ 0x1000 <f90c76>]: r-xp /tmp/a b/so\n"
+        "PERF_RECORD_MMAP2 77/77: [0x4002808000(0x26000) @ 0x1000 <7ebc65>]: r-xp /lib/ld.so\n"
+        "\n"
+        "\t            12f0 addVectorHead+0x20 (/tmp/a b/so)\n"
+        "\t            1300 _dl_start+0x10 (/lib/ld.so)\n"
+        "\t            1215 f(int, char) (/tmp/a b/so)\n"
+        " 0x4000001313(/tmp/a b/so)/0x40000012f0(/tmp/a b/so)/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x40000012f0);
+    CHECK_EQ_U64(g.chain[0][1], 0x4002808300);
+    CHECK_EQ_U64(g.chain[0][2], 0x4000001215);
+    CHECK_EQ_U64(g.br[0][0].from, 0x4000001313);
+    CHECK_EQ_U64(g.br[0][0].to, 0x40000012f0);
+    CHECK_EQ_U64(g.br[0][0].flags, 2 | (1u << 20));
+    CHECK_EQ_U64(st.frames_rebased, 3);
+    CHECK_EQ_U64(st.frames_guessed, 0);
+    CHECK_EQ_U64(pk_script_stats_warning(&st, w, sizeof w), 0);
+    CHECK_STR(w, "");
+}
+
+TEST(script_absolute_call_chains_stay_as_they_are)
+{
+    sgot g;
+    pk_err e;
+    pk_script_stats st;
+    /* pgokit dump --perfscript, a fixed perf, llvm-profgen's test inputs */
+    const char *t = MMAPS_61
+        "\n\t      40000012f0\n\t      4000001215\n\t      400287224a\n\t      7f0000001234\n"
+        " 0x4000001313/0x40000012f0/P/-/-/0/COND \n"
+        "\n\t      4000001380\n\t      4000001304 [unknown] ([unknown])\n"
+        " 0x4000001374/0x4000001380/P/-/-/0/UNCOND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 2);
+    CHECK_EQ_U64(g.chain[0][0], 0x40000012f0);
+    CHECK_EQ_U64(g.chain[0][2], 0x400287224a);
+    CHECK_EQ_U64(g.chain[0][3], 0x7f0000001234);
+    CHECK_EQ_U64(g.chain[1][1], 0x4000001304);
+    CHECK_EQ_U64(st.frames, 6);
+    CHECK_EQ_U64(st.frames_rebased, 0);
+    CHECK_EQ_U64(st.frames_unmapped, 1);       /* 7f0000001234: in no mapping */
+    CHECK(!st.relative);
+    /* and an [unknown] frame in relative text: printed as it is, in no mapping */
+    t = MMAPS_61 "\n\t            12f0\n\t      7f0000001234 ([unknown])\n"
+        " 0x4000001313/0x40000012f0/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x40000012f0);
+    CHECK_EQ_U64(g.chain[0][1], 0x7f0000001234);
+    CHECK_EQ_U64(st.frames_unmapped, 1);
+    CHECK_EQ_U64(st.frames_unplaced, 0);
+}
+
+TEST(script_pid_headers_and_per_process_mappings)
+{
+    sgot g;
+    pk_err e;
+    pk_script_stats st;
+    /* two processes map the program at different addresses; perf prints
+     * the pid ("%5d " or pid/tid) on a header line above the call chain.
+     * A pid of 5 digits starts at column 1: not a repeat count. */
+    const char *t =
+        "PERF_RECORD_MMAP2 12345/12345: [0x555500001000(0x1000) @ 0x1000 <aa>]: r-xp /tmp/so\n"
+        "PERF_RECORD_MMAP2 77/77: [0x4000001000(0x1000) @ 0x1000 <aa>]: r-xp /tmp/so\n"
+        "12345 \n"
+        "\t            1215\n"
+        "\t            1081\n"
+        " 0x555500001313/0x555500001215/P/-/-/0/COND \n"
+        "   77/78  \n"
+        "\t            1215\n"
+        " 0x4000001313/0x4000001215/P/-/-/0/COND \n"
+        "so  77/77   2088.210594: branches:u: \n"
+        "\t            1081 _start+0x21 (/tmp/so)\n"
+        " 0x4000001313/0x4000001081/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 3);
+    CHECK_EQ_U64(g.s[0].pid, 12345);
+    CHECK_EQ_U64(g.chain[0][0], 0x555500001215);
+    CHECK_EQ_U64(g.chain[0][1], 0x555500001081);
+    CHECK_EQ_U64(g.s[1].pid, 77);
+    CHECK_EQ_U64(g.s[1].tid, 78);
+    CHECK_EQ_U64(g.chain[1][0], 0x4000001215);
+    CHECK_EQ_U64(g.s[2].pid, 77);
+    CHECK_EQ_U64(g.chain[2][0], 0x4000001081);
+    CHECK_EQ_U64(st.frames_guessed, 0);
+    /* without pids: both mappings fit; the branch stack picks the process */
+    t = "PERF_RECORD_MMAP2 12345/12345: [0x555500001000(0x1000) @ 0x1000 <aa>]: r-xp /tmp/so\n"
+        "PERF_RECORD_MMAP2 77/77: [0x4000001000(0x1000) @ 0x1000 <aa>]: r-xp /tmp/so\n"
+        "\n\t            1215\n\t            1081\n"
+        " 0x555500001313/0x555500001215/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x555500001215);
+    CHECK_EQ_U64(g.chain[0][1], 0x555500001081);
+    CHECK_EQ_U64(st.frames_guessed, 2);
+    CHECK_EQ_U64(st.frames_guessed_lbr, 2);
+    /* LBR-only lines with perf's fields: pid, ip, sym, (dso) */
+    t = "11864        4000001304 0x4000001383/0x4000001304/P/-/-/0/RET \n"
+        "  so 11864/11865  2314.225432:        4000001340 subVectorHead (/tmp/so) 0x4000001361/0x4000001340/P/-/-/0/COND\n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 2);
+    CHECK_EQ_U64(g.s[0].pid, 11864);
+    CHECK_EQ_U64(g.s[0].ip, 0x4000001304);
+    CHECK_EQ_U64(g.s[1].pid, 11864);
+    CHECK_EQ_U64(g.s[1].tid, 11865);
+    CHECK_EQ_U64(g.s[1].ip, 0x4000001340);
+    CHECK_EQ_U64(g.br[1][0].from, 0x4000001361);
+    /* a symbol that looks like hex is no ip; an ip no pid */
+    t = "   77/77        4000001304 add 0x4000001383/0x4000001304/P/-/-/0/RET \n"
+        "       4000001340 face+0x3 0x4000001361/0x4000001340/P/-/-/0/COND\n"
+        "   77        4000001341 beef 0x4000001361/0x4000001340/P/-/-/0/COND\n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.n, 3);
+    CHECK_EQ_U64(g.s[0].pid, 77);
+    CHECK_EQ_U64(g.s[0].ip, 0x4000001304);
+    CHECK_EQ_U64(g.s[1].pid, 0);
+    CHECK_EQ_U64(g.s[1].ip, 0x4000001340);
+    CHECK_EQ_U64(g.s[2].pid, 77);
+    CHECK_EQ_U64(g.s[2].ip, 0x4000001341);
+}
+
+TEST(script_remapped_files_and_missing_mmap_lines)
+{
+    sgot g;
+    pk_err e;
+    pk_script_stats st;
+    /* an exec: the new image's mapping over the old addresses retires the
+     * old one, whose file range would otherwise fit too */
+    const char *t =
+        "PERF_RECORD_MMAP2 9/9: [0x4000001000(0x2000) @ 0x1000 <aa>]: r-xp /tmp/old\n"
+        "PERF_RECORD_MMAP2 9/9: [0x4000001000(0x1000) @ 0x1000 <bb>]: r-xp /tmp/new\n"
+        "PERF_RECORD_MMAP2 9/9: [0x4000100000(0x2000) @ 0x1000 <cc>]: r-xp /tmp/lib.so\n"
+        "\n\t            1200\n\t            2100\n"
+        " 0x4000001313/0x4000001200/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x4000001200);
+    CHECK_EQ_U64(g.chain[0][1], 0x4000101100);   /* only lib.so's range holds 0x2100 now */
+    CHECK_EQ_U64(st.frames_guessed, 1);          /* 0x1200: new or lib.so */
+    /* relative chains without any mmap line (perf script without
+     * --show-mmap-events): the page offsets give the form away; counted */
+    t = "\n\t            1215\n\t            1081\n"
+        " 0x401313/0x401215/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x1215);
+    CHECK_EQ_U64(st.frames_unplaced, 2);
+    char w[512];
+    CHECK(pk_script_stats_warning(&st, w, sizeof w) > 0);
+    CHECK(strstr(w, "2 of 2 call-chain addresses") != NULL);
+    CHECK(strstr(w, "--show-mmap-events") != NULL);
+    /* a named file with no mmap line, in relative text: unplaced too */
+    t = MMAPS_61 "\n\t            12f0 (/tmp/so)\n\t            1500 (/opt/jit.so)\n"
+        " 0x4000001313/0x40000012f0/P/-/-/0/COND \n";
+    CHECK_OK(script_stats(t, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.chain[0][0], 0x40000012f0);
+    CHECK_EQ_U64(g.chain[0][1], 0x1500);
+    CHECK_EQ_U64(st.frames_unplaced, 1);
+}
+
 static void script_error(const char *text, const char *needle)
 {
     sgot g;
