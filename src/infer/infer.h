@@ -55,7 +55,9 @@
  * target. An unresolved indirect jump is an exit AND gets a
  * PK_CFG_UNKNOWN_IJMP edge to the head of every region the entry cannot
  * reach without it: every block other than the entry that has no
- * predecessor, then, for unreached cycles, their first block by address.
+ * predecessor, then, for what is left (code reached only through cycles
+ * that nothing else enters), the first block by address of each such
+ * cycle.
  * (Why both: an unresolved indirect jump is a switch whose table we could
  * not read, whose cases are exactly such unreached regions, or a tail call
  * through a pointer, which leaves the function; the flow picks whichever

@@ -29,9 +29,10 @@ void pk_cfg_reach(const pk_cfg *cfg, uint32_t start, uint8_t *mark, uint32_t *st
 
 /* The heads of the regions not marked yet (see infer.h on unresolved
  * indirect jumps): unmarked blocks without predecessor (other than
- * themselves) in address order, then the first unmarked block by address
- * until every block is marked. Writes their indexes to heads (room for
- * nblocks) and returns their number; marks everything. */
+ * themselves) in address order, then the first block by address of each
+ * cycle (strongly connected component) of what is left that nothing else
+ * left enters. Writes their indexes to heads (room for nblocks) and
+ * returns their number; marks everything. */
 size_t pk_cfg_region_heads(const pk_cfg *cfg, const pk_cfg_preds *p, uint8_t *mark, uint32_t *stack,
                            unsigned skip_kinds, uint32_t *heads);
 

@@ -31,6 +31,9 @@ struct pk_mcf {
     size_t ne, ecap;
     /* CSR arcs, built by solve: arcs first[v] .. first[v+1] leave v */
     uint32_t *first, *to, *rev;
+    uint32_t *zfirst, *zarc;    /* per phase: the arcs of reduced cost 0 (CSR) */
+    uint32_t *level, *cur;      /* BFS levels and current arcs (Dinic) */
+    uint32_t *rstamp;           /* epoch: the node reaches t (find_dag) */
     int64_t *res, *cost;
     uint32_t *arc_of_edge;      /* forward arc of each edge */
     int64_t *cap0;              /* original capacity of each arc */
@@ -66,7 +69,7 @@ void pk_mcf_free(pk_mcf *g)
 {
     if (!g)
         return;
-    void *ptrs[] = {g->e, g->first, g->to, g->rev, g->res, g->cost, g->arc_of_edge, g->cap0, g->pot, g->dist,
+    void *ptrs[] = {g->e, g->first, g->zfirst, g->zarc, g->level, g->cur, g->rstamp, g->to, g->rev, g->res, g->cost, g->arc_of_edge, g->cap0, g->pot, g->dist,
                     g->parent, g->queue, g->stamp, g->disc, g->fin, g->ncalls, g->taken, g->frac, g->iflow,
                     g->order, g->dag_first, g->dag_arc, g->aug, g->stk_node, g->stk_next, g->heap};
     for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++)
@@ -98,7 +101,7 @@ static int build_csr(pk_mcf *g)
 {
     size_t na = 2 * g->ne, nn = g->nn;
 #define ALLOC(p, n) ((p) = pk_xrealloc_array(NULL, (n) ? (n) : 1, sizeof *(p)))
-    if (!ALLOC(g->first, nn + 1) || !ALLOC(g->to, na) || !ALLOC(g->rev, na) || !ALLOC(g->res, na) ||
+    if (!ALLOC(g->first, nn + 1) || !ALLOC(g->to, na) || !ALLOC(g->zfirst, nn + 1) || !ALLOC(g->level, nn) || !ALLOC(g->rstamp, nn) || !ALLOC(g->cur, nn) || !ALLOC(g->zarc, na) || !ALLOC(g->rev, na) || !ALLOC(g->res, na) ||
         !ALLOC(g->cost, na) || !ALLOC(g->arc_of_edge, g->ne) || !ALLOC(g->cap0, na) || !ALLOC(g->aug, na) ||
         !ALLOC(g->dag_arc, na) || !ALLOC(g->pot, nn) || !ALLOC(g->dist, nn) || !ALLOC(g->parent, nn) ||
         !ALLOC(g->queue, nn) || !ALLOC(g->stamp, nn) || !ALLOC(g->disc, nn) || !ALLOC(g->fin, nn) ||
@@ -131,6 +134,7 @@ static int build_csr(pk_mcf *g)
     }
     memset(g->pot, 0, nn * sizeof *g->pot);
     memset(g->stamp, 0, nn * sizeof *g->stamp);
+    memset(g->rstamp, 0, nn * sizeof *g->rstamp);
     g->epoch = 0;
     return 0;
 }
@@ -230,29 +234,72 @@ static int dijkstra(pk_mcf *g, uint32_t s, uint32_t t)
     int64_t D = g->dist[t];
     for (uint32_t v = 0; v < g->nn; v++)
         g->pot[v] += g->dist[v] < D ? g->dist[v] : D;
+    /* The arcs that can be on a shortest path for the whole phase (their
+     * residual is checked where they are used). */
+    uint32_t k = 0;
+    for (uint32_t u = 0; u < g->nn; u++) {
+        g->zfirst[u] = k;
+        for (uint32_t a = g->first[u]; a < g->first[u + 1]; a++)
+            if (rcost(g, u, a) == 0)
+                g->zarc[k++] = a;
+    }
+    g->zfirst[g->nn] = k;
     return 0;
 }
 
-/* An s-t path of admissible arcs (residual > 0, reduced cost 0), fewest
- * arcs first; parent[] holds it. */
-static bool bfs_path(pk_mcf *g, uint32_t s, uint32_t t)
+/* Breadth-first levels from s over admissible arcs (residual > 0,
+ * reduced cost 0); true when t is reached. Resets the current arcs. */
+static bool bfs_levels(pk_mcf *g, uint32_t s, uint32_t t)
 {
-    uint32_t ep = ++g->epoch;
+    for (uint32_t v = 0; v < g->nn; v++) {
+        g->level[v] = UINT32_MAX;
+        g->cur[v] = g->zfirst[v];
+    }
     size_t qh = 0, qt = 0;
     g->queue[qt++] = s;
-    g->stamp[s] = ep;
+    g->level[s] = 0;
     while (qh < qt) {
         uint32_t u = g->queue[qh++];
-        for (uint32_t a = g->first[u]; a < g->first[u + 1]; a++) {
-            uint32_t v = g->to[a];
-            if (g->res[a] <= 0 || g->stamp[v] == ep || rcost(g, u, a) != 0)
-                continue;
-            g->stamp[v] = ep;
-            g->parent[v] = a;
-            if (v == t)
-                return true;
-            g->queue[qt++] = v;
+        if (u == t)
+            continue;
+        for (uint32_t z = g->zfirst[u]; z < g->zfirst[u + 1]; z++) {
+            uint32_t a = g->zarc[z], v = g->to[a];
+            if (g->res[a] > 0 && g->level[v] == UINT32_MAX) {
+                g->level[v] = g->level[u] + 1;
+                g->queue[qt++] = v;
+            }
         }
+    }
+    return g->level[t] != UINT32_MAX;
+}
+
+/* The next s-t path of the level graph, Dinic style: arcs from a level to
+ * the next with residual left, dead ends remembered through the current
+ * arc of each node. Leaves the path in parent[]. */
+static bool level_path(pk_mcf *g, uint32_t s, uint32_t t)
+{
+    uint32_t *stk = g->stk_node;
+    size_t sp = 0;
+    stk[sp++] = s;
+    while (sp) {
+        uint32_t u = stk[sp - 1];
+        if (u == t)
+            return true;
+        bool pushed = false;
+        for (; g->cur[u] < g->zfirst[u + 1]; g->cur[u]++) {
+            uint32_t a = g->zarc[g->cur[u]], v = g->to[a];
+            if (g->res[a] > 0 && g->level[v] == g->level[u] + 1) {
+                g->parent[v] = a;
+                stk[sp++] = v;
+                pushed = true;
+                break;
+            }
+        }
+        if (pushed)
+            continue;
+        g->level[u] = UINT32_MAX;   /* a dead end for this round */
+        if (--sp)
+            g->cur[stk[sp - 1]]++;
     }
     return false;
 }
@@ -286,7 +333,7 @@ static void augment_path(pk_mcf *g, uint32_t s, uint32_t t, int64_t f)
 
 static inline bool dag_arc_ok(const pk_mcf *g, uint32_t u, uint32_t a, uint32_t s, uint32_t t, int64_t mincap)
 {
-    return u != t && g->to[a] != s && g->res[a] >= mincap && rcost(g, u, a) == 0;
+    return u != t && g->to[a] != s && g->res[a] >= mincap;   /* a is in zarc: reduced cost 0 */
 }
 
 /* profi's augmenting DAG: a DFS from s along admissible arcs with enough
@@ -298,6 +345,25 @@ static inline bool dag_arc_ok(const pk_mcf *g, uint32_t u, uint32_t a, uint32_t 
 static uint32_t find_dag(pk_mcf *g, uint32_t s, uint32_t t, int64_t mincap)
 {
     uint32_t ep = ++g->epoch;
+    /* First, backwards from t, the nodes that reach it at all: the DFS
+     * then never walks into dead ends (profi's DFS does, up to ten times
+     * per node). The arcs into v with reduced cost 0 are the reverses of
+     * v's own such arcs. */
+    size_t qh = 0, qt = 0;
+    g->queue[qt++] = t;
+    g->rstamp[t] = ep;
+    while (qh < qt) {
+        uint32_t v = g->queue[qh++];
+        for (uint32_t z = g->zfirst[v]; z < g->zfirst[v + 1]; z++) {
+            uint32_t a = g->rev[g->zarc[z]], u = g->to[g->zarc[z]];
+            if (g->rstamp[u] != ep && u != t && v != s && g->res[a] >= mincap) {
+                g->rstamp[u] = ep;
+                g->queue[qt++] = u;
+            }
+        }
+    }
+    if (g->rstamp[s] != ep)
+        return 0;
 #define FRESH(v) do { if (g->stamp[v] != ep) { g->stamp[v] = ep; g->disc[v] = g->fin[v] = 0; \
         g->ncalls[v] = 0; g->taken[v] = 0; } } while (0)
     uint64_t time = 0;
@@ -307,14 +373,15 @@ static uint32_t find_dag(pk_mcf *g, uint32_t s, uint32_t t, int64_t mincap)
     FRESH(s);
     size_t sp = 0;
     g->stk_node[sp] = s;
-    g->stk_next[sp++] = g->first[s];
+    g->stk_next[sp++] = g->zfirst[s];
     g->disc[s] = ++time;
     while (sp) {
         uint32_t u = g->stk_node[sp - 1];
-        uint32_t a = g->stk_next[sp - 1];
-        if (a < g->first[u + 1]) {
+        uint32_t z = g->stk_next[sp - 1];
+        if (z < g->zfirst[u + 1]) {
+            uint32_t a = g->zarc[z];
             g->stk_next[sp - 1]++;
-            if (!dag_arc_ok(g, u, a, s, t, mincap))
+            if (!dag_arc_ok(g, u, a, s, t, mincap) || g->rstamp[g->to[a]] != ep)
                 continue;
             uint32_t v = g->to[a];
             FRESH(v);
@@ -322,7 +389,7 @@ static uint32_t find_dag(pk_mcf *g, uint32_t s, uint32_t t, int64_t mincap)
                 g->disc[v] = ++time;
                 g->ncalls[v]++;
                 g->stk_node[sp] = v;
-                g->stk_next[sp++] = g->first[v];
+                g->stk_next[sp++] = g->zfirst[v];
             } else if (g->taken[v] && g->fin[v] != 0) {
                 g->taken[u] = 1;
             }
@@ -349,8 +416,8 @@ static uint32_t find_dag(pk_mcf *g, uint32_t s, uint32_t t, int64_t mincap)
     for (uint32_t i = 0; i < norder; i++) {
         uint32_t u = g->order[i];
         g->dag_first[i] = k;
-        for (uint32_t a = g->first[u]; a < g->first[u + 1]; a++) {
-            uint32_t v = g->to[a];
+        for (uint32_t z = g->zfirst[u]; z < g->zfirst[u + 1]; z++) {
+            uint32_t a = g->zarc[z], v = g->to[a];
             if (dag_arc_ok(g, u, a, s, t, mincap) && g->stamp[v] == ep && g->taken[v] && g->fin[v] != 0 &&
                 g->fin[v] < g->fin[u])
                 g->dag_arc[k++] = a;
@@ -440,6 +507,42 @@ static bool augment_dag(pk_mcf *g, uint32_t s, uint32_t t, uint32_t norder)
     return saturated;
 }
 
+/* After an augmentation, the DAG without its arcs whose residual fell
+ * below mincap and without the nodes that no longer reach t: profi would
+ * search it again from scratch, finding the same arcs (the reverse arcs
+ * the augmentation opened point backwards in the DAG's order, so they
+ * could only close cycles). Returns the number of nodes left, 0 when s
+ * does not reach t any more. */
+static uint32_t prune_dag(pk_mcf *g, uint32_t s, uint32_t t, uint32_t norder, int64_t mincap)
+{
+    uint8_t *live = g->taken;   /* set for every node of the order below */
+    for (uint32_t i = norder; i-- > 0;) {
+        uint32_t u = g->order[i];
+        live[u] = u == t;
+        for (uint32_t k = g->dag_first[i]; k < g->dag_first[i + 1] && !live[u]; k++) {
+            uint32_t a = g->dag_arc[k];
+            live[u] = g->res[a] >= mincap && live[g->to[a]];
+        }
+    }
+    if (!live[s])
+        return 0;
+    uint32_t no = 0, k2 = 0;
+    for (uint32_t i = 0; i < norder; i++) {
+        uint32_t u = g->order[i], lo = g->dag_first[i], hi = g->dag_first[i + 1];
+        if (!live[u])
+            continue;
+        g->order[no] = u;
+        g->dag_first[no++] = k2;
+        for (uint32_t k = lo; k < hi; k++) {
+            uint32_t a = g->dag_arc[k];
+            if (g->res[a] >= mincap && live[g->to[a]])
+                g->dag_arc[k2++] = a;
+        }
+    }
+    g->dag_first[no] = k2;
+    return no;
+}
+
 int pk_mcf_solve(pk_mcf *g, uint32_t s, uint32_t t, bool even)
 {
     if (build_csr(g) != 0)
@@ -450,18 +553,24 @@ int pk_mcf_solve(pk_mcf *g, uint32_t s, uint32_t t, bool even)
             return -1;
         if (r > 0)
             break;
-        while (bfs_path(g, s, t)) {
-            int64_t c = path_capacity(g, s, t);
-            while (c > 0) {
-                bool progress = false;
-                if (even) {
-                    uint32_t no = find_dag(g, s, t, c / 2 > 1 ? c / 2 : 1);
-                    progress = augment_dag(g, s, t, no);
-                    c = path_capacity(g, s, t);
-                }
-                if (!progress) {
-                    augment_path(g, s, t, c);
-                    c = 0;
+        /* every shortest path of this length, Dinic style */
+        while (bfs_levels(g, s, t)) {
+            while (level_path(g, s, t)) {
+                int64_t c = path_capacity(g, s, t);
+                while (c > 0) {
+                    bool progress = false;
+                    if (even) {
+                        int64_t mincap = c / 2 > 1 ? c / 2 : 1;
+                        uint32_t no = find_dag(g, s, t, mincap);
+                        progress = augment_dag(g, s, t, no);
+                        for (bool more = progress; more && (no = prune_dag(g, s, t, no, mincap)) != 0;)
+                            more = augment_dag(g, s, t, no);
+                        c = path_capacity(g, s, t);
+                    }
+                    if (!progress) {
+                        augment_path(g, s, t, c);
+                        c = 0;
+                    }
                 }
             }
         }

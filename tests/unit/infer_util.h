@@ -37,24 +37,34 @@ static inline uint32_t edge_of(const pk_cfg *c, uint64_t from, uint64_t to)
 }
 
 /* Flow conservation as infer.h states it: in-edges = count except at the
- * entry and at blocks without predecessors (entries), out-edges = count
- * except at exits; never more than the count on either side. Returns the
- * number of violations (each printed). */
+ * entry and in regions the entry does not reach (they may have secondary
+ * entries), out-edges = count except at exits; never more than the count
+ * on either side. Returns the number of violations (each printed). */
 static inline int conservation_errors(const pk_cfg *c, const uint64_t *bc, const uint64_t *ec)
 {
     int bad = 0;
     uint64_t *in = calloc(c->nblocks, sizeof *in);
-    uint32_t *npred = calloc(c->nblocks, sizeof *npred);
-    for (size_t e = 0; e < c->nedges; e++) {
+    uint8_t *reached = calloc(c->nblocks, 1);
+    uint32_t *stack = malloc(c->nblocks * sizeof *stack), sp = 0;
+    for (size_t e = 0; e < c->nedges; e++)
         in[c->edges[e].to] += ec[e];
-        if (c->edges[e].from != c->edges[e].to)
-            npred[c->edges[e].to]++;
+    reached[c->entry_block] = 1;
+    stack[sp++] = c->entry_block;
+    while (sp) {
+        const pk_cfg_block *bl = &c->blocks[stack[--sp]];
+        for (uint32_t i = 0; i < bl->nsucc; i++) {
+            uint32_t t = c->edges[bl->first_succ + i].to;
+            if (!reached[t]) {
+                reached[t] = 1;
+                stack[sp++] = t;
+            }
+        }
     }
     for (uint32_t b = 0; b < c->nblocks; b++) {
         uint64_t out = 0;
         for (uint32_t i = 0; i < c->blocks[b].nsucc; i++)
             out += ec[c->blocks[b].first_succ + i];
-        bool entry = b == c->entry_block || npred[b] == 0;
+        bool entry = b == c->entry_block || !reached[b];
         bool exit = (c->blocks[b].flags & PK_CFG_EXIT) != 0;
         if (in[b] > bc[b] || (!entry && in[b] != bc[b]) || out > bc[b] || (!exit && out != bc[b])) {
             if (bad++ < 5)
@@ -65,7 +75,8 @@ static inline int conservation_errors(const pk_cfg *c, const uint64_t *bc, const
         }
     }
     free(in);
-    free(npred);
+    free(reached);
+    free(stack);
     return bad;
 }
 
