@@ -1,0 +1,234 @@
+/* cfg_binary.c — the CFG of a function of a pk_binary: decoding, jump
+ * tables, stop instructions and noreturn callees (PLT stubs included). */
+#include "infer/infer_int.h"
+
+#include <elf.h>
+
+struct pk_cfg_noreturn {
+    pk_elf *elf;
+    pk_u64map slots;   /* GOT slot address → 1 when its symbol is noreturn */
+};
+
+/* Functions that never return, by linkage name. The binary does not carry
+ * the attribute, so this list is what tells them apart. */
+static bool noreturn_name(const char *name)
+{
+    static const char *const names[] = {
+        "abort", "exit", "_exit", "_Exit", "quick_exit", "__assert_fail", "__assert_perror_fail",
+        "__assert", "__stack_chk_fail", "__stack_chk_fail_local", "__fortify_fail", "__chk_fail",
+        "__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
+        "__cxa_throw_bad_array_new_length", "__cxa_call_unexpected", "__cxa_pure_virtual",
+        "__cxa_deleted_virtual", "__cxa_call_terminate", "_Unwind_Resume", "longjmp", "_longjmp",
+        "siglongjmp", "__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
+        "_ZSt9terminatev", "__ubsan_handle_builtin_unreachable", "__ubsan_handle_missing_return",
+    };
+    if (!name)
+        return false;
+    size_t len = strcspn(name, "@");   /* "abort@GLIBC_2.2.5" */
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == len && !memcmp(names[i], name, len))
+            return true;
+    /* std::__throw_bad_alloc() and its siblings */
+    return !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_") != NULL;
+}
+
+/* Adds the GOT slots whose relocation names a noreturn function. */
+static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
+{
+    pk_elf *elf = nr->elf;
+    const pk_elf_section *sym = pk_elf_section_at(elf, 0), *str;
+    const uint8_t *rd, *sd, *strd;
+    size_t rn, sn, strn;
+    if (pk_elf_section_data(elf, rs, &rd, &rn, err) != 0)
+        return -1;
+    /* sh_link is not kept by pk_elf_section; the dynamic relocations always
+     * refer to .dynsym. */
+    sym = pk_elf_section_by_name(elf, ".dynsym");
+    str = pk_elf_section_by_name(elf, ".dynstr");
+    if (!sym || !str)
+        return 0;
+    if (pk_elf_section_data(elf, sym, &sd, &sn, err) != 0 || pk_elf_section_data(elf, str, &strd, &strn, err) != 0)
+        return -1;
+    for (size_t off = 0; off + sizeof(Elf64_Rela) <= rn; off += sizeof(Elf64_Rela)) {
+        uint64_t slot = pk_ld64(rd + off), info = pk_ld64(rd + off + 8);
+        uint32_t type = (uint32_t)ELF64_R_TYPE(info), si = (uint32_t)ELF64_R_SYM(info);
+        if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || si == 0)
+            continue;
+        if ((uint64_t)(si + 1) * sizeof(Elf64_Sym) > sn)
+            return pk_err_set(err, "%s: offset %llu: relocation names symbol %u past .dynsym",
+                              pk_elf_path(elf), (unsigned long long)(rs->offset + off), si);
+        uint32_t name = pk_ld32(sd + (size_t)si * sizeof(Elf64_Sym));
+        if (name >= strn || !memchr(strd + name, 0, strn - name))
+            continue;
+        if (noreturn_name((const char *)strd + name)) {
+            uint64_t *v = pk_u64map_slot(&nr->slots, slot);
+            if (!v)
+                return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
+            *v = 1;
+        }
+    }
+    return 0;
+}
+
+int pk_cfg_noreturn_open(pk_cfg_noreturn **out, pk_binary *bin, pk_err *err)
+{
+    *out = NULL;
+    pk_cfg_noreturn *nr = calloc(1, sizeof *nr);
+    if (!nr)
+        return pk_err_set(err, "out of memory");
+    nr->elf = pk_binary_elf(bin);
+    for (size_t i = 1; i < pk_elf_num_sections(nr->elf); i++) {
+        const pk_elf_section *s = pk_elf_section_at(nr->elf, i);
+        if (s->type == SHT_RELA && (s->flags & SHF_ALLOC) && scan_relocs(nr, s, err) != 0) {
+            pk_cfg_noreturn_close(nr);
+            return -1;
+        }
+    }
+    *out = nr;
+    return 0;
+}
+
+void pk_cfg_noreturn_close(pk_cfg_noreturn *nr)
+{
+    if (!nr)
+        return;
+    pk_u64map_free(&nr->slots);
+    free(nr);
+}
+
+bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
+{
+    if (!nr)
+        return false;
+    const pk_elf_symbol *f = pk_elf_func_at(nr->elf, target);
+    if (f && f->addr == target)
+        return noreturn_name(f->name);
+    /* A PLT stub: [endbr64] [bnd] jmp *slot(%rip) */
+    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, target, 11);
+    if (!p || nr->slots.len == 0)
+        return false;
+    size_t o = 0;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        o = 4;
+    if (p[o] == 0xf2)
+        o++;
+    if (p[o] != 0xff || p[o + 1] != 0x25)
+        return false;
+    uint64_t slot = target + o + 6 + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
+    const uint64_t *v = pk_u64map_get(&nr->slots, slot);
+    return v && *v;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const pk_addr_range *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ud2, hlt, int3: execution does not go on after them. */
+static bool stop_insn(const pk_elf *elf, const pk_insn *in)
+{
+    if (in->cls != PK_INSN_OTHER || in->len > 2)
+        return false;
+    const uint8_t *p = pk_elf_vaddr_bytes(elf, in->addr, in->len);
+    if (!p)
+        return false;
+    return (in->len == 2 && p[0] == 0x0f && p[1] == 0x0b) || (in->len == 1 && (p[0] == 0xf4 || p[0] == 0xcc));
+}
+
+int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, const pk_addr_range *ranges,
+                        size_t nranges, uint64_t entry, pk_err *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    pk_elf *elf = pk_binary_elf(bin);
+    pk_addr_range *rs = malloc((nranges ? nranges : 1) * sizeof *rs);
+    pk_vec insns, stops, targets, tables;
+    pk_vec_init(&insns, sizeof(pk_insn));
+    pk_vec_init(&stops, sizeof(uint64_t));
+    pk_vec_init(&targets, sizeof(uint64_t));
+    pk_vec_init(&tables, sizeof(pk_cfg_jtable));
+    int rc = -1;
+    if (!rs) {
+        pk_err_set(err, "out of memory");
+        goto out;
+    }
+    memcpy(rs, ranges, nranges * sizeof *rs);
+    qsort(rs, nranges, sizeof *rs, cmp_range);
+    for (size_t i = 0; i < nranges; i++) {
+        if (i > 0 && rs[i].begin < rs[i - 1].end) {
+            pk_err_set(err, "%s: function ranges 0x%llx-0x%llx and 0x%llx-0x%llx overlap", pk_elf_path(elf),
+                       (unsigned long long)rs[i - 1].begin, (unsigned long long)rs[i - 1].end,
+                       (unsigned long long)rs[i].begin, (unsigned long long)rs[i].end);
+            goto out;
+        }
+        pk_insn *v;
+        size_t k;
+        if (pk_binary_decode_range(bin, rs[i].begin, rs[i].end, &v, &k, err) != 0)
+            goto out;
+        if (pk_vec_reserve(&insns, insns.len + k) != 0) {
+            free(v);
+            pk_err_set(err, "out of memory");
+            goto out;
+        }
+        memcpy((pk_insn *)insns.data + insns.len, v, k * sizeof *v);
+        insns.len += k;
+        free(v);
+    }
+    const pk_insn *in = insns.data;
+    size_t n = insns.len;
+    /* Tables first (their targets go into one vector that may move: the
+     * pointers are set once it is complete). */
+    pk_vec starts;
+    pk_vec_init(&starts, sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *s = NULL;
+        if (in[i].cls == PK_INSN_IJMP) {
+            size_t before = targets.len;
+            int r = pk_jtable_resolve(elf, in, n, i, &targets, err);
+            if (r < 0) {
+                pk_vec_free(&starts);
+                goto out;
+            }
+            if (r == 1) {
+                pk_cfg_jtable *t = pk_vec_push(&tables);
+                size_t *st = pk_vec_push(&starts);
+                if (!t || !st) {
+                    pk_vec_free(&starts);
+                    pk_err_set(err, "out of memory");
+                    goto out;
+                }
+                t->ijmp = in[i].addr;
+                t->ntargets = (uint32_t)(targets.len - before);
+                *st = before;
+            }
+        } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) || stop_insn(elf, &in[i])) {
+            if (!(s = pk_vec_push(&stops))) {
+                pk_vec_free(&starts);
+                pk_err_set(err, "out of memory");
+                goto out;
+            }
+            *s = in[i].addr;
+        }
+    }
+    for (size_t i = 0; i < tables.len; i++)
+        PK_VEC_AT(&tables, pk_cfg_jtable, i).targets = (const uint64_t *)targets.data + PK_VEC_AT(&starts, size_t, i);
+    pk_vec_free(&starts);
+    qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
+    pk_cfg_hints h = {tables.data, tables.len, stops.data, stops.len};
+    rc = pk_cfg_build(cfg, in, n, entry, &h, err);
+    if (rc != 0)
+        pk_err_prefix(err, "%s", pk_elf_path(elf));
+out:
+    free(rs);
+    pk_vec_free(&insns);
+    pk_vec_free(&stops);
+    pk_vec_free(&targets);
+    pk_vec_free(&tables);
+    return rc;
+}

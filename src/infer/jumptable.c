@@ -1,0 +1,250 @@
+/* jumptable.c — resolving the indirect jumps of switch statements (forms
+ * and rules in infer.h, pk_jtable_resolve). pk_insn carries only the
+ * branch class and direct target, so the few instructions before an
+ * indirect jmp are decoded again with Zydis, operands included. */
+#include "infer/infer_int.h"
+
+#include <Zydis/Zydis.h>
+
+#define JT_SCAN 64               /* instructions walked back at most */
+#define JT_MAX_ENTRIES (1u << 16)
+
+typedef struct jt_insn {
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+} jt_insn;
+
+typedef struct jt_ctx {
+    ZydisDecoder dec;
+    const pk_elf *elf;
+    const pk_insn *insns;
+    size_t n;
+} jt_ctx;
+
+static bool decode(jt_ctx *c, size_t i, jt_insn *out)
+{
+    const pk_insn *pi = &c->insns[i];
+    const uint8_t *p = pk_elf_vaddr_bytes(c->elf, pi->addr, pi->len);
+    return p && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&c->dec, p, pi->len, &out->in, out->op));
+}
+
+static ZydisRegister wide(ZydisRegister r)
+{
+    return r == ZYDIS_REGISTER_NONE ? r : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+}
+
+/* Caller-saved registers of the SysV ABI: a call between a definition and
+ * its use means the definition we would find is not the one used. */
+static bool caller_saved(ZydisRegister r)
+{
+    switch (r) {
+    case ZYDIS_REGISTER_RAX: case ZYDIS_REGISTER_RCX: case ZYDIS_REGISTER_RDX: case ZYDIS_REGISTER_RSI:
+    case ZYDIS_REGISTER_RDI: case ZYDIS_REGISTER_R8: case ZYDIS_REGISTER_R9: case ZYDIS_REGISTER_R10:
+    case ZYDIS_REGISTER_R11:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool writes(const jt_insn *d, ZydisRegister r)
+{
+    for (unsigned k = 0; k < d->in.operand_count; k++) {
+        const ZydisDecodedOperand *o = &d->op[k];
+        if (o->type == ZYDIS_OPERAND_TYPE_REGISTER && (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+            wide(o->reg.value) == r)
+            return true;
+    }
+    return false;
+}
+
+/* The nearest instruction before insns[from] (walking back in address
+ * order) that writes r; SIZE_MAX when none within the window, or when a
+ * call clobbers r first. */
+static size_t find_def(jt_ctx *c, size_t from, ZydisRegister r, jt_insn *d)
+{
+    for (size_t k = 0; k < JT_SCAN && from > 0; k++) {
+        size_t i = --from;
+        int cls = c->insns[i].cls;
+        if ((cls == PK_INSN_CALL || cls == PK_INSN_ICALL) && caller_saved(r))
+            return SIZE_MAX;
+        if (!decode(c, i, d))
+            return SIZE_MAX;
+        if (writes(d, r))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+static bool is_reg(const ZydisDecodedOperand *o)
+{
+    return o->type == ZYDIS_OPERAND_TYPE_REGISTER;
+}
+
+/* The number of table entries: the bound check on the index register idx,
+ * looked for before insns[from]. Register copies (mov, movzx, a 32-bit mov
+ * onto itself) move the search to the copied register. 0 if not found. */
+static uint32_t find_bound(jt_ctx *c, size_t from, ZydisRegister idx)
+{
+    jt_insn d, j;
+    for (size_t k = 0; k < JT_SCAN && from > 0; k++) {
+        size_t i = --from;
+        int cls = c->insns[i].cls;
+        if ((cls == PK_INSN_CALL || cls == PK_INSN_ICALL) && caller_saved(idx))
+            return 0;
+        if (!decode(c, i, &d))
+            return 0;
+        ZydisMnemonic m = d.in.mnemonic;
+        const ZydisDecodedOperand *o0 = &d.op[0], *o1 = &d.op[1];
+        if (m == ZYDIS_MNEMONIC_CMP && is_reg(o0) && wide(o0->reg.value) == idx &&
+            o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+            /* The bound check is the cmp + its unsigned branch (fused pair). */
+            if (i + 1 >= c->n || c->insns[i + 1].cls != PK_INSN_CJMP || !decode(c, i + 1, &j))
+                return 0;
+            uint64_t bound = o1->imm.value.u;
+            if (o1->size < 64)
+                bound &= (UINT64_C(1) << o1->size) - 1;
+            switch (j.in.mnemonic) {
+            case ZYDIS_MNEMONIC_JNBE: /* ja default */
+            case ZYDIS_MNEMONIC_JBE:  /* jbe table */
+                bound += 1;
+                break;
+            case ZYDIS_MNEMONIC_JNB:  /* jae default */
+            case ZYDIS_MNEMONIC_JB:   /* jb table */
+                break;
+            default:
+                return 0;
+            }
+            return bound == 0 || bound > JT_MAX_ENTRIES ? 0 : (uint32_t)bound;
+        }
+        if (!writes(&d, idx))
+            continue;
+        if (m == ZYDIS_MNEMONIC_AND && is_reg(o0) && o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+            uint64_t mask = o1->imm.value.u;
+            if (mask < JT_MAX_ENTRIES && (mask & (mask + 1)) == 0)
+                return (uint32_t)mask + 1;
+            return 0;
+        }
+        if ((m == ZYDIS_MNEMONIC_MOV || m == ZYDIS_MNEMONIC_MOVZX) && is_reg(o0) && is_reg(o1)) {
+            idx = wide(o1->reg.value);
+            continue;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* A memory operand [base + idx*scale + disp]. */
+static bool mem_form(const ZydisDecodedOperand *o, unsigned scale)
+{
+    return o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.index != ZYDIS_REGISTER_NONE && o->mem.scale == scale &&
+           o->mem.segment != ZYDIS_REGISTER_FS && o->mem.segment != ZYDIS_REGISTER_GS;
+}
+
+/* The address a `lea T(%rip), reg` defining reg before insns[from] loads. */
+static bool rip_lea(jt_ctx *c, size_t from, ZydisRegister reg, uint64_t *addr)
+{
+    jt_insn d;
+    size_t i = find_def(c, from, reg, &d);
+    if (i == SIZE_MAX || d.in.mnemonic != ZYDIS_MNEMONIC_LEA || d.op[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+        d.op[1].mem.base != ZYDIS_REGISTER_RIP || d.op[1].mem.index != ZYDIS_REGISTER_NONE)
+        return false;
+    *addr = c->insns[i].addr + c->insns[i].len + (uint64_t)d.op[1].mem.disp.value;
+    return true;
+}
+
+static bool is_insn(const pk_insn *insns, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (insns[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && insns[lo].addr == addr;
+}
+
+enum { ABS8, REL32 };
+
+int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t k, pk_vec *targets, pk_err *err)
+{
+    jt_ctx c = {.elf = elf, .insns = insns, .n = n};
+    ZydisDecoderInit(&c.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    jt_insn j, d;
+    if (k >= n || insns[k].cls != PK_INSN_IJMP || !decode(&c, k, &j) || j.in.mnemonic != ZYDIS_MNEMONIC_JMP)
+        return 0;
+    const ZydisDecodedOperand *o = &j.op[0];
+    int form;
+    uint64_t table;
+    ZydisRegister idx;
+    size_t load;   /* the instruction reading the table */
+    if (mem_form(o, 8) && o->mem.base == ZYDIS_REGISTER_NONE) {
+        /* jmp *T(,%idx,8) */
+        form = ABS8;
+        table = (uint64_t)o->mem.disp.value;
+        idx = wide(o->mem.index);
+        load = k;
+    } else if (is_reg(o)) {
+        ZydisRegister r = wide(o->reg.value);
+        size_t i = find_def(&c, k, r, &d);
+        if (i == SIZE_MAX)
+            return 0;
+        if (d.in.mnemonic == ZYDIS_MNEMONIC_MOV && mem_form(&d.op[1], 8) && d.op[1].mem.base == ZYDIS_REGISTER_NONE) {
+            /* mov T(,%idx,8),%r; jmp *%r */
+            form = ABS8;
+            table = (uint64_t)d.op[1].mem.disp.value;
+            idx = wide(d.op[1].mem.index);
+            load = i;
+        } else if (d.in.mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(&d.op[0]) && is_reg(&d.op[1])) {
+            /* movslq (%b,%idx,4),%x; add %b,%x (or add %x,%b); jmp *%r:
+             * one operand of the add holds the entry, the other the base. */
+            ZydisRegister a = wide(d.op[0].reg.value), b = wide(d.op[1].reg.value);
+            jt_insn m;
+            size_t mi = SIZE_MAX;
+            ZydisRegister base = ZYDIS_REGISTER_NONE;
+            for (int side = 0; side < 2 && mi == SIZE_MAX; side++) {
+                ZydisRegister ent = side ? b : a, other = side ? a : b;
+                size_t t = find_def(&c, i, ent, &m);
+                if (t != SIZE_MAX && m.in.mnemonic == ZYDIS_MNEMONIC_MOVSXD && mem_form(&m.op[1], 4) &&
+                    wide(m.op[1].mem.base) == other && m.op[1].mem.disp.value == 0) {
+                    mi = t;
+                    base = other;
+                }
+            }
+            if (mi == SIZE_MAX || !rip_lea(&c, mi, base, &table))
+                return 0;
+            /* The base must not change between the load and the add. */
+            uint64_t t2;
+            if (!rip_lea(&c, i, base, &t2) || t2 != table)
+                return 0;
+            form = REL32;
+            idx = wide(m.op[1].mem.index);
+            load = mi;
+        } else {
+            return 0;
+        }
+    } else {
+        return 0;
+    }
+    uint32_t count = find_bound(&c, load, idx);
+    if (count == 0)
+        return 0;
+    size_t esize = form == ABS8 ? 8 : 4;
+    const uint8_t *p = pk_elf_vaddr_bytes(elf, table, (size_t)count * esize);
+    if (!p)
+        return 0;
+    size_t before = targets->len;
+    if (pk_vec_reserve(targets, before + count) != 0)
+        return pk_err_set(err, "out of memory");
+    uint64_t *out = (uint64_t *)targets->data + before;
+    for (uint32_t e = 0; e < count; e++) {
+        uint64_t t = form == ABS8 ? pk_ld64(p + 8 * e) : table + (uint64_t)(int64_t)(int32_t)pk_ld32(p + 4 * e);
+        if (!is_insn(insns, n, t))
+            return 0;
+        out[e] = t;
+    }
+    targets->len = before + count;
+    return 1;
+}

@@ -1,0 +1,93 @@
+/* infer_switch.c — control flow for the CFG builder and flow inference
+ * tests (test_infer_cfg.c): dense switches that compile to jump tables
+ * (an int index, a char index, a switch in a loop), loops and nested loops,
+ * calls, recursion, a noreturn call. Deterministic: the same argument gives
+ * the same run, so the emulator's exact counts are the ground truth. */
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile int sink;
+
+__attribute__((noinline)) int op_int(int op, int x)
+{
+    switch (op) {
+    case 0: return x * 3 + 1;
+    case 1: return x + 11;
+    case 2: return x ^ 0x55;
+    case 3: return x - 7;
+    case 4: return x << 1;
+    case 5: return x >> 1;
+    case 6: return x * x;
+    case 7: return ~x;
+    case 9: return x / 3;
+    case 10: return x % 5 + 2;
+    default: return -x;
+    }
+}
+
+__attribute__((noinline)) int op_char(const char *s)
+{
+    int acc = 0;
+    for (; *s; s++) {
+        switch (*s) {
+        case 'a': acc += 1; break;
+        case 'b': acc *= 3; break;
+        case 'c': acc -= 2; break;
+        case 'd': acc ^= 0x33; break;
+        case 'e': acc += acc >> 2; break;
+        case 'f': sink = acc; break;
+        case 'g': acc = acc * 7 + 1; break;
+        case 'h': acc /= 2; break;
+        default: acc++; break;
+        }
+    }
+    return acc;
+}
+
+__attribute__((noinline)) long nested(int n)
+{
+    long s = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < i; j++) {
+            if ((i ^ j) & 1)
+                s += j;
+            else
+                s -= i;
+        }
+        if (i % 3 == 0)
+            s = s * 3 + 1;
+    }
+    return s;
+}
+
+__attribute__((noinline)) int depth(int n)
+{
+    if (n <= 0)
+        return 1;
+    return depth(n - 1) + (n & 1);
+}
+
+__attribute__((noinline)) void check(int v)
+{
+    if (v == 123456789) {
+        fprintf(stderr, "impossible %d\n", v);
+        abort();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 2000;
+    static const char text[] = "abcdefghxaabbccddeeffgghhzz";
+    long acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += op_int(i % 12, i);
+        if (i % 10 == 0)
+            acc += op_char(text + (i % 7));
+        if (i % 50 == 0)
+            acc += depth(i % 17) + nested(i % 23);
+        check((int)acc);
+    }
+    printf("%ld\n", acc);
+    return 0;
+}

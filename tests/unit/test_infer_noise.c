@@ -1,0 +1,188 @@
+/* Flow inference on random functions with a known circulation (random
+ * walks), from weights made by simulated IP sampling (binomial thinning of
+ * every instruction's executions): MCF conserves flow, and its counts are
+ * closer to the truth than the raw weights, by block overlap
+ * Σ min(p_i/P, q_i/Q); PROPAGATE and NONE are reported beside it. Also:
+ * exact weights give back exact block counts on every random graph, and
+ * the time per function of 1,000 and 5,000 blocks (printed, not asserted). */
+#include "infer_random.h"
+#include "infer_util.h"
+
+#include <time.h>
+
+typedef struct acc {
+    double block[3], edge[3];
+    int n, mcf_better;
+} acc;
+
+static const char *const method_name[3] = {"MCF", "PROPAGATE", "NONE"};
+
+static void one_graph(uint64_t seed, size_t nblocks, double rate, acc *a)
+{
+    rng r = {seed};
+    size_t n;
+    pk_insn *insns = random_function(&r, nblocks, 8, &n);
+    pk_cfg c;
+    pk_err err;
+    if (pk_cfg_build(&c, insns, n, insns[0].addr, NULL, &err) != 0) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err.msg);
+        free(insns);
+        return;
+    }
+    size_t nb = c.nblocks, ne = c.nedges;
+    uint64_t *tb = calloc(nb, 8), *te = calloc(ne + 1, 8), *bc = calloc(nb, 8), *ec = calloc(ne + 1, 8);
+    uint64_t *addrs = malloc(n * 8), *hits = malloc(n * 8);
+    int64_t *w = malloc(nb * 8);
+    random_walks(&r, &c, 200, 200000, tb, te);
+    if (conservation_errors(&c, tb, te) != 0) {   /* the generator's own check */
+        pk_test_failed_checks++;
+        fprintf(stderr, "seed %llu: the true counts are not a flow\n", (unsigned long long)seed);
+    }
+    sample_hits(&r, &c, insns, n, tb, rate, addrs, hits);
+    CHECK_EQ_U64(pk_flow_block_weights(&c, addrs, hits, n, 16, w), 0);
+    uint64_t *raw = calloc(nb, 8);
+    for (size_t b = 0; b < nb; b++)
+        raw[b] = (uint64_t)w[b];
+    double raw_ov = overlap_u64(tb, raw, nb);
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    for (int m = 0; m < 3; m++) {
+        o.method = m;
+        CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+        double bo = overlap_u64(tb, bc, nb), eo = overlap_u64(te, ec, ne);
+        a->block[m] += bo;
+        a->edge[m] += eo;
+        if (m == PK_FLOW_MCF) {
+            int bad = conservation_errors(&c, bc, ec);
+            if (bad) {
+                pk_test_failed_checks++;
+                fprintf(stderr, "seed %llu: %d blocks not conserved\n", (unsigned long long)seed, bad);
+            }
+            a->mcf_better += bo >= raw_ov;
+        }
+    }
+    (void)raw_ov;
+    a->n++;
+    /* exact weights: a zero-cost flow exists, so every block comes back */
+    for (size_t b = 0; b < nb; b++)
+        w[b] = (int64_t)tb[b];
+    o.method = PK_FLOW_MCF;
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    size_t wrong = 0;
+    for (size_t b = 0; b < nb; b++)
+        wrong += bc[b] != tb[b];
+    if (wrong) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "seed %llu: exact weights, %zu of %zu blocks differ\n", (unsigned long long)seed, wrong, nb);
+    }
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    free(tb);
+    free(te);
+    free(bc);
+    free(ec);
+    free(addrs);
+    free(hits);
+    free(w);
+    free(raw);
+    free(insns);
+    pk_cfg_free(&c);
+}
+
+TEST(noisy_random_graphs)
+{
+    /* sampling rates: about 4, 1 and 0.25 hits per block execution and
+     * instruction... of the total; lower is noisier */
+    static const double rates[] = {0.05, 0.01, 0.002};
+    for (size_t k = 0; k < sizeof rates / sizeof *rates; k++) {
+        acc a = {0};
+        double raw = 0;
+        for (uint64_t seed = 1; seed <= 30; seed++) {
+            one_graph(seed * 7919 + k, 40 + (seed * 13) % 120, rates[k], &a);
+        }
+        (void)raw;
+        printf("rate %.3f, %d graphs: block overlap", rates[k], a.n);
+        for (int m = 0; m < 3; m++)
+            printf(" %s %.4f", method_name[m], a.block[m] / a.n);
+        printf("; edge overlap");
+        for (int m = 0; m < 3; m++)
+            printf(" %s %.4f", method_name[m], a.edge[m] / a.n);
+        printf("; MCF >= raw on %d\n", a.mcf_better);
+        /* NONE's block counts are the raw weights */
+        CHECK(a.block[PK_FLOW_MCF] > a.block[PK_FLOW_NONE]);
+        CHECK(a.edge[PK_FLOW_MCF] > a.edge[PK_FLOW_NONE]);
+        CHECK(a.mcf_better >= a.n * 3 / 4);
+    }
+}
+
+static double cpu_now(void)
+{
+    /* CPU time of this process: other jobs on the machine do not count */
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Times every method on one function, weights given. */
+static void time_methods(const pk_cfg *c, const int64_t *w, const char *what)
+{
+    uint64_t *bc = malloc(c->nblocks * 8), *ec = malloc((c->nedges + 1) * 8);
+    pk_flow_opts o;
+    pk_err err;
+    pk_flow_defaults(&o);
+    printf("  %s weights:", what);
+    for (int m = 0; m < 4; m++) {
+        o.method = m == 3 ? PK_FLOW_MCF : m;
+        o.even_distribution = m != 3;
+        double t0 = cpu_now();
+        if (pk_flow_infer(c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0) {
+            pk_test_failed_checks++;
+            fprintf(stderr, "%s\n", err.msg);
+            break;
+        }
+        printf(" %s%s %.1f ms", method_name[o.method], m == 3 ? " (no even)" : "", (cpu_now() - t0) * 1e3);
+        if (o.method == PK_FLOW_MCF)
+            CHECK_EQ_U64(conservation_errors(c, bc, ec), 0);
+    }
+    printf("\n");
+    free(bc);
+    free(ec);
+}
+
+TEST(timing_large_functions)
+{
+    static const size_t sizes[] = {1000, 5000};
+    for (size_t k = 0; k < 2; k++) {
+        rng r = {1234 + k};
+        size_t n;
+        pk_insn *insns = random_function(&r, sizes[k], 0, &n);
+        pk_cfg c;
+        pk_err err;
+        double t0 = cpu_now();
+        CHECK_OK(pk_cfg_build(&c, insns, n, insns[0].addr, NULL, &err), &err);
+        printf("%zu blocks, %zu edges: cfg %.2f ms\n", c.nblocks, c.nedges, (cpu_now() - t0) * 1e3);
+        int64_t *w = malloc(c.nblocks * 8);
+        uint64_t *tb = malloc(c.nblocks * 8), *te = malloc((c.nedges + 1) * 8);
+        uint64_t *addrs = malloc(n * 8), *hits = malloc(n * 8);
+        for (size_t b = 0; b < c.nblocks; b++)
+            w[b] = rng_below(&r, 1000);   /* as inconsistent as weights get */
+        time_methods(&c, w, "random");
+        random_walks(&r, &c, 20, 10000000, tb, te);
+        size_t ran = 0;
+        for (size_t b = 0; b < c.nblocks; b++)
+            ran += tb[b] != 0;
+        printf("  (%zu blocks ran)\n", ran);
+        sample_hits(&r, &c, insns, n, tb, 0.01, addrs, hits);
+        pk_flow_block_weights(&c, addrs, hits, n, 16, w);
+        time_methods(&c, w, "sampled");
+        free(w);
+        free(tb);
+        free(te);
+        free(addrs);
+        free(hits);
+        free(insns);
+        pk_cfg_free(&c);
+    }
+}
+
+int main(void) { return pk_test_main(); }
