@@ -219,7 +219,8 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     for (size_t i = 0; i < tables.len; i++)
         PK_VEC_AT(&tables, pk_cfg_jtable, i).targets = (const uint64_t *)targets.data + PK_VEC_AT(&starts, size_t, i);
     pk_vec_free(&starts);
-    qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
+    if (stops.len) /* (qsort wants a non-NULL array even for none) */
+        qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
     pk_cfg_hints h = {tables.data, tables.len, stops.data, stops.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);
     if (rc != 0)
