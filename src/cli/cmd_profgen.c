@@ -2,6 +2,7 @@
  * an AutoFDO (line-based) sample profile, or a raw profile (--raw-only). */
 #include "cli/cli.h"
 #include "profgen/pipeline.h"
+#include "infer/infer.h"
 
 #include <malloc.h>
 #include <stdlib.h>
@@ -11,8 +12,9 @@
 const char pk_cmd_profgen_summary[] = "perf.data / perf script / raw profile -> AutoFDO or CSSPGO sample profile";
 
 static const char usage_text[] =
-    "usage: pgokit profgen --binary BIN (--perf perf.data | --perfscript FILE | --raw FILE)... -o OUT\n"
-    "                      [--format extbinary|text|binary|gcc] [--debug-binary F] [--pid N]\n"
+    "usage: pgokit profgen --binary BIN (--perf perf.data | --perfscript FILE | --raw FILE | --pprof FILE)...\n"
+    "                      -o OUT [--format extbinary|text|binary|gcc] [--debug-binary F] [--pid N]\n"
+    "                      [--ip | --lbr] [--flow mcf|propagate|none]\n"
     "                      [--raw-only] [--total per-byte|sum] [--no-dup-factor]\n"
     "                      [--ignore-stack-samples] [--no-preinline] [--use-dwarf-correlation]\n"
     "                      [--cs] [--threads N] [-q]\n"
@@ -21,12 +23,22 @@ static const char usage_text[] =
     "stacks give a CSSPGO profile (contexts, pre-inlined, nested); probes without stacks\n"
     "(or --ignore-stack-samples) a probe-based profile; otherwise a line-based AutoFDO profile,\n"
     "or with --cs a line-based context-sensitive one.\n"
+    "Samples: LBR branch stacks when the inputs have them; otherwise instruction pointers with\n"
+    "call stacks (`pgokit record --ip`, `perf record -e cpu-clock --call-graph fp`, pprof): block\n"
+    "and edge counts then come from flow inference over each sampled function's CFG.\n"
     "\n"
     "  --binary BIN        the profiled executable or shared library (matched by build-id,\n"
     "                      else by path or file name, in the recording's mmap events)\n"
     "  --perf FILE         a perf.data file (LBR branch stacks), repeatable\n"
     "  --perfscript FILE   `perf script -F ip,brstack [--show-mmap-events]` text, repeatable\n"
     "  --raw FILE          a raw profile written by --raw-only, repeatable (counts add up)\n"
+    "  --pprof FILE        a pprof profile (profile.proto, gzip-compressed) whose locations\n"
+    "                      carry addresses, e.g. from Go's runtime/pprof, Parca, Pyroscope or\n"
+    "                      `pgokit convert`; repeatable\n"
+    "  --ip                build from instruction-pointer samples even when branch stacks exist\n"
+    "  --lbr               use branch stacks only (samples without one are ignored)\n"
+    "  --flow M            IP samples: mcf (minimum-cost flow, default), propagate (AutoFDO's\n"
+    "                      equivalence classes), none (block count = its samples; for measuring)\n"
     "  -o, --output OUT    output file\n"
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
@@ -85,8 +97,46 @@ static void on_warning(void *ctx, const char *msg)
     fprintf(stderr, "profgen: warning: %s\n", msg);
 }
 
+/* The samples of an IP profile: what was counted, what flow inference did. */
+static void print_ip_summary(const pk_pipeline_report *rep)
+{
+    const pk_ip_stats *s = &rep->ip;
+    const pk_ip_infer_stats *f = &rep->ip_infer;
+    fprintf(stderr, "profgen: from IP samples (no branch stacks): %llu read, %llu used", (unsigned long long)s->samples,
+            (unsigned long long)s->used);
+    if (rep->agg.samples_other_pid)
+        fprintf(stderr, ", %llu other pid", (unsigned long long)rep->agg.samples_other_pid);
+    if (s->leaf_outside)
+        fprintf(stderr, ", %llu in other code", (unsigned long long)s->leaf_outside);
+    if (s->leaf_no_func)
+        fprintf(stderr, ", %llu outside every function", (unsigned long long)s->leaf_no_func);
+    if (s->no_user_frames)
+        fprintf(stderr, ", %llu without user frames", (unsigned long long)s->no_user_frames);
+    fprintf(stderr, "; %llu distinct stacks; stacks cut: %llu at other code, %llu at a non-call return address, "
+            "%llu in a prologue or at a ret",
+            (unsigned long long)s->distinct_stacks, (unsigned long long)s->stack_cut_external,
+            (unsigned long long)s->stack_cut_not_call, (unsigned long long)s->stack_cut_frame);
+    if (s->frames_minus_one)
+        fprintf(stderr, ", %llu frames were return address - 1", (unsigned long long)s->frames_minus_one);
+    fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "
+            "blocks raised to their callees' entries; jump tables %llu resolved, %llu not; "
+            "%llu ranges and %llu branches synthesized",
+            (unsigned long long)f->contexts, (unsigned long long)f->functions, (unsigned long long)f->blocks,
+            (unsigned long long)f->sites_raised, (unsigned long long)f->ijumps_resolved,
+            (unsigned long long)f->ijumps_unresolved, (unsigned long long)f->ranges,
+            (unsigned long long)f->branches);
+    if (f->cfg_failed || f->hits_dropped)
+        fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
+                (unsigned long long)f->hits_dropped);
+    fprintf(stderr, "\n");
+}
+
 static void print_summary(const pk_pipeline_report *rep)
 {
+    if (rep->from_ip) {
+        print_ip_summary(rep);
+        return;
+    }
     const pk_agg_stats *s = &rep->agg;
     const pk_profgen_stats *g = rep->line_stats_valid && rep->mode == PK_MODE_LINE ? &rep->line : NULL;
     fprintf(stderr, "profgen: samples: %llu read, %llu used", (unsigned long long)s->samples,
@@ -137,16 +187,18 @@ static void print_summary(const pk_pipeline_report *rep)
 static void print_unwind(const pk_pipeline_report *rep)
 {
     const pk_unwind_stats *u = &rep->unwind;
-    fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
-            "%llu without stack), %zu contexts; "
-            "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
-            "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
-            (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
-            (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
-            rep->contexts,
-            (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
-            (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
-            (unsigned long long)u->ranges_dropped);
+    if (!rep->from_ip) { /* (IP contexts come from the stacks themselves) */
+        fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
+                "%llu without stack), %zu contexts; "
+                "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
+                "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
+                (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
+                (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
+                rep->contexts,
+                (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
+                (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
+                (unsigned long long)u->ranges_dropped);
+    }
     const pk_tailcall_stats *tc = &rep->tailcall;
     if (rep->tailcall_valid)
         fprintf(stderr, "profgen: tail calls: %llu frames re-inserted (%llu contexts recovered, %llu ambiguous, "
@@ -233,6 +285,21 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.line_cs = true;
         } else if (!strcmp(a, "--no-infer-missing-frames")) {
             rq.no_infer_frames = true;
+        } else if (!strcmp(a, "--ip")) {
+            rq.samples = PK_SAMPLES_IP;
+        } else if (!strcmp(a, "--lbr")) {
+            rq.samples = PK_SAMPLES_LBR;
+        } else if (OPT("--flow")) {
+            if (!strcmp(val, "mcf"))
+                rq.flow_method = PK_FLOW_MCF;
+            else if (!strcmp(val, "propagate"))
+                rq.flow_method = PK_FLOW_PROPAGATE;
+            else if (!strcmp(val, "none"))
+                rq.flow_method = PK_FLOW_NONE;
+            else {
+                rc = pk_cli_usage(cmd, "--flow must be mcf, propagate or none, not '%s'", val);
+                goto done;
+            }
         } else if (!strcmp(a, "--use-dwarf-correlation")) {
             rq.dwarf_correlation = true;
         } else if (OPT("--binary")) {

@@ -3,6 +3,7 @@
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
+#include "infer/ip_ranges.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,17 +15,52 @@ typedef struct feed {
     pk_perf_callbacks inner;
     pk_agg *agg;
     pk_unwinder *unw;            /* CSSPGO: every sample also goes to the unwinder */
+    pk_ipraw *ip;                /* samples without a branch stack (or all, with IP forced) */
+    uint64_t *frames;            /* translation scratch for IP samples */
+    size_t frames_cap;
     const pk_pipeline_request *req;
     pk_err *err;
     const char *path;
     uint64_t size, n;
 } feed;
 
+/* An IP sample: its user frames, leaf first, into the IP profile. */
+static int ip_sample(feed *f, const pk_sample *s)
+{
+    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
+        return 0;
+    size_t need = s->callchain_nr + 1;
+    if (need > f->frames_cap) {
+        uint64_t *fr = realloc(f->frames, need * 2 * sizeof *fr);
+        if (!fr)
+            return pk_err_set(f->err, "out of memory");
+        f->frames = fr;
+        f->frames_cap = need * 2;
+    }
+    size_t n;
+    if (s->callchain_nr) {
+        n = pk_agg_translate_user_chain(f->agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr, f->frames);
+    } else if ((s->misc & 7) == PK_CPUMODE_USER) { /* recorded without call chains */
+        f->frames[0] = pk_agg_translate(f->agg, s->pid, s->ip);
+        n = 1;
+    } else {
+        n = 0;
+    }
+    return pk_ipraw_add(f->ip, f->frames, n, 1, f->err);
+}
+
 static int feed_sample(void *c, const pk_sample *s)
 {
     feed *f = c;
     if (f->req->progress && (++f->n & 0xffff) == 0)
         f->req->progress(f->req->cb_ctx, f->path, f->n, s->file_offset, f->size);
+    if (f->ip && (!s->branch_nr || f->req->samples == PK_SAMPLES_IP)) {
+        /* the aggregator counts it (samples, without branch stack, other
+         * pid) and, having no branch stack to count, does nothing else */
+        if (!s->branch_nr && f->inner.sample(f->inner.ctx, s))
+            return -1;
+        return ip_sample(f, s);
+    }
     /* A sample with a stack goes to the unwinder, which counts it in the
      * aggregator's statistics; its range and branch counts are the
      * unwinder's, per context (those of a stack without user frames go to
@@ -46,10 +82,18 @@ static void hex(char *out, const uint8_t *b, unsigned n)
 }
 
 /* Why an input gave nothing usable (err is set from the aggregator's counts). */
-static void explain_empty(const pk_agg_stats *s, const pk_pipeline_input *in, const pk_agg_target *t,
-                          int64_t pid, pk_err *err)
+static void explain_empty(const pk_agg_stats *s, const pk_ipraw *ip, const pk_pipeline_input *in,
+                          const pk_agg_target *t, int64_t pid, pk_err *err)
 {
-    if (!s->samples)
+    const pk_ip_stats *is = ip ? &ip->stats : NULL;
+    if (!s->samples && !(is && is->samples))
+        pk_err_set(err, "%s: no samples", in->path);
+    else if (is && is->samples && s->samples_other_pid < s->samples && !s->mmaps_build_id_mismatch)
+        pk_err_set(err, "%s: none of %llu samples without branch stack has its instruction pointer in %s "
+                   "(%llu in other code, %llu outside every function symbol)", in->path,
+                   (unsigned long long)is->samples, t->path, (unsigned long long)is->leaf_outside,
+                   (unsigned long long)is->leaf_no_func);
+    else if (!s->samples)
         pk_err_set(err, "%s: no samples", in->path);
     else if (s->samples_no_lbr == s->samples)
         pk_err_set(err, "%s: %llu samples but none has a branch stack (record with LBR: "
@@ -75,14 +119,15 @@ static void explain_empty(const pk_agg_stats *s, const pk_pipeline_input *in, co
  * 1: nothing usable in this input (err says why), not an error if another
  * input has samples. */
 static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input *in, const pk_agg_target *t,
-                         bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs,
+                         bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_ipraw *ip,
                          pk_unwind_stats *ust, pk_err *err)
 {
     pk_agg_opts ao = {.pid = req->pid, .assume_unrelocated_without_mmap = in->kind == PK_INPUT_SCRIPT};
     pk_agg *a = pk_agg_new(t, &ao, err);
     if (!a)
         return -1;
-    feed f = {.agg = a, .req = req, .err = err, .path = in->path};
+    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip};
+    uint64_t ip_before = ip ? ip->stats.used : 0;
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
@@ -106,6 +151,11 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     } else {
         pk_script_stats ss;
         rc = pk_perf_script_read(in->path, &cb, &ss, err);
+        char w[1024], msg[1200];
+        if (!rc && req->warning && pk_script_stats_warning(&ss, w, sizeof w)) {
+            snprintf(msg, sizeof msg, "%s: %s", in->path, w);
+            req->warning(req->cb_ctx, msg);
+        }
     }
     if (!rc && f.unw)
         rc = pk_unwinder_finish(f.unw, err);
@@ -113,13 +163,15 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         req->phase(req->cb_ctx, NULL);
     if (!rc) {
         pk_rawprof *r = pk_agg_profile(a);
-        if (!r->stats.samples_used) {
-            explain_empty(&r->stats, in, t, req->pid, err);
+        bool ip_used = ip && ip->stats.used > ip_before;
+        if (!r->stats.samples_used && !ip_used) {
+            explain_empty(&r->stats, ip, in, t, req->pid, err);
             rc = 1;
         } else {
             rc = pk_rawprof_merge(into, r, err);
         }
     }
+    free(f.frames);
     if (f.unw) {
         pk_unwind_stats_add(ust, pk_unwinder_stats(f.unw));
         pk_unwinder_free(f.unw);
@@ -138,6 +190,8 @@ typedef struct run {
     pk_rawprof raw;
     bool raw_init, cs_init, probes_init, ps_init, nested_init;
     pk_csraw csr;
+    pk_ipraw ip;                     /* IP samples, until inferred into ranges */
+    bool ip_init;
     pk_cs_prep *prep;                /* probes and DWARF index, on a second thread */
     pk_u64map keep;                  /* GUIDs of the functions whose probes are decoded */
     pk_probe_info probes;
@@ -195,7 +249,7 @@ static int read_inputs(run *r, bool probe, pk_err *err)
         }
         /* probe-based contexts use no branch but calls and tail calls */
         int a = aggregate_one(req, in, &r->target, probe, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
-                              &r->rep->unwind, err);
+                              r->ip_init ? &r->ip : NULL, &r->rep->unwind, err);
         if (a < 0 || (a > 0 && req->ninputs == 1))
             return -1;
         if (a > 0) {
@@ -349,10 +403,35 @@ static void cleanup(run *r)
         pk_probe_info_free(&r->probes);
     if (r->cs_init)
         pk_csraw_free(&r->csr);
+    if (r->ip_init)
+        pk_ipraw_free(&r->ip);
     if (r->raw_init)
         pk_rawprof_free(&r->raw);
     pk_binary_close(r->bin);
     free(r->segs);
+}
+
+/* LBR samples win when there are any (an IP sample carries far less); else
+ * the IP samples become ranges and branches through flow inference. */
+static int choose_ip(run *r, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    pk_pipeline_report *rep = r->rep;
+    rep->ip = r->ip.stats;
+    bool lbr = r->raw.stats.samples_used || rep->unwind.samples_unwound;
+    if (req->samples != PK_SAMPLES_IP && (lbr || !r->ip.stats.used))
+        return 0;
+    if (pk_ipraw_finish(&r->ip, err))
+        return -1;
+    pk_ip_infer_opts io = {.method = req->flow_method};
+    if (pk_ip_to_ranges(r->bin, &r->ip, &io, r->cs_init ? &r->csr : NULL, &r->raw, &rep->ip_infer, err))
+        return -1;
+    rep->from_ip = true;
+    rep->ip = r->ip.stats;
+    r->raw.stats.samples_used = r->ip.stats.used;
+    pk_ipraw_free(&r->ip);
+    r->ip_init = false;
+    return 0;
 }
 
 int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err)
@@ -374,7 +453,21 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         r.cs_init = true;
     }
     rep->calls_only = probe;
+    /* IP samples: contexts as deep as the stacks when contexts are wanted,
+     * else the leaf function only (its call observations still give call
+     * targets) */
+    pk_unwind_code code;
+    pk_unwind_code_from_binary(&code, r.bin);
+    if (req->samples != PK_SAMPLES_LBR) {
+        if (pk_ipraw_init(&r.ip, &code, r.target.preferred_base, try_cs ? -1 : 0, err))
+            goto out;
+        r.ip_init = true;
+        r.ip.allow_minus_one = req->nonleaf_minus_one;
+        r.ip.elf = req->exact_stacks ? NULL : pk_binary_elf(r.bin);
+    }
     if (read_inputs(&r, probe, err))
+        goto out;
+    if (r.ip_init && choose_ip(&r, err))
         goto out;
     rep->agg = r.raw.stats;
     rep->distinct_branches = r.raw.branches.len;
@@ -388,7 +481,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         pk_err_set(err, "no samples of %s in the input", req->binary);
         goto out;
     }
-    bool have_ctx = r.cs_init && rep->unwind.samples_unwound && pk_csraw_num_ctxs(&r.csr);
+    bool have_ctx = r.cs_init && (rep->unwind.samples_unwound || rep->from_ip) && pk_csraw_num_ctxs(&r.csr);
     rep->have_contexts = have_ctx;
     rep->mode = probe ? (have_ctx ? PK_MODE_CS : PK_MODE_PROBE) : (have_ctx ? PK_MODE_LINE_CS : PK_MODE_LINE);
     const pk_profset *result = NULL;

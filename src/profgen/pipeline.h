@@ -18,6 +18,8 @@
 #include "profgen/probe_gen.h"
 #include "profgen/profgen.h"
 #include "unwind/unwind.h"
+#include "unwind/ip_stack.h"
+#include "infer/ip_ranges.h"
 
 enum pk_input_kind {
     PK_INPUT_PERF,       /* perf.data (file or pipe mode, "-" for stdin) */
@@ -53,6 +55,10 @@ typedef struct pk_pipeline_request {
     bool no_infer_frames;            /* CS: no tail-call frame inference */
     bool worker;                     /* use a second thread where the work splits */
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
+    int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
+    bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
+    bool exact_stacks;               /* IP stacks are exact (an emulator's shadow stack), not
+                                        frame-pointer chains that skip a caller in prologues */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;
     /* every 65,536 samples of an input: its path, samples so far, and how far
@@ -76,6 +82,8 @@ enum pk_pipeline_mode {
 typedef struct pk_pipeline_report {
     int mode;                        /* enum pk_pipeline_mode */
     bool from_ip;                    /* built from IP samples (flow inference) */
+    pk_ip_stats ip;                  /* IP samples seen (also when LBR samples won) */
+    pk_ip_infer_stats ip_infer;      /* flow inference, when from_ip */
     pk_agg_stats agg;                /* samples read, used, LBR entries, drops... */
     size_t distinct_branches, distinct_ranges;
     bool have_contexts;              /* distinct counts are per context */

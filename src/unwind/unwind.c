@@ -1,6 +1,7 @@
 /* unwind.c — the virtual unwinder (see unwind.h) and the context store. */
 #include "unwind/unwind_internal.h"
 #include "binary/binary.h"
+#include "unwind/ip_stack.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -292,7 +293,7 @@ static void set_depth(pk_unwinder *u, size_t depth)
 /* Removes adjacent repetitions of windows of 1..max_len sites in place
  * (a → b → a → b → c becomes a → b → c): recursion would otherwise make
  * the number of contexts grow with the recursion depth. */
-static size_t compress_recursion(uint64_t *s, size_t n, int max_len)
+size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len)
 {
     size_t limit = max_len < 0 ? n / 2 : (size_t)max_len;
     for (size_t k = 1; k <= limit && k <= n / 2; k++) {
@@ -382,7 +383,7 @@ static __attribute__((noinline)) int current_ctx_slow(pk_unwinder *u, uint64_t a
         if (n)
             memcpy(u->key, u->stack, n * sizeof *u->key);
         if (u->o.compress_recursion != 0) {
-            size_t c = compress_recursion(u->key, n, u->o.compress_recursion);
+            size_t c = pk_compress_recursion(u->key, n, u->o.compress_recursion);
             u->st.recursion_compressed += n - c;
             n = c;
         }

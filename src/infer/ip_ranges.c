@@ -1,0 +1,415 @@
+/* ip_ranges.c — hits per context → ranges and branches (see ip_ranges.h). */
+#include "infer/ip_ranges.h"
+#include "infer/infer.h"
+
+#include <stdlib.h>
+
+#define DEFAULT_SCALE 64
+
+/* One function's CFG, built once for all its contexts. */
+typedef struct func_cfg {
+    uint64_t entry;
+    bool ok;
+    pk_cfg cfg;
+} func_cfg;
+
+/* One context: its function and counts. */
+typedef struct ctx_state {
+    uint32_t func;               /* index into funcs */
+    bool dirty;                  /* a call-site weight was raised: infer again */
+    int64_t *weight;             /* per block */
+    uint64_t *block, *edge;      /* inferred */
+} ctx_state;
+
+typedef struct ipr {
+    pk_binary *bin;
+    pk_ipraw *ip;
+    const pk_ip_infer_opts *o;
+    pk_flow_opts fo;
+    pk_cfg_noreturn *nr;         /* calls that do not return end their block's flow */
+    pk_ip_infer_stats *st;
+    pk_vec funcs;                /* func_cfg */
+    pk_u64map func_of;           /* entry → index + 1 */
+    ctx_state *ctx;
+    size_t nctx;
+} ipr;
+
+static int func_index(ipr *r, uint64_t entry, uint32_t *out, pk_err *err)
+{
+    uint64_t *slot = pk_u64map_slot(&r->func_of, entry);
+    if (!slot)
+        return pk_err_set(err, "out of memory");
+    if (*slot) {
+        *out = (uint32_t)(*slot - 1);
+        return 0;
+    }
+    func_cfg *f = pk_vec_push(&r->funcs);
+    if (!f)
+        return pk_err_set(err, "out of memory");
+    f->entry = entry;
+    *slot = r->funcs.len;
+    *out = (uint32_t)(r->funcs.len - 1);
+    const pk_elf_symbol *sym = pk_elf_func_at(pk_binary_elf(r->bin), entry);
+    if (!sym || sym->addr != entry || !sym->size) {
+        r->st->cfg_failed++;
+        return 0;
+    }
+    pk_addr_range range = {sym->addr, sym->addr + sym->size};
+    pk_err cerr;
+    /* A function that does not decode into a CFG is dropped, not fatal: its
+     * hits are counted as dropped in the summary. */
+    if (pk_cfg_build_binary(&f->cfg, r->bin, r->nr, &range, 1, entry, &cerr)) {
+        r->st->cfg_failed++;
+        return 0;
+    }
+    f->ok = true;
+    r->st->functions++;
+    r->st->blocks += f->cfg.nblocks;
+    r->st->ijumps_resolved += f->cfg.ijumps_resolved;
+    r->st->ijumps_unresolved += f->cfg.ijumps_unresolved;
+    return 0;
+}
+
+static const pk_cfg *cfg_of(const ipr *r, uint32_t c)
+{
+    const func_cfg *f = &PK_VEC_AT(&r->funcs, func_cfg, r->ctx[c].func);
+    return f->ok ? &f->cfg : NULL;
+}
+
+/* Every context gets its function's CFG and zero weights. */
+static int setup_contexts(ipr *r, pk_err *err)
+{
+    r->nctx = pk_csraw_num_ctxs(&r->ip->ctxs);
+    if (!(r->ctx = calloc(r->nctx + 1, sizeof *r->ctx)))
+        return pk_err_set(err, "out of memory");
+    for (uint32_t c = 0; c < r->nctx; c++) {
+        uint32_t n;
+        const uint64_t *fr = pk_csraw_ctx(&r->ip->ctxs, c, &n);
+        if (func_index(r, fr[n - 1], &r->ctx[c].func, err))
+            return -1;
+        const pk_cfg *g = cfg_of(r, c);
+        if (!g)
+            continue;
+        ctx_state *s = &r->ctx[c];
+        s->weight = calloc(g->nblocks + 1, sizeof *s->weight);
+        s->block = calloc(g->nblocks + 1, sizeof *s->block);
+        s->edge = calloc(g->nedges + 1, sizeof *s->edge);
+        if (!s->weight || !s->block || !s->edge)
+            return pk_err_set(err, "out of memory");
+    }
+    return 0;
+}
+
+/* Block weights from the hits, context by context (hits sorted by key). */
+static int weigh(ipr *r, pk_err *err)
+{
+    size_t n;
+    pk_pair_count *h = pk_pairmap_sorted(&r->ip->hits, &n);
+    if (!h && n)
+        return pk_err_set(err, "out of memory");
+    uint64_t *addrs = malloc((n + 1) * sizeof *addrs), *hits = malloc((n + 1) * sizeof *hits);
+    int rc = 0;
+    if (!addrs || !hits) {
+        rc = pk_err_set(err, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n;) {
+        uint32_t c = (uint32_t)(h[i].a >> 32);
+        size_t k = 0;
+        for (; i < n && (uint32_t)(h[i].a >> 32) == c; i++) {
+            addrs[k] = r->ip->ctxs.base + (uint32_t)h[i].a;
+            hits[k++] = h[i].n;
+        }
+        const pk_cfg *g = cfg_of(r, c);
+        if (!g) {
+            for (size_t j = 0; j < k; j++)
+                r->st->hits_dropped += hits[j];
+            continue;
+        }
+        for (size_t j = 0; j < k; j++)
+            if (pk_cfg_block_at(g, addrs[j]) == UINT32_MAX)
+                r->st->hits_dropped += hits[j];
+        pk_flow_block_weights(g, addrs, hits, k, r->o->scale ? r->o->scale : DEFAULT_SCALE, r->ctx[c].weight);
+    }
+out:
+    free(h);
+    free(addrs);
+    free(hits);
+    return rc;
+}
+
+static int infer_ctx(ipr *r, uint32_t c, pk_err *err)
+{
+    const pk_cfg *g = cfg_of(r, c);
+    if (!g)
+        return 0;
+    ctx_state *s = &r->ctx[c];
+    s->dirty = false;
+    return pk_flow_infer(g, s->weight, PK_FLOW_UNKNOWN, &r->fo, s->block, s->edge, err);
+}
+
+static uint64_t entry_count(const ipr *r, uint32_t c)
+{
+    const pk_cfg *g = cfg_of(r, c);
+    return g ? r->ctx[c].block[g->entry_block] : 0;
+}
+
+/* One call observation, resolved: the callee context it lands in. */
+typedef struct call_obs {
+    uint32_t parent, child;
+    uint64_t site, callee, weight;
+} call_obs;
+
+static int resolve_calls(ipr *r, call_obs **out, size_t *nout, pk_err *err)
+{
+    size_t n;
+    pk_pair_count *cs = pk_pairmap_sorted(&r->ip->calls, &n);
+    if (!cs && n)
+        return pk_err_set(err, "out of memory");
+    call_obs *obs = calloc(n + 1, sizeof *obs);
+    if (!obs) {
+        free(cs);
+        return pk_err_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p;
+        uint64_t site, callee;
+        pk_ipraw_key(r->ip, &cs[i], &p, &site, &callee);
+        uint32_t child;
+        if (pk_ipraw_child(r->ip, p, site, callee, &child, err)) {
+            free(cs);
+            free(obs);
+            return -1;
+        }
+        obs[i] = (call_obs){p, child, site, callee, cs[i].n};
+    }
+    free(cs);
+    *out = obs;
+    *nout = n;
+    return 0;
+}
+
+/* Raises every call-site block to what its callees' entries say it ran. */
+static int tie_calls(ipr *r, const call_obs *obs, size_t n, pk_err *err)
+{
+    /* observations per child context: a child reached from several sites
+     * (a flat profile's function, or contexts merged by the depth limit)
+     * owes each site its share of the entries */
+    pk_u64map per_child = {0};
+    if (pk_u64map_init(&per_child, 64))
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *v = pk_u64map_slot(&per_child, obs[i].child);
+        if (!v) {
+            pk_u64map_free(&per_child);
+            return pk_err_set(err, "out of memory");
+        }
+        *v += obs[i].weight;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double calls = 0;
+        for (; j < n && obs[j].parent == obs[i].parent && obs[j].site == obs[i].site; j++) {
+            if (obs[j].child >= r->nctx)
+                continue; /* a context interned only now: no samples of its own */
+            uint64_t total = *pk_u64map_get(&per_child, obs[j].child);
+            calls += (double)entry_count(r, obs[j].child) * (double)obs[j].weight / (double)total;
+        }
+        uint32_t p = obs[i].parent;
+        const pk_cfg *g = cfg_of(r, p);
+        uint32_t b = g ? pk_cfg_block_at(g, obs[i].site) : UINT32_MAX;
+        if (b != UINT32_MAX) {
+            int64_t want = (int64_t)(calls + 0.5);
+            if (want > r->ctx[p].weight[b]) {
+                r->ctx[p].weight[b] = want;
+                r->ctx[p].dirty = true;
+                r->st->sites_raised++;
+            }
+        }
+        i = j;
+    }
+    pk_u64map_free(&per_child);
+    for (uint32_t c = 0; c < r->nctx; c++)
+        if (r->ctx[c].dirty && infer_ctx(r, c, err))
+            return -1;
+    return 0;
+}
+
+/* ---- output ---- */
+
+typedef struct sink {
+    pk_csraw *cs;
+    pk_rawprof *flat;
+    uint32_t *cs_ctx;            /* ip context → cs context */
+    pk_ip_infer_stats *st;
+} sink;
+
+static int put_range(sink *k, uint32_t c, uint64_t begin, uint64_t last, uint64_t n, pk_err *err)
+{
+    if (!n)
+        return 0;
+    int rc = k->cs ? pk_pairmap_add(&k->cs->ranges, (uint64_t)k->cs_ctx[c] << 32 | (begin - k->cs->base),
+                                    last - k->cs->base, n)
+                   : pk_pairmap_add(&k->flat->ranges, begin, last, n);
+    return rc ? pk_err_set(err, "out of memory") : 0;
+}
+
+static int put_branch(sink *k, uint32_t c, uint64_t from, uint64_t to, uint64_t n, pk_err *err)
+{
+    if (!n)
+        return 0;
+    int rc;
+    if (k->cs) {
+        uint64_t fo = from == PK_AGG_EXTERNAL ? PK_CS_EXTERNAL_OFF : from - k->cs->base;
+        rc = pk_pairmap_add(&k->cs->branches, (uint64_t)k->cs_ctx[c] << 32 | fo, to - k->cs->base, n);
+    } else {
+        rc = pk_pairmap_add(&k->flat->branches, from, to, n);
+    }
+    return rc ? pk_err_set(err, "out of memory") : 0;
+}
+
+/* Blocks as ranges, taken jumps and tail calls as branches. */
+static int emit_blocks(ipr *r, sink *k, uint32_t c, pk_err *err)
+{
+    const pk_cfg *g = cfg_of(r, c);
+    if (!g)
+        return 0;
+    const ctx_state *s = &r->ctx[c];
+    for (uint32_t b = 0; b < g->nblocks; b++) {
+        const pk_cfg_block *bl = &g->blocks[b];
+        if (put_range(k, c, bl->begin, bl->last, s->block[b], err))
+            return -1;
+        bool jumps_inside = false;
+        for (uint32_t e = bl->first_succ; e < bl->first_succ + bl->nsucc; e++) {
+            const pk_cfg_edge *ed = &g->edges[e];
+            if (ed->kind == PK_CFG_FALL || ed->kind == PK_CFG_AFTER_CALL)
+                continue;
+            jumps_inside = true;
+            if (put_branch(k, c, bl->last, g->blocks[ed->to].begin, s->edge[e], err))
+                return -1;
+        }
+        /* a direct jump out of the function: a tail call, as LBR sees it */
+        if (bl->term == PK_INSN_JMP && !jumps_inside && s->block[b]) {
+            pk_insn in;
+            if (!pk_binary_decode_one(r->bin, bl->last, &in) && in.cls == PK_INSN_JMP &&
+                put_branch(k, c, bl->last, in.target, s->block[b], err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Call targets: each call-site block's count shared out by observation;
+ * entries not explained by observed calls come from other code. */
+static int emit_calls(ipr *r, sink *k, const call_obs *obs, size_t n, pk_err *err)
+{
+    uint64_t *called = calloc(r->nctx + 1, sizeof *called); /* calls landing per context */
+    if (!called)
+        return pk_err_set(err, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc;) {
+        size_t j = i;
+        uint64_t total = 0;
+        for (; j < n && obs[j].parent == obs[i].parent && obs[j].site == obs[i].site; j++)
+            total += obs[j].weight;
+        uint32_t p = obs[i].parent;
+        const pk_cfg *g = cfg_of(r, p);
+        uint32_t b = g ? pk_cfg_block_at(g, obs[i].site) : UINT32_MAX;
+        uint64_t count = b == UINT32_MAX ? 0 : r->ctx[p].block[b];
+        uint64_t given = 0;
+        for (size_t m = i; m < j && !rc; m++) {
+            /* the last callee takes the rounding remainder */
+            uint64_t c = m + 1 == j ? count - given
+                                    : (uint64_t)((double)count * (double)obs[m].weight / (double)total);
+            given += c;
+            if (obs[m].child < r->nctx)
+                called[obs[m].child] += c;
+            rc = put_branch(k, p, obs[m].site, obs[m].callee, c, err);
+        }
+        i = j;
+    }
+    for (uint32_t c = 0; c < r->nctx && !rc; c++) {
+        uint64_t e = entry_count(r, c);
+        if (e > called[c]) {
+            uint32_t len;
+            const uint64_t *fr = pk_csraw_ctx(&r->ip->ctxs, c, &len);
+            rc = put_branch(k, c, PK_AGG_EXTERNAL, fr[len - 1], e - called[c], err);
+        }
+    }
+    free(called);
+    return rc;
+}
+
+static int emit(ipr *r, pk_csraw *cs, pk_rawprof *flat, const call_obs *obs, size_t nobs, pk_err *err)
+{
+    sink k = {.cs = cs, .flat = flat, .st = r->st};
+    int rc = 0;
+    if (cs) {
+        /* (contexts interned after the samples, for call observations
+         * whose callee context had no sample, carry nothing) */
+        if (!(k.cs_ctx = malloc((r->nctx + 1) * sizeof *k.cs_ctx)))
+            return pk_err_set(err, "out of memory");
+        for (uint32_t c = 0; c < r->nctx && !rc; c++) {
+            uint32_t len;
+            const uint64_t *fr = pk_csraw_ctx(&r->ip->ctxs, c, &len);
+            rc = pk_csraw_intern(cs, fr, len, &k.cs_ctx[c], err);
+        }
+    }
+    for (uint32_t c = 0; c < r->nctx && !rc; c++)
+        rc = emit_blocks(r, &k, c, err);
+    if (!rc)
+        rc = emit_calls(r, &k, obs, nobs, err);
+    if (!rc) {
+        r->st->ranges = cs ? cs->ranges.len : flat->ranges.len;
+        r->st->branches = cs ? cs->branches.len : flat->branches.len;
+    }
+    free(k.cs_ctx);
+    return rc;
+}
+
+int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_csraw *cs, pk_rawprof *flat,
+                    pk_ip_infer_stats *st, pk_err *err)
+{
+    memset(st, 0, sizeof *st);
+    ipr r = {.bin = bin, .ip = ip, .o = o, .st = st};
+    pk_flow_defaults(&r.fo);
+    r.fo.method = o->method;
+    pk_vec_init(&r.funcs, sizeof(func_cfg));
+    call_obs *obs = NULL;
+    size_t nobs = 0;
+    int rc = -1;
+    if (pk_u64map_init(&r.func_of, 256)) {
+        pk_err_set(err, "out of memory");
+        goto out;
+    }
+    if (pk_cfg_noreturn_open(&r.nr, bin, err))
+        goto out;
+    if (setup_contexts(&r, err) || weigh(&r, err))
+        goto out;
+    for (uint32_t c = 0; c < r.nctx; c++)
+        if (infer_ctx(&r, c, err))
+            goto out;
+    st->contexts = r.nctx;
+    if (resolve_calls(&r, &obs, &nobs, err))
+        goto out;
+    if (!o->no_call_tie && tie_calls(&r, obs, nobs, err))
+        goto out;
+    rc = emit(&r, cs, flat, obs, nobs, err);
+out:
+    free(obs);
+    for (size_t i = 0; i < r.funcs.len; i++) {
+        func_cfg *f = &PK_VEC_AT(&r.funcs, func_cfg, i);
+        if (f->ok)
+            pk_cfg_free(&f->cfg);
+    }
+    for (size_t c = 0; c < r.nctx && r.ctx; c++) {
+        free(r.ctx[c].weight);
+        free(r.ctx[c].block);
+        free(r.ctx[c].edge);
+    }
+    free(r.ctx);
+    pk_cfg_noreturn_close(r.nr);
+    pk_vec_free(&r.funcs);
+    pk_u64map_free(&r.func_of);
+    return rc;
+}

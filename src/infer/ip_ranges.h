@@ -1,0 +1,53 @@
+/* ip_ranges.h — instruction hits per context → fall-through ranges and taken
+ * branches per context, through each function's CFG and flow inference.
+ *
+ * What an LBR sample measures directly (which code ran straight through, and
+ * which branches were taken, how often), an IP sample only lets us estimate:
+ * a block's count is the mean of its instructions' hits, and the CFG plus
+ * minimum-cost flow turns those noisy block weights into counts that are
+ * consistent (in = count = out at every block) and into edge counts. The
+ * result is written as the ranges and branches an LBR recording would have
+ * given (block begin .. last instruction; taken jumps; calls from call-site
+ * blocks to the callees the stacks observed), so that tail-call frame
+ * inference, symbolization, every generator and the pre-inliner run
+ * unchanged.
+ *
+ * Calls tie the functions together: a call site's block runs at least as
+ * often as the calls it makes, so after a first inference of every context
+ * from its own hits, each call-site block is raised to the entry counts of
+ * the callee contexts the stacks observed under it (shared out by
+ * observation when a callee context has several callers), and its context is
+ * inferred again. Call targets are the call-site block's count shared out in
+ * proportion to the samples seen below each callee.
+ */
+#ifndef PK_IP_RANGES_H
+#define PK_IP_RANGES_H
+
+#include "aggregate/aggregate.h"
+#include "binary/binary.h"
+#include "unwind/ip_stack.h"
+
+typedef struct pk_ip_infer_opts {
+    int method;                  /* enum pk_flow_method (infer.h); 0: min-cost flow */
+    uint32_t scale;              /* counts per hit per instruction (0: the default, 64) */
+    bool no_call_tie;            /* tests: skip raising call-site blocks to callee entries */
+} pk_ip_infer_opts;
+
+typedef struct pk_ip_infer_stats {
+    uint64_t contexts;           /* contexts inferred */
+    uint64_t functions;          /* distinct functions whose CFG was built */
+    uint64_t blocks;             /* blocks of those CFGs */
+    uint64_t cfg_failed;         /* functions without a usable CFG: their hits dropped */
+    uint64_t hits_dropped;       /* samples at addresses no block covers */
+    uint64_t ijumps_resolved, ijumps_unresolved;
+    uint64_t sites_raised;       /* call-site blocks raised to their callees' entries */
+    uint64_t ranges, branches;   /* distinct ranges and branches written */
+} pk_ip_infer_stats;
+
+/* Writes the ranges and branches of every context of `ip` (finished) into
+ * `cs` (contexts interned there) when it is given, else context-free into
+ * `flat`. */
+int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_csraw *cs, pk_rawprof *flat,
+                    pk_ip_infer_stats *st, pk_err *err);
+
+#endif

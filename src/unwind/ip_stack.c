@@ -1,0 +1,296 @@
+/* ip_stack.c — IP + call-stack samples → hits per context (see ip_stack.h). */
+#include "unwind/ip_stack.h"
+
+#include "binary/binary.h"
+
+#include <stdlib.h>
+
+#define CACHE_BITS 14
+
+struct pk_ip_addr {
+    uint64_t addr;               /* + 1; 0: empty */
+    uint64_t site;               /* call before addr (0: none) */
+    uint64_t entry;              /* function containing addr (0: none) */
+    uint64_t frame_ready;        /* (function entries) first address with the frame set up */
+    uint8_t have;
+};
+enum { HAVE_SITE = 1, HAVE_ENTRY = 2, HAVE_FRAME = 4 };
+
+typedef struct pk_ip_stack {
+    uint32_t leaf_ctx;
+    uint64_t weight;
+} pk_ip_stack;
+
+int pk_ipraw_init(pk_ipraw *r, const pk_unwind_code *code, uint64_t base, int max_depth, pk_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->code = *code;
+    r->max_depth = max_depth;
+    pk_vec_init(&r->stack_info, sizeof(pk_ip_stack));
+    if (pk_csraw_init(&r->ctxs, base, err) || pk_csraw_init(&r->stacks, base, err)) {
+        pk_ipraw_free(r);
+        return -1;
+    }
+    /* the context stores' own range and branch maps stay unused */
+    pk_pairmap_free(&r->ctxs.ranges);
+    pk_pairmap_free(&r->ctxs.branches);
+    pk_pairmap_free(&r->stacks.ranges);
+    pk_pairmap_free(&r->stacks.branches);
+    if (pk_pairmap_init(&r->hits, 1 << 12) || pk_pairmap_init(&r->calls, 1 << 10) ||
+        !(r->cache = calloc((size_t)1 << CACHE_BITS, sizeof *r->cache))) {
+        pk_ipraw_free(r);
+        return pk_err_set(err, "out of memory");
+    }
+    return 0;
+}
+
+void pk_ipraw_free(pk_ipraw *r)
+{
+    pk_csraw_free(&r->ctxs);
+    pk_csraw_free(&r->stacks);
+    pk_pairmap_free(&r->hits);
+    pk_pairmap_free(&r->calls);
+    pk_vec_free(&r->stack_info);
+    free(r->scratch);
+    free(r->cache);
+    r->scratch = NULL;
+    r->cache = NULL;
+}
+
+static struct pk_ip_addr *cached(pk_ipraw *r, uint64_t addr)
+{
+    struct pk_ip_addr *e = &r->cache[(addr * 0x9e3779b97f4a7c15ULL) >> (64 - CACHE_BITS)];
+    if (e->addr != addr + 1) {
+        e->addr = addr + 1;
+        e->have = 0;
+    }
+    return e;
+}
+
+static bool fits(const pk_ipraw *r, uint64_t a)
+{
+    return a >= r->ctxs.base && a - r->ctxs.base < PK_CS_EXTERNAL_OFF;
+}
+
+static uint64_t func_entry(pk_ipraw *r, uint64_t addr)
+{
+    struct pk_ip_addr *e = cached(r, addr);
+    if (!(e->have & HAVE_ENTRY)) {
+        uint64_t end;
+        uint64_t f = r->code.func_entry(r->code.ctx, addr, &end);
+        e->entry = f && fits(r, f) ? f : 0;
+        e->have |= HAVE_ENTRY;
+    }
+    return e->entry;
+}
+
+static uint64_t call_before(pk_ipraw *r, uint64_t ret)
+{
+    struct pk_ip_addr *e = cached(r, ret);
+    if (!(e->have & HAVE_SITE)) {
+        uint64_t site;
+        e->site = !r->code.call_before(r->code.ctx, ret, &site) && fits(r, site) ? site : 0;
+        e->have |= HAVE_SITE;
+    }
+    return e->site;
+}
+
+/* Where the frame-pointer prologue of the function at `entry` ends: after
+ * [endbr64] push %rbp; mov %rsp,%rbp. entry when there is none (the chain is
+ * then whatever the function's code left in %rbp: nothing to correct). */
+static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
+{
+    struct pk_ip_addr *e = cached(r, entry);
+    if (e->have & HAVE_FRAME)
+        return e->frame_ready;
+    e->have |= HAVE_FRAME;
+    e->frame_ready = entry;
+    const uint8_t *b = pk_elf_vaddr_bytes(r->elf, entry, 8);
+    if (!b)
+        return entry;
+    size_t i = 0;
+    if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
+        i = 4;
+    if (b[i] != 0x55) /* push %rbp */
+        return entry;
+    const uint8_t *m = pk_elf_vaddr_bytes(r->elf, entry + i + 1, 3);
+    if (m && ((m[0] == 0x48 && m[1] == 0x89 && m[2] == 0xe5) || (m[0] == 0x48 && m[1] == 0x8b && m[2] == 0xec)))
+        e->frame_ready = entry + i + 4;
+    return e->frame_ready;
+}
+
+/* True when a frame-pointer chain sampled at `leaf` misses the direct
+ * caller: before the prologue has set up %rbp, or at the ret after the
+ * epilogue restored it. (Chains from an emulator's shadow stack are exact
+ * and come without the ELF.) */
+static bool caller_skipped(pk_ipraw *r, uint64_t leaf, uint64_t entry)
+{
+    if (!r->elf)
+        return false;
+    uint64_t ready = frame_ready(r, entry);
+    if (ready == entry)
+        return false;
+    return leaf < ready || r->code.insn_class(r->code.ctx, leaf) == PK_INSN_RET;
+}
+
+static int room(pk_ipraw *r, size_t n, pk_err *err)
+{
+    if (n <= r->scratch_cap)
+        return 0;
+    size_t cap = n < 64 ? 64 : n * 2;
+    uint64_t *s = realloc(r->scratch, cap * sizeof *s);
+    if (!s)
+        return pk_err_set(err, "out of memory");
+    r->scratch = s;
+    r->scratch_cap = cap;
+    return 0;
+}
+
+/* Interns the context of `entry` called through `inner_sites` (innermost
+ * first, n of them); out uses r->scratch past `used` words. */
+static int intern_ctx(pk_ipraw *r, const uint64_t *inner_sites, size_t n, uint64_t entry, uint32_t *ctx,
+                      pk_err *err)
+{
+    size_t keep = r->max_depth < 0 ? n : n < (size_t)r->max_depth ? n : (size_t)r->max_depth;
+    uint64_t buf[65];
+    uint64_t *k = buf;
+    bool heap = false;
+    if (n + 1 > sizeof buf / sizeof *buf) {
+        if (!(k = malloc((n + 1) * sizeof *k)))
+            return pk_err_set(err, "out of memory");
+        heap = true;
+    }
+    /* outermost first */
+    for (size_t i = 0; i < n; i++)
+        k[i] = inner_sites[n - 1 - i];
+    size_t c = n;
+    if (keep) {
+        c = pk_compress_recursion(k, n, -1);
+        r->stats.recursion_compressed += n - c;
+    }
+    uint64_t *start = k;
+    if (c > keep) {
+        if (keep)
+            r->stats.depth_trimmed += c - keep;
+        start = k + (c - keep);
+        c = keep;
+    }
+    start[c] = entry;
+    int rc = pk_csraw_intern(&r->ctxs, start, (uint32_t)c + 1, ctx, err);
+    if (heap)
+        free(k);
+    return rc;
+}
+
+int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err)
+{
+    r->stats.samples += weight;
+    if (!n) {
+        r->stats.no_user_frames += weight;
+        return 0;
+    }
+    uint64_t leaf = frames[0];
+    if (leaf == PK_AGG_EXTERNAL || !fits(r, leaf)) {
+        r->stats.leaf_outside += weight;
+        return 0;
+    }
+    uint64_t entry = func_entry(r, leaf);
+    if (!entry) {
+        r->stats.leaf_no_func += weight;
+        return 0;
+    }
+    if (room(r, n + 1, err))
+        return -1;
+    /* the stack key: the leaf entry, then the call sites innermost first */
+    uint64_t *key = r->scratch;
+    size_t m = 0;
+    key[m++] = entry;
+    if (n > 1 && caller_skipped(r, leaf, entry)) {
+        r->stats.stack_cut_frame += weight;
+        n = 1;
+    }
+    for (size_t j = 1; j < n; j++) {
+        uint64_t ret = frames[j];
+        if (ret == PK_AGG_EXTERNAL || !fits(r, ret)) {
+            r->stats.stack_cut_external += weight;
+            break;
+        }
+        uint64_t site = call_before(r, ret);
+        if (!site && r->allow_minus_one && (site = call_before(r, ret + 1)))
+            r->stats.frames_minus_one += weight;
+        if (!site) {
+            r->stats.stack_cut_not_call += weight;
+            break;
+        }
+        key[m++] = site;
+    }
+    uint32_t sid;
+    size_t before = pk_csraw_num_ctxs(&r->stacks);
+    if (pk_csraw_intern(&r->stacks, key, (uint32_t)m, &sid, err))
+        return -1;
+    pk_ip_stack *st;
+    if (pk_csraw_num_ctxs(&r->stacks) > before) {
+        if (!(st = pk_vec_push(&r->stack_info)))
+            return pk_err_set(err, "out of memory");
+        r->stats.distinct_stacks++;
+        uint32_t ctx;
+        /* (intern_ctx does not touch scratch: key stays valid) */
+        if (intern_ctx(r, key + 1, m - 1, entry, &ctx, err))
+            return -1;
+        st = &PK_VEC_AT(&r->stack_info, pk_ip_stack, sid);
+        st->leaf_ctx = ctx;
+    }
+    st = &PK_VEC_AT(&r->stack_info, pk_ip_stack, sid);
+    st->weight += weight;
+    r->stats.used += weight;
+    uint64_t k = (uint64_t)st->leaf_ctx << 32 | (leaf - r->ctxs.base);
+    if (pk_pairmap_add(&r->hits, k, 0, weight))
+        return pk_err_set(err, "out of memory");
+    return 0;
+}
+
+int pk_ipraw_finish(pk_ipraw *r, pk_err *err)
+{
+    size_t ns = pk_csraw_num_ctxs(&r->stacks);
+    for (uint32_t sid = 0; sid < ns; sid++) {
+        uint32_t m;
+        const uint64_t *key = pk_csraw_ctx(&r->stacks, sid, &m);
+        uint64_t w = PK_VEC_AT(&r->stack_info, pk_ip_stack, sid).weight;
+        /* frame j (1-based) called through key[j]: the callee is the
+         * function below it, the caller the one holding the site */
+        for (uint32_t j = 1; j < m; j++) {
+            uint64_t site = key[j];
+            uint64_t callee = j == 1 ? key[0] : func_entry(r, key[j - 1]);
+            uint64_t caller = func_entry(r, site);
+            if (!callee || !caller)
+                continue;
+            uint32_t pctx;
+            /* key may move if the store grows: copy the sites above first */
+            if (room(r, m, err))
+                return -1;
+            uint32_t above = m - 1 - j;
+            memcpy(r->scratch, key + j + 1, above * sizeof *key);
+            if (intern_ctx(r, r->scratch, above, caller, &pctx, err))
+                return -1;
+            key = pk_csraw_ctx(&r->stacks, sid, &m);
+            if (pk_pairmap_add(&r->calls, (uint64_t)pctx << 32 | (site - r->ctxs.base), callee - r->ctxs.base, w))
+                return pk_err_set(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
+int pk_ipraw_child(pk_ipraw *r, uint32_t parent, uint64_t site, uint64_t callee, uint32_t *ctx, pk_err *err)
+{
+    uint32_t n;
+    const uint64_t *f = pk_csraw_ctx(&r->ctxs, parent, &n);
+    /* the parent's sites (outermost first, without its leaf entry), then
+     * `site`: innermost first for intern_ctx */
+    if (room(r, n + 1, err))
+        return -1;
+    uint64_t *inner = r->scratch;
+    inner[0] = site;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        inner[1 + i] = f[n - 2 - i];
+    return intern_ctx(r, inner, n, callee, ctx, err);
+}

@@ -1,0 +1,90 @@
+/* ip_stack.h — IP + call-stack samples → instruction hits per calling context.
+ *
+ * A sample without a branch stack says where one instruction was (the leaf
+ * frame) and, through its call chain, who called it. There is no path to
+ * walk: the context is the chain itself. Return addresses become call sites
+ * (the call instruction before each), outermost first, followed by the leaf
+ * function's entry — the same address contexts the LBR unwinder builds, so
+ * everything downstream (tail-call frame inference, symbolization, the
+ * generators) is shared once flow inference has turned hits into ranges and
+ * branches (infer/ip_ranges.c).
+ *
+ * Besides the hit of the leaf, each sample says, for every frame above it,
+ * that the caller's call site was calling the frame below: those
+ * observations are what gives call targets (indirect calls included) and
+ * ties a callee's entry count to its callers' call-site blocks.
+ *
+ * Frames are link-time addresses of the target binary (PK_AGG_EXTERNAL for
+ * others), leaf first, as pk_agg_translate_user_chain gives them. A chain is
+ * cut at the first frame outside the binary or whose return address does not
+ * follow a call (frame-pointer chains through code without frame pointers),
+ * and the cut is counted.
+ */
+#ifndef PK_IP_STACK_H
+#define PK_IP_STACK_H
+
+#include "unwind/unwind.h"
+
+typedef struct pk_ip_stats {
+    uint64_t samples;            /* samples without a branch stack looked at */
+    uint64_t used;               /* leaf in one of the binary's functions: counted */
+    uint64_t leaf_outside;       /* leaf in other code (libraries, kernel, vDSO) */
+    uint64_t leaf_no_func;       /* leaf in the binary but in no function symbol */
+    uint64_t no_user_frames;     /* a kernel-only chain */
+    uint64_t stack_cut_external; /* callers dropped above a frame in other code */
+    uint64_t stack_cut_not_call; /* callers dropped above a return address not after a call */
+    uint64_t stack_cut_frame;    /* callers dropped: the leaf was in a prologue or at a ret, where
+                                    a frame-pointer chain skips the direct caller */
+    uint64_t frames_minus_one;   /* return addresses found one byte further (pprof's pc-1 convention) */
+    uint64_t recursion_compressed, depth_trimmed;
+    uint64_t distinct_stacks;
+} pk_ip_stats;
+
+typedef struct pk_ipraw {
+    pk_csraw ctxs;               /* contexts only (its range and branch maps stay empty) */
+    pk_pairmap hits;             /* (ctx << 32 | offset, 0) → samples */
+    pk_pairmap calls;            /* (ctx << 32 | call-site offset, callee entry offset) → samples below */
+    pk_ip_stats stats;
+    /* distinct stacks (callers and leaf entry), so that the contexts and
+     * call observations of a stack are built once, not per sample */
+    pk_csraw stacks;
+    pk_vec stack_info;           /* struct pk_ip_stack per stack id */
+    pk_unwind_code code;
+    /* When set, the bytes of the code: a leaf sampled before its frame
+     * pointer is set up (push %rbp; mov %rsp,%rbp) or at its ret has a
+     * chain whose first return address belongs to its caller's caller. */
+    const struct pk_elf *elf;
+    int max_depth;               /* call sites kept per context; 0: the leaf function only */
+    bool allow_minus_one;        /* non-leaf frames may be return address - 1 */
+    uint64_t *scratch;
+    size_t scratch_cap;
+    /* address → (call site | function entry) cache */
+    struct pk_ip_addr *cache;
+} pk_ipraw;
+
+/* max_depth < 0: unlimited (recursion is compressed either way). */
+int pk_ipraw_init(pk_ipraw *r, const pk_unwind_code *code, uint64_t base, int max_depth, pk_err *err);
+void pk_ipraw_free(pk_ipraw *r);
+/* One sample: frames leaf first (translated), weight = how many samples. */
+int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err);
+/* Builds the call observations of every distinct stack seen so far (call
+ * once after the last sample; adding more samples afterwards is an error). */
+int pk_ipraw_finish(pk_ipraw *r, pk_err *err);
+
+/* The context of `callee` called from `site` inside context `parent`
+ * (interned if new): where the entries a call observation speaks of land. */
+int pk_ipraw_child(pk_ipraw *r, uint32_t parent, uint64_t site, uint64_t callee, uint32_t *ctx, pk_err *err);
+
+/* Decodes a hit or call key back into (ctx, address, address-or-0). */
+static inline void pk_ipraw_key(const pk_ipraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b)
+{
+    *ctx = (uint32_t)(e->a >> 32);
+    *a = r->ctxs.base + (uint32_t)e->a;
+    *b = r->ctxs.base + e->b;
+}
+
+/* Removes adjacent repetitions of windows of 1..max_len sites in place
+ * (a b a b c → a b c); max_len < 0: any length. Returns the new length. */
+size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len);
+
+#endif

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# profgen_ip.sh — profiles from IP + call-stack samples (no branch stacks):
+# stock `perf record -e cpu-clock --call-graph fp` of the demo program (real
+# samples, as on any VM without LBR), and the emulator's exact counts of the
+# same run as the ground truth. Checks: the profile kind follows the samples
+# (the summary says IP), flow inference beats raw block weights against the
+# exact counts, llvm-profdata-19 reads every kind, clang-19 applies them, a
+# CS profile has calling contexts, and --lbr on IP samples fails clearly.
+source "$(dirname "$0")/../lib.sh"
+need clang-19 llvm-profdata-19 perf
+
+SRC=$PK_ROOT/tests/programs/profgen_demo.c
+CFLAGS="-O2 -g -gdwarf-4 -fdebug-info-for-profiling -fno-omit-frame-pointer"
+clang-19 $CFLAGS "$SRC" -o "$T/demo" || { fail "build demo"; finish; exit 1; }
+clang-19 $CFLAGS -fpseudo-probe-for-profiling "$SRC" -o "$T/demo_probe" || { fail "build probe demo"; finish; exit 1; }
+
+# IP samples from stock perf (cpu-clock works without a PMU); skip if this
+# kernel refuses software sampling
+rec() { perf record -q -e cpu-clock:u -F 4999 --call-graph fp -o "$1" -- "${@:2}" >/dev/null 2>"$T/perf.err"; }
+if ! rec "$T/ip.data" "$T/demo" 120; then
+  echo "skipped: perf record -e cpu-clock fails here: $(head -n 2 "$T/perf.err")"; exit 77
+fi
+rec "$T/ipp.data" "$T/demo_probe" 120 || fail "perf record of the probe binary"
+# the ground truth of the same runs (the emulator's exact counts)
+"$PGOKIT" record --emulate -q --exact-counts "$T/ex" -o "$T/lbr.data" -- "$T/demo" 120 >/dev/null 2>&1 ||
+  fail "emulated exact counts"
+"$PGOKIT" record --emulate -q --exact-counts "$T/exp" -o "$T/lbrp.data" -- "$T/demo_probe" 120 >/dev/null 2>&1 ||
+  fail "emulated exact counts (probe)"
+
+# line-based AutoFDO, each inference method
+for m in mcf propagate none; do
+  "$PGOKIT" profgen --binary "$T/demo" --perf "$T/ip.data" --flow $m -o "$T/ip-$m.afdo" --format text 2>"$T/pg-$m.log"
+  check "profgen --flow $m on IP samples" test -s "$T/ip-$m.afdo"
+done
+check "the summary says the profile came from IP samples" grep -q "from IP samples" "$T/pg-mcf.log"
+check "the summary reports flow inference" grep -q "flow inference:" "$T/pg-mcf.log"
+ov() { "$PGOKIT" overlap --exact "$1" --binary "$2" "$3" 2>/dev/null | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p'; }
+o_mcf=$(ov "$T/ex" "$T/demo" "$T/ip-mcf.afdo"); o_none=$(ov "$T/ex" "$T/demo" "$T/ip-none.afdo")
+o_prop=$(ov "$T/ex" "$T/demo" "$T/ip-propagate.afdo")
+echo "line-based block overlap vs exact counts: mcf ${o_mcf:-?}, propagate ${o_prop:-?}, none ${o_none:-?}"
+check "min-cost flow beats raw weights (${o_mcf:-?} > ${o_none:-?})" awk -v a="${o_mcf:-0}" -v b="${o_none:-1}" 'BEGIN{exit !(a > b)}'
+check "min-cost flow overlap >= 0.90 (${o_mcf:-?})" awk -v a="${o_mcf:-0}" 'BEGIN{exit !(a >= 0.90)}'
+
+# probe-only and CSSPGO from the same kind of samples
+"$PGOKIT" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" --ignore-stack-samples -o "$T/ip.probe" 2>"$T/pp.log"
+check "probe-only profile from IP samples" test -s "$T/ip.probe"
+"$PGOKIT" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" -o "$T/ip.cs" 2>"$T/cs.log"
+check "CSSPGO profile from IP samples" grep -q "CSSPGO, pre-inlined, nested" "$T/cs.log"
+"$PGOKIT" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" --no-preinline --format text -o "$T/ip.csflat" 2>/dev/null
+check "flat CS profile has caller contexts" grep -qE '^\[main:[0-9]+ @ ' "$T/ip.csflat"
+o_probe=$(ov "$T/exp" "$T/demo_probe" "$T/ip.probe"); o_cs=$(ov "$T/exp" "$T/demo_probe" "$T/ip.cs")
+echo "probe block overlap vs exact counts: probe-only ${o_probe:-?}, CSSPGO ${o_cs:-?}"
+check "probe-only overlap >= 0.85 (${o_probe:-?})" awk -v a="${o_probe:-0}" 'BEGIN{exit !(a >= 0.85)}'
+check "CSSPGO overlap >= 0.85 (${o_cs:-?})" awk -v a="${o_cs:-0}" 'BEGIN{exit !(a >= 0.85)}'
+
+# every kind reads in llvm-profdata-19 and applies in clang-19
+for p in ip-mcf.afdo ip.probe ip.cs; do
+  check "llvm-profdata-19 reads $p" llvm-profdata-19 show --sample "$T/$p" -o /dev/null
+done
+clang-19 $CFLAGS -fprofile-sample-use="$T/ip-mcf.afdo" -S -emit-llvm "$SRC" -o "$T/afdo.ll" 2>"$T/clang.err"
+check "clang-19 attaches entry counts from the IP AutoFDO profile" grep -q 'function_entry_count' "$T/afdo.ll"
+check "clang-19 attaches branch weights from the IP AutoFDO profile" grep -q 'branch_weights' "$T/afdo.ll"
+clang-19 $CFLAGS -fpseudo-probe-for-profiling -fprofile-sample-use="$T/ip.cs" -S -emit-llvm "$SRC" -o "$T/cs.ll" 2>"$T/clang2.err"
+check "clang-19 applies the IP CSSPGO profile" grep -q 'function_entry_count' "$T/cs.ll"
+
+# the hot loop's function gets its entry from main's call site (head samples > 0)
+check "run_vm has head samples from its call site" grep -qE '^run_vm:[0-9]+:[1-9]' "$T/ip-mcf.afdo"
+
+# --lbr on IP-only samples: a clear error, no output
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/ip.data" --lbr -o "$T/lbr.afdo" 2>"$T/lbr.err"
+check_eq "--lbr on IP samples fails" 1 $?
+check "--lbr error says there is no branch stack" grep -q "branch stack" "$T/lbr.err"
+check "--lbr leaves no output" test ! -e "$T/lbr.afdo"
+
+# --ip on an LBR recording uses the samples' instruction pointers
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/lbr.data" --ip -o "$T/forced.afdo" --format text 2>"$T/forced.log"
+check "--ip forces IP samples on an LBR recording" grep -q "from IP samples" "$T/forced.log"
+
+# the ASan+UBSan build on the CS path
+"$PGOKIT_SAN" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" -o "$T/san.cs" 2>"$T/san.log"
+check "sanitizer build: IP CSSPGO" test -s "$T/san.cs"
+finish
