@@ -77,7 +77,7 @@ def pct(x):
 
 PROFILE_USE = ("instr", "afdo-", "probe-", "cs-")
 
-def markdown(w, rows, load, failed):
+def markdown(w, rows, load, failed, quality=None, ip_info=None):
     out = [f"### {w}", "", f"machine load (1/5/15 min) before / after timing: {' / '.join(load) or '?'}", "",
            "| variant | CPU s (median) | time vs -O2 (median, IQR) | instructions | instr. vs -O2 | .text bytes | block overlap | generator s | generator RSS MiB |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -94,7 +94,31 @@ def markdown(w, rows, load, failed):
                    f"| {r['ir']:,} | {irr} | {r['text']:,} | {q} | {gs} | {gr} |")
     for v, why in sorted(failed.items()):
         out.append(f"| {v} | **FAILED**: {why.replace('|', '/')} | | | | | | | |")
+    out += ip_section(rows, quality or {}, ip_info or {})
     return "\n".join(out) + "\n"
+
+def ip_section(rows, quality, ip_info):
+    """IP-sampling variants: inference on/off, and their gain as a share of
+    the LBR profile's gain of the same kind (instructions, deterministic)."""
+    by = {r["variant"]: r for r in rows}
+    if not any(v.startswith(("afdo-ip", "probe-ip", "cs-ip")) for v in by):
+        return []
+    out = ["", f"IP sampling (stock perf cpu-clock + frame-pointer stacks, {ip_info.get('runs', '?')} runs "
+           "of every training command merged): " + ip_info.get("samples", ""), "",
+           "| IP profile | block overlap, flow inference | without inference | instr. gain | LBR counterpart's gain | share |",
+           "|---|---:|---:|---:|---:|---:|"]
+    pairs = [("afdo-ip-pgokit", "afdo-ip-noinf", "afdo-pgokit"), ("afdo-ip-cfp", None, "afdo-pgokit"),
+             ("probe-ip-pgokit", "probe-ip-noinf", "probe-pgokit"), ("cs-ip-pgokit", "probe-ip-noinf", "probe-pgokit")]
+    for v, noinf, lbr in pairs:
+        q = quality.get(v)
+        qn = quality.get(noinf) if noinf else None
+        g = 1 - by[v]["ir_ratio"] if v in by else None
+        gl = 1 - by[lbr]["ir_ratio"] if lbr in by else None
+        share = f"{g / gl * 100:.0f}%" if g is not None and gl else ""
+        out.append(f"| {v} | {q:.4f} | " if q is not None else f"| {v} | | ")
+        out[-1] += (f"{qn:.4f}" if qn is not None and v != "cs-ip-pgokit" else "") + " | "
+        out[-1] += (f"{g * 100:+.1f}%" if g is not None else "") + f" | {lbr}: " + (f"{gl * 100:+.1f}%" if gl is not None else "?") + f" | {share} |"
+    return out
 
 def stage_times(work, workloads):
     """The latest wall/CPU seconds of each stage (bench/scoreboard.sh appends
@@ -171,7 +195,11 @@ def main():
           "caller frame; cs-llvm-dsorel (only when run with --variants) is llvm-profgen-19 on perf 6.1's own "
           "text, handicapped so. The stack-ignoring anchors (afdo-llvm, probe-llvm) read perf's own text "
           "(branch stacks are absolute in it). "
-          "Every sample profile of a kind comes from the same emulated recording of the same training run.",
+          "Every sample profile of a kind comes from the same emulated recording of the same training run. "
+          "*-ip-* variants are trained instead on REAL `perf record -e cpu-clock:u --call-graph fp` runs of "
+          "the same training commands on frame-pointer builds (base-fp, probe-fp), several runs merged, and "
+          "their profiles are applied to the ordinary builds; afdo-ip-cfp is AutoFDO 0.19's create_gcov "
+          "--use_lbr=false on the same perf.data files.",
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
           "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",
           ""]
@@ -182,8 +210,14 @@ def main():
         except FileNotFoundError as e:
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
         rows = rows_for(times, counts, gen, quality)
+        ip_info = {}
+        gdir = os.path.join(a.work, w, "gen")
+        for key, name in (("runs", "ip-runs.txt"), ("samples", "ip-samples.txt")):
+            p = os.path.join(gdir, name)
+            if os.path.exists(p):
+                ip_info[key] = open(p).read().strip().replace("profgen: ", "")
         all_rows.append((w, rows))
-        md.append(markdown(w, rows, load, failed))
+        md.append(markdown(w, rows, load, failed, quality, ip_info))
     md.append(stage_times(a.work, a.workloads))
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"scoreboard-{stamp}")

@@ -7,6 +7,7 @@
 # read clang-19's default DWARF 5; the version does not change code generation.
 
 SB_DEBUG="-gdwarf-4"
+source "$PK_ROOT/bench/lib/variants_ip.sh"
 # Binaries go to $WL_DIR/out/$SB_TAG-VARIANT/: PK_BENCH_TAG keeps a private
 # run (with its own PK_BENCH_WORK) from overwriting another run's binaries.
 SB_TAG=${PK_BENCH_TAG:-sb}
@@ -23,6 +24,10 @@ SB_VARIANTS=(
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "afdo-ip-pgokit|base-fp|-fprofile-sample-use=@P"
+  "afdo-ip-cfp|base-fp|-fprofile-sample-use=@P"
+  "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
 )
 # Built and measured only when --variants names them: cs-llvm-dsorel is
 # llvm-profgen-19 handicapped by Debian's perf 6.1 text (see sb_stage_profiles).
@@ -104,6 +109,7 @@ sb_build_all() { # workload check-fn spec...
 sb_stage_build() { # workload dir
   local w=$1 D=$2
   sb_build_all "$w" "" "base||" "probe|-fpseudo-probe-for-profiling|" "instr-gen|-fprofile-instr-generate|"
+  sb_stage_build_ip "$w" "$D"
   wl_prepare "$w" "$(sb_dir base)" || die "$w: preparing the inputs failed"
   # instrumentation PGO profile: the upper bound
   rm -rf "$D/prof/instr-raw"; mkdir -p "$D/prof/instr-raw"
@@ -134,6 +140,7 @@ sb_stage_record() { # workload dir: one emulated recording per training command 
   done
   for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
   [ $fails = 0 ] || die "$w: $fails of 2 recordings failed"
+  sb_stage_record_ip "$w" "$D"
 }
 
 # Runs a generator under /usr/bin/time, keeping seconds and peak RSS (KiB).
@@ -239,6 +246,7 @@ sb_stage_profiles() { # workload dir
     [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
   done
   sb_quality "$w" "$D"
+  sb_stage_profiles_ip "$w" "$D"
 }
 
 # Profile quality: block overlap of each profile against the exact counts of

@@ -1,0 +1,114 @@
+# variants_ip.sh — the scoreboard's IP-sampling variants (sourced by
+# variants.sh): profiles from instruction pointers + frame-pointer call
+# stacks, as on machines without LBR (most cloud VMs, this one included).
+#
+# Training binaries base-fp and probe-fp are base and probe built with
+# -fno-omit-frame-pointer (frame-pointer call chains need them; release
+# builds that want to be profiled in production keep frame pointers). They
+# are recorded with REAL stock perf, `perf record -e cpu-clock:u -F 4999
+# --call-graph fp`, not emulated; an IP sample carries far less than a
+# 32-entry LBR sample, so every training command is recorded SB_IP_RUNS
+# times (default 5) and the runs are merged, as a fleet merges many hosts.
+# The profiles are applied to the ordinary builds (the profile speaks of
+# source lines and probes, not of the training binary's code), so each IP
+# variant is compared with -O2 exactly like its LBR counterpart.
+#   afdo-ip-pgokit   line-based AutoFDO from IP samples (flow inference)
+#   afdo-ip-cfp      AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data
+#   probe-ip-pgokit  probe-only, cs-ip-pgokit full CSSPGO, from IP samples
+# Quality (block overlap against the emulator's exact counts of the fp
+# training binaries) is also reported for pgokit's profiles without flow
+# inference (--flow none): afdo-ip-noinf, probe-ip-noinf.
+
+SB_IP_RUNS=${SB_IP_RUNS:-5}
+SB_IP_FREQ=${SB_IP_FREQ:-4999}
+SB_IP_VARIANTS=" afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit cs-ip-pgokit "
+
+sb_ip_wanted() { # any IP variant selected?
+  local v; for v in $SB_IP_VARIANTS; do sb_selected "$v" && return 0; done; return 1
+}
+
+sb_stage_build_ip() { # workload dir
+  sb_ip_wanted || return 0
+  sb_build_all "$1" "" "base-fp|-fno-omit-frame-pointer|" \
+    "probe-fp|-fpseudo-probe-for-profiling -fno-omit-frame-pointer|"
+}
+
+sb_stage_record_ip() { # workload dir
+  local w=$1 D=$2 kind i k cmd
+  sb_ip_wanted || return 0
+  rm -f "$D"/rec/ip-* "$D"/rec/fp-*
+  for kind in base-fp probe-fp; do
+    # ground truth of the fp binaries: the emulator's exact counts
+    i=0
+    while read -r cmd; do
+      i=$((i + 1))
+      # shellcheck disable=SC2086
+      "$PGOKIT" record --emulate -q -o "$D/rec/fp-$kind-$i.data" --exact-counts "$D/rec/fp-$kind-$i.exact" -- $cmd \
+        >/dev/null || die "$w/$kind: exact counts failed on: $cmd"
+      rm -f "$D/rec/fp-$kind-$i.data"
+    done < <(wl_train "$w" "$(sb_dir "$kind")")
+    # real IP + stack samples, SB_IP_RUNS runs of every training command
+    for ((k = 1; k <= SB_IP_RUNS; k++)); do
+      i=0
+      while read -r cmd; do
+        i=$((i + 1))
+        log "record (IP, perf cpu-clock) $w/$kind #$i run $k: $cmd"
+        # shellcheck disable=SC2086
+        perf record -q -e cpu-clock:u -F "$SB_IP_FREQ" --call-graph fp -o "$D/rec/ip-$kind-$i-$k.data" -- $cmd \
+          >/dev/null 2>"$D/rec/ip-$kind-$i-$k.log" || die "$w/$kind: perf record failed on: $cmd"
+      done < <(wl_train "$w" "$(sb_dir "$kind")")
+    done
+  done
+}
+
+sb_stage_profiles_ip() { # workload dir
+  local w=$1 D=$2 f
+  sb_ip_wanted || return 0
+  local bbin pbin bdata=() pdata=()
+  bbin=$(sb_bin "$w" base-fp); pbin=$(sb_bin "$w" probe-fp)
+  for f in "$D"/rec/ip-base-fp-*.data; do bdata+=(--perf "$f"); done
+  for f in "$D"/rec/ip-probe-fp-*.data; do pdata+=(--perf "$f"); done
+  [ ${#bdata[@]} -gt 0 ] || die "$w: no IP recordings (run the record stage)"
+  sb_timed afdo-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" -o "$D/prof/afdo-ip-pgokit.prof"
+  sb_timed probe-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" --ignore-stack-samples \
+    -o "$D/prof/probe-ip-pgokit.prof"
+  sb_timed cs-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" -o "$D/prof/cs-ip-pgokit.prof"
+  # without inference, for the quality table only
+  "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" --flow none -o "$D/prof/afdo-ip-noinf.prof" ||
+    die "$w: afdo-ip-noinf failed"
+  "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" --ignore-stack-samples --flow none \
+    -o "$D/prof/probe-ip-noinf.prof" || die "$w: probe-ip-noinf failed"
+  # AutoFDO 0.19 without LBR: create_gcov --use_lbr=false, one perf.data at a
+  # time (it reads one), merged by llvm-profdata (see variants.sh for why
+  # create_gcov rather than create_llvm_prof)
+  local parts=() n=0 ok=1
+  for f in "$D"/rec/ip-base-fp-*.data; do
+    n=$((n + 1))
+    sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
+      --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
+    parts+=("$D/prof/afdo-ip-cfp-$n.afdo")
+  done
+  if [ $ok = 1 ]; then
+    if llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-ip-cfp.prof" "${parts[@]}" > "$D/gen/afdo-ip-cfp.log" 2>&1; then
+      python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-ip-cfp "$n"
+    else
+      echo "its profile is unreadable: $(head -n 1 "$D/gen/afdo-ip-cfp.log" | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/afdo-ip-cfp.failed"
+    fi
+  fi
+  for f in afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit cs-ip-pgokit afdo-ip-noinf probe-ip-noinf; do
+    [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
+  done
+  local kind exact out
+  for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
+    [ -f "$D/gen/$f.failed" ] && continue
+    case $f in afdo-*) kind=base-fp ;; *) kind=probe-fp ;; esac
+    exact=(); for e in "$D"/rec/fp-$kind-*.exact; do exact+=(--exact "$e"); done
+    out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
+      || die "$w/$f: block overlap against the exact counts failed"
+    sed -n 's/.*block overlap \([0-9.]*\).*/\1/p' <<<"$out" > "$D/gen/$f.quality"
+    log "quality $f: $(cat "$D/gen/$f.quality")"
+  done
+  # how much the IP profiles saw
+  grep -h "from IP samples" "$D/gen/cs-ip-pgokit.log" > "$D/gen/ip-samples.txt" 2>/dev/null || true
+  echo "$SB_IP_RUNS" > "$D/gen/ip-runs.txt"
+}
