@@ -30,9 +30,11 @@ typedef struct pw_error {
  * bytes (*pos is then left at its start). */
 bool pw_varint(const uint8_t *b, size_t end, size_t *pos, uint64_t *v);
 /* Reads the field at *pos of a message that ends at `end`: 1 read, 0 at
- * the end, -1 malformed (e filled). Groups (wire types 3, 4) and the
- * invalid wire types 6, 7 are malformed: profile.proto has none. */
-int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, pw_error *e);
+ * the end, -1 malformed (e filled; m, when given, names the field). Groups
+ * (wire types 3, 4) and the invalid wire types 6, 7 are malformed:
+ * profile.proto has none. */
+typedef struct pw_mspec pw_mspec;
+int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_mspec *m, pw_error *e);
 
 /* The schema, for a check that names the first bad byte: protobuf-c only
  * says yes or no. */
@@ -43,7 +45,6 @@ typedef enum pw_kind {
     PWK_MSG,              /* embedded message: LEN, checked recursively */
 } pw_kind;
 
-typedef struct pw_mspec pw_mspec;
 typedef struct pw_fspec {
     uint32_t num;
     pw_kind kind;

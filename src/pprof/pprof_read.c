@@ -130,7 +130,7 @@ static int walk_count(rd *r)
     pw_field f;
     pw_error e;
     int k;
-    while ((k = pw_next(r->b, r->n, &pos, &f, &e)) > 0) {
+    while ((k = pw_next(r->b, r->n, &pos, &f, &pw_profile, &e)) > 0) {
         const pw_fspec *fs = pw_spec_field(&pw_profile, f.num);
         if (!fs)
             continue;
@@ -152,7 +152,8 @@ static int walk_count(rd *r)
         }
     }
     if (k < 0)
-        return rd_fail(r, e.off, "Profile: %s", e.msg);
+        return rd_fail(r, e.off, "Profile: %s%s", e.msg,
+                       strstr(e.msg, "runs past the end") || strstr(e.msg, "truncated") ? " (a truncated file?)" : "");
     r->nstrings = r->count[6];
     uint64_t entries = r->count[3] + r->count[4];
     uint64_t max = r->o->max_entries ? r->o->max_entries : DEFAULT_MAX_ENTRIES;
@@ -255,7 +256,7 @@ static int walk_tables(rd *r)
     size_t pos = 0;
     pw_field f;
     pw_error e;
-    while (pw_next(r->b, r->n, &pos, &f, &e) > 0) {
+    while (pw_next(r->b, r->n, &pos, &f, NULL, &e) > 0) {
         int rc = 0;
         switch (f.num) {
         case 1:
@@ -342,7 +343,7 @@ static int walk_strings(rd *r)
     uint64_t idx = 0;
     pw_field f;
     pw_error e;
-    while (pw_next(r->b, r->n, &pos, &f, &e) > 0) {
+    while (pw_next(r->b, r->n, &pos, &f, NULL, &e) > 0) {
         if (f.num != 6)
             continue;
         uint64_t *slot = pk_u64map_get(&r->want, idx++);
@@ -574,7 +575,7 @@ static int walk_samples(rd *r, const pk_perf_callbacks *cb, const pk_perf_attr *
     pw_field f;
     pw_error e;
     int rc = 0;
-    while (!rc && pw_next(r->b, r->n, &pos, &f, &e) > 0) {
+    while (!rc && pw_next(r->b, r->n, &pos, &f, NULL, &e) > 0) {
         if (f.num != 2)
             continue;
         st->samples++;

@@ -108,7 +108,7 @@ static int pw_fail(pw_error *e, size_t off, const char *fmt, ...)
     return -1;
 }
 
-int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, pw_error *e)
+int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_mspec *m, pw_error *e)
 {
     if (*pos >= end)
         return 0;
@@ -123,18 +123,22 @@ int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, pw_error *e)
     f->wt = (uint8_t)(tag & 7);
     f->v = 0;
     f->data = f->len = 0;
+    /* "field 4 (location)" when the schema knows it */
+    const pw_fspec *fs = m ? pw_spec_field(m, f->num) : NULL;
+    char fname[64];
+    snprintf(fname, sizeof fname, "field %u%s%s%s", f->num, fs ? " (" : "", fs ? fs->name : "", fs ? ")" : "");
     switch (f->wt) {
     case PW_VARINT: {
         size_t vp = p;
         if (!pw_varint(b, end, &p, &f->v))
-            return pw_fail(e, vp, "field %u: truncated or overlong varint", f->num);
+            return pw_fail(e, vp, "%s: truncated or overlong varint", fname);
         break;
     }
     case PW_I64:
     case PW_I32: {
         size_t w = f->wt == PW_I64 ? 8 : 4;
         if (end - p < w)
-            return pw_fail(e, p, "field %u: truncated %zu-byte value", f->num, w);
+            return pw_fail(e, p, "%s: truncated %zu-byte value", fname, w);
         for (size_t i = 0; i < w; i++)
             f->v |= (uint64_t)b[p + i] << (8 * i);
         p += w;
@@ -144,17 +148,17 @@ int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, pw_error *e)
         size_t lp = p;
         uint64_t len;
         if (!pw_varint(b, end, &p, &len))
-            return pw_fail(e, lp, "field %u: truncated or overlong length", f->num);
+            return pw_fail(e, lp, "%s: truncated or overlong length", fname);
         if (len > end - p)
-            return pw_fail(e, lp, "field %u: length %llu runs past the end of its message (%zu bytes left)",
-                           f->num, (unsigned long long)len, end - p);
+            return pw_fail(e, lp, "%s: length %llu runs past the end of its message (%zu bytes left)", fname,
+                           (unsigned long long)len, end - p);
         f->data = p;
         f->len = (size_t)len;
         p += (size_t)len;
         break;
     }
     default:
-        return pw_fail(e, f->off, "field %u: wire type %u is not used by profile.proto%s", f->num, f->wt,
+        return pw_fail(e, f->off, "%s: wire type %u is not used by profile.proto%s", fname, f->wt,
                        f->wt == PW_SGROUP || f->wt == PW_EGROUP ? " (a group)" : " (invalid)");
     }
     *pos = p;
@@ -182,7 +186,7 @@ static int check_depth(const pw_mspec *m, const uint8_t *b, size_t start, size_t
     size_t pos = start;
     pw_field f;
     int r;
-    while ((r = pw_next(b, end, &pos, &f, e)) > 0) {
+    while ((r = pw_next(b, end, &pos, &f, m, e)) > 0) {
         const pw_fspec *fs = pw_spec_field(m, f.num);
         if (!fs)
             continue; /* unknown field: skipped, as protobuf readers do */

@@ -404,7 +404,7 @@ TEST(corrupt_structure_errors)
     pb_tag(&b, 4, 2);
     pb_varint(&b, 1ull << 62);
     char want[64];
-    snprintf(want, sizeof want, "offset %zu: Profile: field 4: length", at + 1);
+    snprintf(want, sizeof want, "offset %zu: Profile: field 4 (location): length", at + 1);
     expect_error(&b, want);
     /* a group */
     b = r;
