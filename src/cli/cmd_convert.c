@@ -21,7 +21,7 @@ static void usage(FILE *to)
             "Samples (perf.data is recognised by its magic, gzip-compressed pprof by gzip's):\n"
             "  perf.data -> pprof      --format pprof, or OUT ending in .pb.gz, .pprof, .pb\n"
             "  pprof -> perf.data      --format perf, or OUT ending in .data\n"
-            "  pprof -> pprof          (stacks aggregated again)\n"
+
             "  --from perf|pprof  the input's kind (needed for raw, uncompressed pprof\n"
             "                 not named *.pb/*.pprof, and for standard input '-')\n"
             "  --sample-type T  pprof input: the value used as the period, by type or\n"
@@ -72,9 +72,13 @@ static void print_write_stats(const char *out, const pk_pprof_write_stats *w)
 static int convert_samples(const char *in, pk_sample_file kind, const char *out, const char *format,
                            const pk_pprof_opts *ro, bool quiet)
 {
-    bool to_perf = format ? !strcmp(format, "perf") : ends_with(out, ".data");
+    /* --format, else the output's name, else the other format */
+    bool to_perf = format ? !strcmp(format, "perf")
+                 : pprof_name(out) ? false : ends_with(out, ".data") ? true : kind == PK_SAMPLES_PPROF;
     if (kind == PK_SAMPLES_PERF && to_perf)
         return pk_cli_usage("convert", "perf.data converts to pprof (-o X.pb.gz or --format pprof)");
+    if (kind == PK_SAMPLES_PPROF && !to_perf)
+        return pk_cli_usage("convert", "pprof converts to perf.data (-o X.data or --format perf)");
     pk_err err = {{0}};
     pk_pprof_writer_opts wo = {0};
     char comment[512];
@@ -90,14 +94,10 @@ static int convert_samples(const char *in, pk_sample_file kind, const char *out,
             print_write_stats(out, &ws);
         return 0;
     }
-    int rc = to_perf ? pk_pprof_to_perf(in, ro, out, &rs, &err) : pk_pprof_to_pprof(in, ro, out, &wo, &rs, &ws, &err);
-    if (rc)
+    if (pk_pprof_to_perf(in, ro, out, &rs, &err))
         return pk_cli_fail("convert", &err);
-    if (!quiet) {
+    if (!quiet)
         print_pprof_stats(in, &rs);
-        if (!to_perf)
-            print_write_stats(out, &ws);
-    }
     return 0;
 }
 

@@ -38,22 +38,6 @@ int pk_perf_to_pprof(const char *in, const char *out, const pk_pprof_writer_opts
     return rc;
 }
 
-int pk_pprof_to_pprof(const char *in, const pk_pprof_opts *ro, const char *out, const pk_pprof_writer_opts *wo,
-                      pk_pprof_stats *rs, pk_pprof_write_stats *ws, pk_err *err)
-{
-    pk_pprof_writer *w = pk_pprof_writer_new(wo, err);
-    if (!w)
-        return -1;
-    /* The writer takes perf's return addresses: give it those back. */
-    pk_pprof_opts o = *ro;
-    o.restore_return_addresses = true;
-    pk_perf_callbacks cb;
-    pk_pprof_writer_callbacks(w, err, &cb);
-    int rc = pk_pprof_read_opts(in, &o, &cb, rs, err) ? -1 : pk_pprof_writer_write(w, out, ws, err);
-    pk_pprof_writer_free(w);
-    return rc;
-}
-
 /* ---- pprof → perf.data ---- */
 typedef struct to_perf {
     const char *out;

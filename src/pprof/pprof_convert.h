@@ -20,10 +20,8 @@ int pk_perf_to_pprof(const char *in, const char *out, const pk_pprof_writer_opts
                      pk_pprof_write_stats *ws, pk_err *err);
 /* pprof → perf.data: the reader's events (one attr, MMAP2 per mapping, a
  * COMM naming the process after the main mapping, one SAMPLE with a call
- * chain per pprof sample), non-leaf addresses restored to return addresses. */
+ * chain per pprof sample, its period the chosen value), non-leaf addresses
+ * restored to return addresses. There is no pprof → pprof: a pk_sample
+ * carries one value, a pprof sample several. */
 int pk_pprof_to_perf(const char *in, const pk_pprof_opts *ro, const char *out, pk_pprof_stats *rs, pk_err *err);
-/* pprof → pprof through both (stacks aggregated, pgokit's layout). */
-int pk_pprof_to_pprof(const char *in, const pk_pprof_opts *ro, const char *out, const pk_pprof_writer_opts *wo,
-                      pk_pprof_stats *rs, pk_pprof_write_stats *ws, pk_err *err);
-
 #endif
