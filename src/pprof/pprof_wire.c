@@ -108,6 +108,16 @@ static int pw_fail(pw_error *e, size_t off, const char *fmt, ...)
     return -1;
 }
 
+static const char *field_name(const pw_mspec *m, uint32_t num, char *buf, size_t cap)
+{
+    const pw_fspec *fs = m ? pw_spec_field(m, num) : NULL;
+    if (fs)
+        snprintf(buf, cap, "field %u (%s)", num, fs->name);
+    else
+        snprintf(buf, cap, "field %u", num);
+    return buf;
+}
+
 int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_mspec *m, pw_error *e)
 {
     if (*pos >= end)
@@ -123,22 +133,20 @@ int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_msp
     f->wt = (uint8_t)(tag & 7);
     f->v = 0;
     f->data = f->len = 0;
-    /* "field 4 (location)" when the schema knows it */
-    const pw_fspec *fs = m ? pw_spec_field(m, f->num) : NULL;
-    char fname[64];
-    snprintf(fname, sizeof fname, "field %u%s%s%s", f->num, fs ? " (" : "", fs ? fs->name : "", fs ? ")" : "");
+    char fname[64]; /* "field 4 (location)": filled on errors only (this is the hot path) */
+#define FNAME field_name(m, f->num, fname, sizeof fname)
     switch (f->wt) {
     case PW_VARINT: {
         size_t vp = p;
         if (!pw_varint(b, end, &p, &f->v))
-            return pw_fail(e, vp, "%s: truncated or overlong varint", fname);
+            return pw_fail(e, vp, "%s: truncated or overlong varint", FNAME);
         break;
     }
     case PW_I64:
     case PW_I32: {
         size_t w = f->wt == PW_I64 ? 8 : 4;
         if (end - p < w)
-            return pw_fail(e, p, "%s: truncated %zu-byte value", fname, w);
+            return pw_fail(e, p, "%s: truncated %zu-byte value", FNAME, w);
         for (size_t i = 0; i < w; i++)
             f->v |= (uint64_t)b[p + i] << (8 * i);
         p += w;
@@ -148,9 +156,9 @@ int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_msp
         size_t lp = p;
         uint64_t len;
         if (!pw_varint(b, end, &p, &len))
-            return pw_fail(e, lp, "%s: truncated or overlong length", fname);
+            return pw_fail(e, lp, "%s: truncated or overlong length", FNAME);
         if (len > end - p)
-            return pw_fail(e, lp, "%s: length %llu runs past the end of its message (%zu bytes left)", fname,
+            return pw_fail(e, lp, "%s: length %llu runs past the end of its message (%zu bytes left)", FNAME,
                            (unsigned long long)len, end - p);
         f->data = p;
         f->len = (size_t)len;
@@ -158,11 +166,12 @@ int pw_next(const uint8_t *b, size_t end, size_t *pos, pw_field *f, const pw_msp
         break;
     }
     default:
-        return pw_fail(e, f->off, "%s: wire type %u is not used by profile.proto%s", fname, f->wt,
+        return pw_fail(e, f->off, "%s: wire type %u is not used by profile.proto%s", FNAME, f->wt,
                        f->wt == PW_SGROUP || f->wt == PW_EGROUP ? " (a group)" : " (invalid)");
     }
     *pos = p;
     return 1;
+#undef FNAME
 }
 
 /* Replaces e's message, cut to fit (a prefixed message may not). */
