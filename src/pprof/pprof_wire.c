@@ -252,7 +252,7 @@ int pk_pprof_gunzip(const uint8_t *in, size_t n, uint64_t max, uint8_t **out, si
             cap = isize;
     }
     if (cap > max)
-        cap = (size_t)max ? (size_t)max : 1;
+        cap = (size_t)max;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return pk_err_set(err, "%s: out of memory", name);

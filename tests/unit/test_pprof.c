@@ -292,6 +292,37 @@ TEST(value_choice_and_return_addresses)
     CHECK_EQ_U64(g.chain[0][2], 0x402000);
 }
 
+/* perf_data_converter's layout: "<event>_sample" and "<event>_event" types,
+ * "perf-version:" comments, no "samples" type: the first type is used. */
+TEST(perf_data_converter_layout)
+{
+    static const char *const pdc[] = {"", "cpu-clock_sample", "count", "cpu-clock_event", "perf-version:6.1", "/bin/x"};
+    static pb b;
+    b.n = 0;
+    value_type(&b, 1, 1, 2);
+    value_type(&b, 1, 3, 2);
+    pb_u(&b, 14, 3); /* default_sample_type: the event type (not what we weigh by) */
+    pb_u(&b, 13, 4);
+    mapping(&b, 1, 0x400000, 0x401000, 0, 5, 0);
+    location(&b, 1, 1, 0x400100, 0);
+    location(&b, 2, 1, 0x400200 - 1, 0);
+    uint64_t s1[] = {1, 2};
+    sample(&b, s1, 2, 3, 3000);
+    for (size_t i = 0; i < sizeof pdc / sizeof pdc[0]; i++)
+        pb_str(&b, pdc[i]);
+    got g;
+    pk_pprof_stats st;
+    pk_err e;
+    CHECK_OK(read_pb(b.d, b.n, NULL, &g, &st, &e), &e);
+    CHECK(st.producer == PK_PPROF_PRODUCER_PERF_DATA_CONVERTER);
+    CHECK(st.nonleaf_minus_one);
+    CHECK_STR(st.value_type, "cpu-clock_sample");
+    CHECK_EQ_U64(g.period[0], 3);
+    CHECK_EQ_U64(g.chain[0][2], 0x4001ff);
+    CHECK(!g.m[0].has_build_id);
+    CHECK_EQ_U64(st.build_ids_hex + st.build_ids_other, 0);
+}
+
 /* Locations without address: stacks cut, leaves skipped, and an error when
  * nothing is left. */
 TEST(symbolic_only_locations)
