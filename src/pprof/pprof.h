@@ -50,7 +50,8 @@
  *     every PC but a function entry back by one before symbolizing, and
  *     runtime/pprof writes that Frame.PC as Location.address; the signal PC
  *     of the leaf is stored +1 by the traceback and so comes back exact).
- *     Checked in Go 1.19's runtime/symtab.go, traceback.go, pprof/proto.go.
+ *     Checked in Go 1.19's runtime/symtab.go, traceback.go, pprof/proto.go,
+ *     and in the current symtab.go (inline unwinder, same pc--).
  *   - perf_data_converter (perf_to_profile): callchain entry - 1 for every
  *     frame after the leaf ("so we point to the call instead of the return
  *     addr", since its first version), and for LBR call stacks the
@@ -65,7 +66,9 @@
  * opts.restore_return_addresses the reader adds 1 to every non-leaf frame
  * when nonleaf_minus_one holds, so the call chains follow perf's convention
  * exactly and the perf.data path can consume them unchanged (a pprof
- * written by pgokit from perf.data then gives back the original chains).
+ * written by pgokit from perf.data then gives back the original chains;
+ * for perf_data_converter's LBR call stacks it gives call address + 1,
+ * still inside the call).
  *
  * Several files: call pk_pprof_read once per file. Each call emits its own
  * attr and mappings again.
@@ -134,7 +137,7 @@ typedef struct pk_pprof_stats {
     uint64_t samples_emitted;     /* handed to cb->sample */
     uint64_t samples_zero;        /* chosen value 0: skipped */
     uint64_t samples_negative;    /* chosen value < 0: skipped */
-    uint64_t samples_no_address;  /* leaf location without address: skipped */
+    uint64_t samples_no_address;  /* no location, or a leaf without address: skipped */
     uint64_t samples_cut;         /* stack cut at an address-less frame */
     uint64_t frames_dropped;      /* frames lost to those cuts */
     uint64_t frames;              /* frames emitted (markers not counted) */

@@ -242,6 +242,19 @@ static int take_function(rd *r, const pw_field *f)
     return 0;
 }
 
+/* Where the n-th (from 0) top-level field num starts: for errors found
+ * after the walk, which keeps no offsets per entry. */
+static size_t nth_field_offset(const rd *r, uint32_t num, size_t n)
+{
+    size_t pos = 0;
+    pw_field f;
+    pw_error e;
+    while (pw_next(r->b, r->n, &pos, &f, NULL, &e) > 0)
+        if (f.num == num && !n--)
+            return f.off;
+    return 0;
+}
+
 static int walk_tables(rd *r)
 {
     r->locs = pk_xrealloc_array(NULL, r->count[4] ? r->count[4] : 1, sizeof *r->locs);
@@ -304,9 +317,9 @@ static int walk_tables(rd *r)
         }
         uint64_t *mi = pk_u64map_get(&r->map_ids, l->map);
         if (!mi)
-            return pk_err_set(r->err, "%s: Location %llu refers to mapping %llu, which does not exist%s", r->name,
-                              (unsigned long long)l->id, (unsigned long long)l->map,
-                              r->nmaps ? "" : " (the profile has no mappings)");
+            return rd_fail(r, nth_field_offset(r, 4, i), "Location %llu refers to mapping %llu, which does not exist%s",
+                           (unsigned long long)l->id, (unsigned long long)l->map,
+                           r->nmaps ? "" : " (the profile has no mappings)");
         l->map = *mi;
         const rd_map *m = &r->maps[l->map];
         if (l->addr && (l->addr < m->start || l->addr >= m->limit))
@@ -318,8 +331,8 @@ static int walk_tables(rd *r)
         for (size_t i = 0; i < r->nlocs; i++) {
             uint64_t *slot = pk_u64map_get(&r->loc_ids, r->locs[i].id);
             if (slot)
-                return pk_err_set(r->err, "%s: Location id %llu appears twice", r->name,
-                                  (unsigned long long)r->locs[i].id);
+                return rd_fail(r, nth_field_offset(r, 4, i), "Location id %llu appears twice",
+                               (unsigned long long)r->locs[i].id);
             if (!(slot = pk_u64map_slot(&r->loc_ids, r->locs[i].id)))
                 return pk_err_set(r->err, "%s: out of memory", r->name);
             *slot = i;

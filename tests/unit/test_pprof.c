@@ -402,15 +402,20 @@ TEST(corrupt_structure_errors)
     expect_error(&b, "location id 99 (frame 1) does not exist");
     /* a location pointing at a mapping that does not exist */
     b = r;
+    size_t loc_at = b.n;
     location(&b, 6, 7, 0x1000, 0);
-    expect_error(&b, "refers to mapping 7");
+    char want[64];
+    snprintf(want, sizeof want, "offset %zu: Location 6 refers to mapping 7", loc_at);
+    expect_error(&b, want);
     /* duplicate ids */
     b = r;
     mapping(&b, 1, 0, 0x10, 0, 0, 0);
     expect_error(&b, "Mapping id 1 appears twice");
     b = r;
+    loc_at = b.n;
     location(&b, 2, 1, 0x401000, 0);
-    expect_error(&b, "Location id 2 appears twice");
+    snprintf(want, sizeof want, "offset %zu: Location id 2 appears twice", loc_at);
+    expect_error(&b, want);
     /* a string index past the table */
     b = r;
     mapping(&b, 3, 0x10000, 0x20000, 0, 500, 0);
@@ -434,7 +439,6 @@ TEST(corrupt_structure_errors)
     size_t at = b.n;
     pb_tag(&b, 4, 2);
     pb_varint(&b, 1ull << 62);
-    char want[64];
     snprintf(want, sizeof want, "offset %zu: Profile: field 4 (location): length", at + 1);
     expect_error(&b, want);
     /* a group */
