@@ -323,6 +323,35 @@ TEST(perf_data_converter_layout)
     CHECK_EQ_U64(st.build_ids_hex + st.build_ids_other, 0);
 }
 
+/* Ids need not be dense or ordered; a limit on table sizes holds. */
+TEST(sparse_ids_and_entry_limit)
+{
+    static pb b;
+    b.n = 0;
+    value_type(&b, 1, S_SAMPLES, S_COUNT);
+    value_type(&b, 1, S_CPU, S_NS);
+    mapping(&b, 77, 0x400000, 0x500000, 0, S_EXE, 0);
+    location(&b, 9000, 77, 0x400300, 0);
+    location(&b, 5, 77, 0x400100, 0);
+    location(&b, 1ull << 40, 77, 0x400200, 0);
+    uint64_t s1[] = {5, 1ull << 40, 9000};
+    sample(&b, s1, 3, 4, 40);
+    for (int i = 0; i < S_NSTR; i++)
+        pb_str(&b, strs[i]);
+    got g;
+    pk_pprof_stats st;
+    pk_err e;
+    CHECK_OK(read_pb(b.d, b.n, NULL, &g, &st, &e), &e);
+    CHECK_EQ_U64(g.samples, 1);
+    CHECK_EQ_U64(g.chain[0][1], 0x400100);
+    CHECK_EQ_U64(g.chain[0][2], 0x400200);
+    CHECK_EQ_U64(g.chain[0][3], 0x400300);
+    pk_pprof_opts o;
+    pk_pprof_opts_init(&o);
+    o.max_entries = 3;
+    CHECK(read_pb(b.d, b.n, &o, &g, &st, &e) != 0 && strstr(e.msg, "4 locations and mappings, more than the limit of 3"));
+}
+
 /* Locations without address: stacks cut, leaves skipped, and an error when
  * nothing is left. */
 TEST(symbolic_only_locations)
