@@ -316,6 +316,8 @@ int pk_cmd_profgen(int argc, char **argv)
             ins[nin++] = (pk_pipeline_input){PK_INPUT_SCRIPT, val};
         } else if (OPT("--raw")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_RAW, val};
+        } else if (OPT("--pprof")) {
+            ins[nin++] = (pk_pipeline_input){PK_INPUT_PPROF, val};
         } else if (OPT("--threads")) {
             if (strcmp(val, "1") && strcmp(val, "2")) {
                 rc = pk_cli_usage(cmd, "--threads must be 1 or 2, not '%s'", val);
@@ -346,7 +348,7 @@ int pk_cmd_profgen(int argc, char **argv)
 #undef OPT
     }
     if (!rq.binary || !rq.output || !nin) {
-        rc = pk_cli_usage(cmd, "--binary, an input (--perf, --perfscript or --raw) and -o are required");
+        rc = pk_cli_usage(cmd, "--binary, an input (--perf, --perfscript, --raw or --pprof) and -o are required");
         goto done;
     }
     if (!rq.raw_only && pk_prof_format_parse(fmt_name, &rq.write.format)) {

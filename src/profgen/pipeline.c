@@ -4,6 +4,7 @@
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
 #include "infer/ip_ranges.h"
+#include "pprof/pprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ typedef struct feed {
     pk_ipraw *ip;                /* samples without a branch stack (or all, with IP forced) */
     uint64_t *frames;            /* translation scratch for IP samples */
     size_t frames_cap;
+    bool weight_is_period;       /* pprof: a sample's value counts samples */
     const pk_pipeline_request *req;
     pk_err *err;
     const char *path;
@@ -46,7 +48,7 @@ static int ip_sample(feed *f, const pk_sample *s)
     } else {
         n = 0;
     }
-    return pk_ipraw_add(f->ip, f->frames, n, 1, f->err);
+    return pk_ipraw_add(f->ip, f->frames, n, f->weight_is_period && s->period ? s->period : 1, f->err);
 }
 
 static int feed_sample(void *c, const pk_sample *s)
@@ -148,6 +150,14 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;
         rc = pk_perf_read(in->path, &cb, &ps, err);
+    } else if (in->kind == PK_INPUT_PPROF) {
+        /* non-leaf frames back to return addresses, as perf's chains */
+        pk_pprof_opts po;
+        pk_pprof_opts_init(&po);
+        po.restore_return_addresses = true;
+        pk_pprof_stats pst;
+        f.weight_is_period = true;
+        rc = pk_pprof_read_opts(in->path, &po, &cb, &pst, err);
     } else {
         pk_script_stats ss;
         rc = pk_perf_script_read(in->path, &cb, &ss, err);

@@ -17,14 +17,14 @@ clang-19 $CFLAGS -fpseudo-probe-for-profiling "$SRC" -o "$T/demo_probe" || { fai
 # IP samples from stock perf (cpu-clock works without a PMU); skip if this
 # kernel refuses software sampling
 rec() { perf record -q -e cpu-clock:u -F 4999 --call-graph fp -o "$1" -- "${@:2}" >/dev/null 2>"$T/perf.err"; }
-if ! rec "$T/ip.data" "$T/demo" 120; then
+if ! rec "$T/ip.data" "$T/demo" 80; then
   echo "skipped: perf record -e cpu-clock fails here: $(head -n 2 "$T/perf.err")"; exit 77
 fi
-rec "$T/ipp.data" "$T/demo_probe" 120 || fail "perf record of the probe binary"
+rec "$T/ipp.data" "$T/demo_probe" 80 || fail "perf record of the probe binary"
 # the ground truth of the same runs (the emulator's exact counts)
-"$PGOKIT" record --emulate -q --exact-counts "$T/ex" -o "$T/lbr.data" -- "$T/demo" 120 >/dev/null 2>&1 ||
+"$PGOKIT" record --emulate -q --exact-counts "$T/ex" -o "$T/lbr.data" -- "$T/demo" 80 >/dev/null 2>&1 ||
   fail "emulated exact counts"
-"$PGOKIT" record --emulate -q --exact-counts "$T/exp" -o "$T/lbrp.data" -- "$T/demo_probe" 120 >/dev/null 2>&1 ||
+"$PGOKIT" record --emulate -q --exact-counts "$T/exp" -o "$T/lbrp.data" -- "$T/demo_probe" 80 >/dev/null 2>&1 ||
   fail "emulated exact counts (probe)"
 
 # line-based AutoFDO, each inference method
@@ -75,6 +75,23 @@ check "--lbr leaves no output" test ! -e "$T/lbr.afdo"
 # --ip on an LBR recording uses the samples' instruction pointers
 "$PGOKIT" profgen --binary "$T/demo" --perf "$T/lbr.data" --ip -o "$T/forced.afdo" --format text 2>"$T/forced.log"
 check "--ip forces IP samples on an LBR recording" grep -q "from IP samples" "$T/forced.log"
+
+# pprof input: our samples through pprof give the same profiles as the
+# perf.data itself; two files add up like two recordings
+"$PGOKIT" convert "$T/ip.data" -o "$T/ip.pb.gz" 2>/dev/null
+"$PGOKIT" convert "$T/ipp.data" -o "$T/ipp.pb.gz" 2>/dev/null
+"$PGOKIT" profgen --binary "$T/demo" --pprof "$T/ip.pb.gz" -o "$T/pp.afdo" --format text -q
+check "--pprof equals --perf (line-based)" cmp -s "$T/pp.afdo" "$T/ip-mcf.afdo"
+"$PGOKIT" profgen --binary "$T/demo_probe" --pprof "$T/ipp.pb.gz" -o "$T/pp.cs" -q
+check "--pprof equals --perf (CSSPGO)" cmp -s "$T/pp.cs" "$T/ip.cs"
+"$PGOKIT" profgen --binary "$T/demo" --pprof "$T/ip.pb.gz" --pprof "$T/ip.pb.gz" -o "$T/pp2.afdo" --format text -q
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/ip.data" --perf "$T/ip.data" -o "$T/pf2.afdo" --format text -q
+check "two pprof files merge like two perf.data files" cmp -s "$T/pp2.afdo" "$T/pf2.afdo"
+head -c 700 "$T/ip.pb.gz" > "$T/trunc.pb.gz"
+"$PGOKIT" profgen --binary "$T/demo" --pprof "$T/trunc.pb.gz" -o "$T/trunc.afdo" 2>"$T/trunc.err"
+check_eq "a truncated pprof fails" 1 $?
+check "the error names the file" grep -q "trunc.pb.gz" "$T/trunc.err"
+check "no output for a truncated pprof" test ! -e "$T/trunc.afdo"
 
 # the ASan+UBSan build on the CS path
 "$PGOKIT_SAN" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" -o "$T/san.cs" 2>"$T/san.log"
