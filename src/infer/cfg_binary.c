@@ -21,6 +21,7 @@ static bool noreturn_name(const char *name)
         "__cxa_deleted_virtual", "__cxa_call_terminate", "_Unwind_Resume", "longjmp", "_longjmp",
         "siglongjmp", "__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
         "_ZSt9terminatev", "__ubsan_handle_builtin_unreachable", "__ubsan_handle_missing_return",
+        "__libc_start_main",
     };
     if (!name)
         return false;
@@ -36,7 +37,7 @@ static bool noreturn_name(const char *name)
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
 {
     pk_elf *elf = nr->elf;
-    const pk_elf_section *sym = pk_elf_section_at(elf, 0), *str;
+    const pk_elf_section *sym, *str;
     const uint8_t *rd, *sd, *strd;
     size_t rn, sn, strn;
     if (pk_elf_section_data(elf, rs, &rd, &rn, err) != 0)
@@ -115,6 +116,23 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     if (p[o] != 0xff || p[o + 1] != 0x25)
         return false;
     uint64_t slot = target + o + 6 + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
+    const uint64_t *v = pk_u64map_get(&nr->slots, slot);
+    return v && *v;
+}
+
+/* An indirect call through a GOT slot (call *slot(%rip), what -fno-plt
+ * and glibc's _start emit) to a noreturn function. */
+static bool noreturn_icall(const pk_cfg_noreturn *nr, const pk_insn *in)
+{
+    if (!nr || nr->slots.len == 0 || in->len < 6)
+        return false;
+    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, in->addr, in->len);
+    if (!p)
+        return false;
+    size_t o = in->len - 6;   /* prefixes (notrack, bnd) before ff 15 disp32 */
+    if (p[o] != 0xff || p[o + 1] != 0x15)
+        return false;
+    uint64_t slot = in->addr + in->len + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
     const uint64_t *v = pk_u64map_get(&nr->slots, slot);
     return v && *v;
 }
@@ -207,7 +225,11 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 t->ntargets = (uint32_t)(targets.len - before);
                 *st = before;
             }
-        } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) || stop_insn(elf, &in[i])) {
+        } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) ||
+                   (in[i].cls == PK_INSN_ICALL && noreturn_icall(nr, &in[i])) || stop_insn(elf, &in[i]) ||
+                   /* a call followed by ud2 / hlt / int3 is not expected to return */
+                   ((in[i].cls == PK_INSN_CALL || in[i].cls == PK_INSN_ICALL) && i + 1 < n &&
+                    in[i].addr + in[i].len == in[i + 1].addr && stop_insn(elf, &in[i + 1]))) {
             if (!(s = pk_vec_push(&stops))) {
                 pk_vec_free(&starts);
                 pk_err_set(err, "out of memory");
