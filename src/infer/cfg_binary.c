@@ -172,6 +172,10 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     pk_vec_init(&targets, sizeof(uint64_t));
     pk_vec_init(&tables, sizeof(pk_cfg_jtable));
     int rc = -1;
+    if (nranges == 0) {
+        pk_err_set(err, "%s: no address range for the function at 0x%llx", pk_elf_path(elf), (unsigned long long)entry);
+        goto out;
+    }
     if (!rs) {
         pk_err_set(err, "out of memory");
         goto out;
@@ -194,7 +198,8 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
             pk_err_set(err, "out of memory");
             goto out;
         }
-        memcpy((pk_insn *)insns.data + insns.len, v, k * sizeof *v);
+        if (k)
+            memcpy((pk_insn *)insns.data + insns.len, v, k * sizeof *v);
         insns.len += k;
         free(v);
     }
@@ -213,7 +218,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 pk_vec_free(&starts);
                 goto out;
             }
-            if (r == 1) {
+            if (r > 0) {
                 pk_cfg_jtable *t = pk_vec_push(&tables);
                 size_t *st = pk_vec_push(&starts);
                 if (!t || !st) {
@@ -223,6 +228,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 }
                 t->ijmp = in[i].addr;
                 t->ntargets = (uint32_t)(targets.len - before);
+                t->guessed = r == 2;
                 *st = before;
             }
         } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) ||
@@ -241,7 +247,8 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     for (size_t i = 0; i < tables.len; i++)
         PK_VEC_AT(&tables, pk_cfg_jtable, i).targets = (const uint64_t *)targets.data + PK_VEC_AT(&starts, size_t, i);
     pk_vec_free(&starts);
-    qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
+    if (stops.len > 1)
+        qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
     pk_cfg_hints h = {tables.data, tables.len, stops.data, stops.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);
     if (rc != 0)
