@@ -56,8 +56,25 @@ void pk_cfg_free(pk_cfg *cfg)
     memset(cfg, 0, sizeof *cfg);
 }
 
-/* The table of the indirect jmp at addr whose targets are all instructions
- * of the function, or NULL. */
+/* True when addr is inside one of the instructions (not necessarily at
+ * its start). */
+static bool covered(const pk_insn *insns, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (insns[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && addr < insns[lo - 1].addr + insns[lo - 1].len;
+}
+
+/* The table of the indirect jmp at addr, or NULL: its targets must be
+ * instructions of the function, or outside its ranges altogether (a case
+ * in a .cold part not given, which leaves the ranges as a tail call
+ * would); one inside an instruction means the table was misread. */
 static const pk_cfg_jtable *find_table(const pk_cfg_hints *h, uint64_t addr, const pk_insn *insns, size_t n)
 {
     if (!h)
@@ -67,7 +84,7 @@ static const pk_cfg_jtable *find_table(const pk_cfg_hints *h, uint64_t addr, con
         if (t->ijmp != addr || t->ntargets == 0)
             continue;
         for (uint32_t k = 0; k < t->ntargets; k++)
-            if (insn_index(insns, n, t->targets[k]) == SIZE_MAX)
+            if (insn_index(insns, n, t->targets[k]) == SIZE_MAX && covered(insns, n, t->targets[k]))
                 return NULL;
         return t;
     }
@@ -170,6 +187,7 @@ static int make_edges(pk_cfg *cfg, const pk_insn *insns, size_t n, const pk_cfg_
                 break;
             }
             cfg->ijumps_resolved++;
+            cfg->ijumps_guessed += jt->guessed;
             if (jt->ntargets > tmp_cap) {
                 uint32_t *t2 = pk_xrealloc_array(tmp, jt->ntargets, sizeof *tmp);
                 if (!t2) {
@@ -182,9 +200,12 @@ static int make_edges(pk_cfg *cfg, const pk_insn *insns, size_t n, const pk_cfg_
             for (uint32_t k = 0; k < jt->ntargets; k++)
                 tmp[k] = pk_cfg_block_at(cfg, jt->targets[k]);
             qsort(tmp, jt->ntargets, sizeof *tmp, cmp_u32);
-            for (uint32_t k = 0; k < jt->ntargets && rc == 0; k++)
-                if (k == 0 || tmp[k] != tmp[k - 1])
+            for (uint32_t k = 0; k < jt->ntargets && rc == 0; k++) {
+                if (tmp[k] == UINT32_MAX)
+                    bl->flags |= PK_CFG_EXIT;   /* a case outside the ranges */
+                else if (k == 0 || tmp[k] != tmp[k - 1])
                     rc |= edge_push(eb, b, tmp[k], PK_CFG_TABLE);
+            }
             break;
         }
         case PK_INSN_CALL:
@@ -302,8 +323,11 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
                 leader[t] = 1;
         } else if (in->cls == PK_INSN_IJMP) {
             const pk_cfg_jtable *jt = find_table(hints, in->addr, insns, n);
-            for (uint32_t k = 0; jt && k < jt->ntargets; k++)
-                leader[insn_index(insns, n, jt->targets[k])] = 1;
+            for (uint32_t k = 0; jt && k < jt->ntargets; k++) {
+                size_t t = insn_index(insns, n, jt->targets[k]);
+                if (t != SIZE_MAX)
+                    leader[t] = 1;
+            }
         }
     }
     if (make_blocks(cfg, insns, n, leader) != 0)

@@ -21,6 +21,7 @@ static bool noreturn_name(const char *name)
         "__cxa_deleted_virtual", "__cxa_call_terminate", "_Unwind_Resume", "longjmp", "_longjmp",
         "siglongjmp", "__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
         "_ZSt9terminatev", "__ubsan_handle_builtin_unreachable", "__ubsan_handle_missing_return",
+        "__libc_start_main",
     };
     if (!name)
         return false;
@@ -36,7 +37,7 @@ static bool noreturn_name(const char *name)
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
 {
     pk_elf *elf = nr->elf;
-    const pk_elf_section *sym = pk_elf_section_at(elf, 0), *str;
+    const pk_elf_section *sym, *str;
     const uint8_t *rd, *sd, *strd;
     size_t rn, sn, strn;
     if (pk_elf_section_data(elf, rs, &rd, &rn, err) != 0)
@@ -119,6 +120,23 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     return v && *v;
 }
 
+/* An indirect call through a GOT slot (call *slot(%rip), what -fno-plt
+ * and glibc's _start emit) to a noreturn function. */
+static bool noreturn_icall(const pk_cfg_noreturn *nr, const pk_insn *in)
+{
+    if (!nr || nr->slots.len == 0 || in->len < 6)
+        return false;
+    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, in->addr, in->len);
+    if (!p)
+        return false;
+    size_t o = in->len - 6;   /* prefixes (notrack, bnd) before ff 15 disp32 */
+    if (p[o] != 0xff || p[o + 1] != 0x15)
+        return false;
+    uint64_t slot = in->addr + in->len + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
+    const uint64_t *v = pk_u64map_get(&nr->slots, slot);
+    return v && *v;
+}
+
 static int cmp_range(const void *a, const void *b)
 {
     const pk_addr_range *x = a, *y = b;
@@ -154,6 +172,10 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     pk_vec_init(&targets, sizeof(uint64_t));
     pk_vec_init(&tables, sizeof(pk_cfg_jtable));
     int rc = -1;
+    if (nranges == 0) {
+        pk_err_set(err, "%s: no address range for the function at 0x%llx", pk_elf_path(elf), (unsigned long long)entry);
+        goto out;
+    }
     if (!rs) {
         pk_err_set(err, "out of memory");
         goto out;
@@ -176,7 +198,8 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
             pk_err_set(err, "out of memory");
             goto out;
         }
-        memcpy((pk_insn *)insns.data + insns.len, v, k * sizeof *v);
+        if (k)
+            memcpy((pk_insn *)insns.data + insns.len, v, k * sizeof *v);
         insns.len += k;
         free(v);
     }
@@ -195,7 +218,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 pk_vec_free(&starts);
                 goto out;
             }
-            if (r == 1) {
+            if (r > 0) {
                 pk_cfg_jtable *t = pk_vec_push(&tables);
                 size_t *st = pk_vec_push(&starts);
                 if (!t || !st) {
@@ -205,9 +228,14 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 }
                 t->ijmp = in[i].addr;
                 t->ntargets = (uint32_t)(targets.len - before);
+                t->guessed = r == 2;
                 *st = before;
             }
-        } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) || stop_insn(elf, &in[i])) {
+        } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) ||
+                   (in[i].cls == PK_INSN_ICALL && noreturn_icall(nr, &in[i])) || stop_insn(elf, &in[i]) ||
+                   /* a call followed by ud2 / hlt / int3 is not expected to return */
+                   ((in[i].cls == PK_INSN_CALL || in[i].cls == PK_INSN_ICALL) && i + 1 < n &&
+                    in[i].addr + in[i].len == in[i + 1].addr && stop_insn(elf, &in[i + 1]))) {
             if (!(s = pk_vec_push(&stops))) {
                 pk_vec_free(&starts);
                 pk_err_set(err, "out of memory");
@@ -219,7 +247,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     for (size_t i = 0; i < tables.len; i++)
         PK_VEC_AT(&tables, pk_cfg_jtable, i).targets = (const uint64_t *)targets.data + PK_VEC_AT(&starts, size_t, i);
     pk_vec_free(&starts);
-    if (stops.len) /* (qsort wants a non-NULL array even for none) */
+    if (stops.len > 1)
         qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
     pk_cfg_hints h = {tables.data, tables.len, stops.data, stops.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);

@@ -105,6 +105,7 @@ typedef struct pk_cfg {
     pk_cfg_edge *edges;   /* grouped by from (block order), then by kind and target */
     size_t nedges;
     uint32_t ijumps_resolved, ijumps_unresolved;
+    uint32_t ijumps_guessed;   /* of the resolved: table size guessed (see pk_jtable_resolve) */
 } pk_cfg;
 
 /* What the instructions alone do not say, found by reading the binary. */
@@ -112,6 +113,7 @@ typedef struct pk_cfg_jtable {
     uint64_t ijmp;              /* address of the indirect jmp */
     const uint64_t *targets;    /* every entry of its table (repeats allowed) */
     uint32_t ntargets;
+    bool guessed;               /* its size was guessed (no bound check found) */
 } pk_cfg_jtable;
 
 typedef struct pk_cfg_hints {
@@ -129,8 +131,9 @@ typedef struct pk_cfg_hints {
  * between them are not code of the function). `entry` must be the address
  * of one of the instructions. hints may be NULL (no jump tables: every
  * indirect jmp is unresolved; no stops other than invalid bytes).
- * A table target that is not an instruction of the function makes that
- * table unresolved. Errors: empty or unsorted input, entry not found, OOM.
+ * A table target inside the ranges but not at an instruction start makes
+ * that table unresolved; one outside the ranges makes the jump an exit too.
+ * Errors: empty or unsorted input, entry not found, OOM.
  * On error *cfg is left empty (safe to pk_cfg_free). */
 int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry,
                  const pk_cfg_hints *hints, pk_err *err);
@@ -170,9 +173,17 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
  * register copies and zero-extensions): `cmp $N,%idx` followed by ja/jbe
  * (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`. The table is
  * read from the file (pk_elf_vaddr_bytes); every entry must be the address
- * of an instruction of insns[0..n) or the table is not resolved.
- * Returns 1 and appends the ntargets entries (table order) to `targets`
- * (a pk_vec of uint64_t), 0 when not resolved, -1 on OOM. */
+ * of an instruction of insns[0..n), or lie outside them in executable code
+ * (a case in a .cold part that was not among the ranges: pk_cfg_build makes
+ * the jump an exit as well), or the table is not resolved.
+ * Without a bound check (clang omits it when the cases cover every value
+ * of the index's type) the table's size is guessed: entries are read while
+ * they are instructions of the function (at least 2, at most 4096); a
+ * guess may take in entries of a following table of the same function,
+ * extra edges that only widen what the flow may use.
+ * Returns 1 (bounded) or 2 (size guessed) and appends the entries (table
+ * order) to `targets` (a pk_vec of uint64_t), 0 when not resolved, -1 on
+ * OOM. */
 int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t ijmp_index,
                       pk_vec *targets, pk_err *err);
 

@@ -7,7 +7,10 @@
 #include <Zydis/Zydis.h>
 
 #define JT_SCAN 64               /* instructions walked back at most */
+#define JT_SCAN_BASE 1024        /* for the table's base: a callee-saved register
+                                    may be set once at the top of a large function */
 #define JT_MAX_ENTRIES (1u << 16)
+#define JT_MAX_GUESSED 4096      /* entries of a table without a bound check */
 
 typedef struct jt_insn {
     ZydisDecodedInstruction in;
@@ -61,9 +64,9 @@ static bool writes(const jt_insn *d, ZydisRegister r)
 /* The nearest instruction before insns[from] (walking back in address
  * order) that writes r; SIZE_MAX when none within the window, or when a
  * call clobbers r first. */
-static size_t find_def(jt_ctx *c, size_t from, ZydisRegister r, jt_insn *d)
+static size_t find_def(jt_ctx *c, size_t from, ZydisRegister r, jt_insn *d, size_t limit)
 {
-    for (size_t k = 0; k < JT_SCAN && from > 0; k++) {
+    for (size_t k = 0; k < limit && from > 0; k++) {
         size_t i = --from;
         int cls = c->insns[i].cls;
         if ((cls == PK_INSN_CALL || cls == PK_INSN_ICALL) && caller_saved(r))
@@ -81,42 +84,148 @@ static bool is_reg(const ZydisDecodedOperand *o)
     return o->type == ZYDIS_OPERAND_TYPE_REGISTER;
 }
 
+/* A memory location as the bound check and the index load name it:
+ * registers, scale, displacement (RIP-relative: the absolute address). */
+typedef struct mem_loc {
+    ZydisRegister base, index, seg;
+    uint8_t scale;
+    uint16_t size;
+    int64_t disp;
+} mem_loc;
+
+static mem_loc loc_of(const jt_ctx *c, size_t i, const ZydisDecodedOperand *o)
+{
+    mem_loc m = {o->mem.base, o->mem.index, o->mem.segment, o->mem.scale, o->size, o->mem.disp.value};
+    if (m.base == ZYDIS_REGISTER_RIP) {
+        m.disp += (int64_t)(c->insns[i].addr + c->insns[i].len);
+        m.base = ZYDIS_REGISTER_NONE;
+    }
+    return m;
+}
+
+static bool same_loc(const mem_loc *a, const mem_loc *b)
+{
+    /* (not the segment: Zydis names SS for rbp-based addresses, DS for the
+     * others, the same flat memory; FS and GS are never tracked) */
+    return a->base == b->base && a->index == b->index && a->scale == b->scale && a->size == b->size &&
+           a->disp == b->disp;
+}
+
+static bool writes_memory(const jt_insn *d)
+{
+    for (unsigned k = 0; k < d->in.operand_count_visible; k++)
+        if (d->op[k].type == ZYDIS_OPERAND_TYPE_MEMORY && (d->op[k].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+            return true;
+    return false;
+}
+
+/* The entry count implied by `cmp $bound` followed by insns[i + 1]. */
+static uint32_t bound_of(jt_ctx *c, size_t i, const ZydisDecodedOperand *imm)
+{
+    jt_insn j;
+    /* The bound check is the cmp and its unsigned branch, usually next to
+     * it (a fused pair), sometimes after a few moves that leave the flags. */
+    size_t b = i + 1;
+    for (; b < c->n && b <= i + 4 && c->insns[b].cls == PK_INSN_OTHER; b++) {
+        if (!decode(c, b, &j) || !j.in.cpu_flags ||
+            (j.in.cpu_flags->modified | j.in.cpu_flags->set_0 | j.in.cpu_flags->set_1 | j.in.cpu_flags->undefined))
+            return 0;
+    }
+    if (b >= c->n || c->insns[b].cls != PK_INSN_CJMP || !decode(c, b, &j))
+        return 0;
+    uint64_t bound = imm->imm.value.u;
+    if (imm->size < 64)
+        bound &= (UINT64_C(1) << imm->size) - 1;
+    switch (j.in.mnemonic) {
+    case ZYDIS_MNEMONIC_JNBE: /* ja default */
+    case ZYDIS_MNEMONIC_JBE:  /* jbe table */
+        bound += 1;
+        break;
+    case ZYDIS_MNEMONIC_JNB:  /* jae default */
+    case ZYDIS_MNEMONIC_JB:   /* jb table */
+        break;
+    default:
+        return 0;
+    }
+    return bound == 0 || bound > JT_MAX_ENTRIES ? 0 : (uint32_t)bound;
+}
+
 /* The number of table entries: the bound check on the index register idx,
  * looked for before insns[from]. Register copies (mov, movzx, a 32-bit mov
- * onto itself) move the search to the copied register. 0 if not found. */
+ * onto itself) move the search to the copied register; a load from memory
+ * moves it to that memory (`cmpb $8,0x19(%rbx); ja; movzbl 0x19(%rbx),%eax`),
+ * as long as nothing writes the address registers or memory in between.
+ * 0 if not found. */
 static uint32_t find_bound(jt_ctx *c, size_t from, ZydisRegister idx)
 {
-    jt_insn d, j;
+    jt_insn d;
+    bool in_mem = false;
+    mem_loc loc = {0};
+    /* Bound checks on other registers seen on the way back, still valid
+     * (nothing wrote their register since): the index may be a copy of
+     * one of them made before the check (`movzbl %r12b,%eax;
+     * cmpb $0xc,%r12b; ja`). */
+    struct { ZydisRegister reg; uint16_t size; uint32_t bound; } cand[4];
+    unsigned ncand = 0;
     for (size_t k = 0; k < JT_SCAN && from > 0; k++) {
         size_t i = --from;
         int cls = c->insns[i].cls;
-        if ((cls == PK_INSN_CALL || cls == PK_INSN_ICALL) && caller_saved(idx))
-            return 0;
+        if (cls == PK_INSN_CALL || cls == PK_INSN_ICALL) {
+            if (in_mem || caller_saved(idx))
+                return 0;
+            continue;
+        }
         if (!decode(c, i, &d))
             return 0;
         ZydisMnemonic m = d.in.mnemonic;
         const ZydisDecodedOperand *o0 = &d.op[0], *o1 = &d.op[1];
-        if (m == ZYDIS_MNEMONIC_CMP && is_reg(o0) && wide(o0->reg.value) == idx &&
-            o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
-            /* The bound check is the cmp + its unsigned branch (fused pair). */
-            if (i + 1 >= c->n || c->insns[i + 1].cls != PK_INSN_CJMP || !decode(c, i + 1, &j))
+        if (in_mem) {
+            if (m == ZYDIS_MNEMONIC_CMP && o0->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+                o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+                mem_loc l = loc_of(c, i, o0);
+                if (same_loc(&l, &loc))
+                    return bound_of(c, i, o1);
+            }
+            if (writes_memory(&d) || (loc.index != ZYDIS_REGISTER_NONE && writes(&d, wide(loc.index))))
                 return 0;
-            uint64_t bound = o1->imm.value.u;
-            if (o1->size < 64)
-                bound &= (UINT64_C(1) << o1->size) - 1;
-            switch (j.in.mnemonic) {
-            case ZYDIS_MNEMONIC_JNBE: /* ja default */
-            case ZYDIS_MNEMONIC_JBE:  /* jbe table */
-                bound += 1;
-                break;
-            case ZYDIS_MNEMONIC_JNB:  /* jae default */
-            case ZYDIS_MNEMONIC_JB:   /* jb table */
-                break;
-            default:
+            if (loc.base != ZYDIS_REGISTER_NONE && writes(&d, wide(loc.base))) {
+                /* the address register set from another: `lea 4(%r10),%rcx;
+                 * ...; movl -4(%rcx),%esi` reads what `cmpl $12,(%r10)` checked */
+                if (m == ZYDIS_MNEMONIC_LEA && is_reg(o0) && wide(o0->reg.value) == wide(loc.base) &&
+                    o0->size == 64 && o1->mem.index == ZYDIS_REGISTER_NONE && o1->mem.base != ZYDIS_REGISTER_RIP &&
+                    o1->mem.segment != ZYDIS_REGISTER_FS && o1->mem.segment != ZYDIS_REGISTER_GS) {
+                    loc.base = o1->mem.base;
+                    loc.disp += o1->mem.disp.value;
+                    continue;
+                }
+                if (m == ZYDIS_MNEMONIC_MOV && is_reg(o0) && is_reg(o1) && o0->size == 64) {
+                    loc.base = o1->reg.value;
+                    continue;
+                }
                 return 0;
             }
-            return bound == 0 || bound > JT_MAX_ENTRIES ? 0 : (uint32_t)bound;
+            continue;
         }
+        if (m == ZYDIS_MNEMONIC_CMP && is_reg(o0) && wide(o0->reg.value) == idx &&
+            o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+            return bound_of(c, i, o1);
+        if (m == ZYDIS_MNEMONIC_CMP && is_reg(o0) && o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ncand < 4) {
+            uint32_t bd = bound_of(c, i, o1);
+            if (bd) {
+                cand[ncand].reg = wide(o0->reg.value);
+                cand[ncand].size = o0->size;
+                cand[ncand++].bound = bd;
+            }
+            continue;
+        }
+        for (unsigned q = 0; q < ncand; q++)
+            if (!(m == ZYDIS_MNEMONIC_MOV || m == ZYDIS_MNEMONIC_MOVZX) || !is_reg(o1) || !writes(&d, idx) ||
+                wide(o1->reg.value) != cand[q].reg || o1->size != cand[q].size) {
+                if (writes(&d, cand[q].reg))
+                    cand[q--] = cand[--ncand];   /* overwritten before its check */
+            } else {
+                return cand[q].bound;             /* idx is a copy of a checked register */
+            }
         if (!writes(&d, idx))
             continue;
         if (m == ZYDIS_MNEMONIC_AND && is_reg(o0) && o1->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
@@ -127,6 +236,13 @@ static uint32_t find_bound(jt_ctx *c, size_t from, ZydisRegister idx)
         }
         if ((m == ZYDIS_MNEMONIC_MOV || m == ZYDIS_MNEMONIC_MOVZX) && is_reg(o0) && is_reg(o1)) {
             idx = wide(o1->reg.value);
+            continue;
+        }
+        if ((m == ZYDIS_MNEMONIC_MOV || m == ZYDIS_MNEMONIC_MOVZX) && is_reg(o0) &&
+            o1->type == ZYDIS_OPERAND_TYPE_MEMORY && o1->mem.segment != ZYDIS_REGISTER_FS &&
+            o1->mem.segment != ZYDIS_REGISTER_GS) {
+            in_mem = true;
+            loc = loc_of(c, i, o1);
             continue;
         }
         return 0;
@@ -145,7 +261,7 @@ static bool mem_form(const ZydisDecodedOperand *o, unsigned scale)
 static bool rip_lea(jt_ctx *c, size_t from, ZydisRegister reg, uint64_t *addr)
 {
     jt_insn d;
-    size_t i = find_def(c, from, reg, &d);
+    size_t i = find_def(c, from, reg, &d, JT_SCAN_BASE);
     if (i == SIZE_MAX || d.in.mnemonic != ZYDIS_MNEMONIC_LEA || d.op[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
         d.op[1].mem.base != ZYDIS_REGISTER_RIP || d.op[1].mem.index != ZYDIS_REGISTER_NONE)
         return false;
@@ -164,6 +280,28 @@ static bool is_insn(const pk_insn *insns, size_t n, uint64_t addr)
             hi = mid;
     }
     return lo < n && insns[lo].addr == addr;
+}
+
+/* A table entry must be an instruction of the function, or outside its
+ * ranges in executable code (a case in a .cold part that was not given). */
+static bool valid_target(const pk_elf *elf, const pk_insn *insns, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (insns[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && addr < insns[lo - 1].addr + insns[lo - 1].len)
+        return insns[lo - 1].addr == addr;
+    size_t ns;
+    const pk_elf_segment *seg = pk_elf_segments(elf, &ns);
+    for (size_t i = 0; i < ns; i++)
+        if ((seg[i].flags & 1) && addr >= seg[i].vaddr && addr - seg[i].vaddr < seg[i].filesz)
+            return true;
+    return false;
 }
 
 enum { ABS8, REL32 };
@@ -188,7 +326,7 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
         load = k;
     } else if (is_reg(o)) {
         ZydisRegister r = wide(o->reg.value);
-        size_t i = find_def(&c, k, r, &d);
+        size_t i = find_def(&c, k, r, &d, JT_SCAN);
         if (i == SIZE_MAX)
             return 0;
         if (d.in.mnemonic == ZYDIS_MNEMONIC_MOV && mem_form(&d.op[1], 8) && d.op[1].mem.base == ZYDIS_REGISTER_NONE) {
@@ -206,7 +344,7 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
             ZydisRegister base = ZYDIS_REGISTER_NONE;
             for (int side = 0; side < 2 && mi == SIZE_MAX; side++) {
                 ZydisRegister ent = side ? b : a, other = side ? a : b;
-                size_t t = find_def(&c, i, ent, &m);
+                size_t t = find_def(&c, i, ent, &m, JT_SCAN);
                 if (t != SIZE_MAX && m.in.mnemonic == ZYDIS_MNEMONIC_MOVSXD && mem_form(&m.op[1], 4) &&
                     wide(m.op[1].mem.base) == other && m.op[1].mem.disp.value == 0) {
                     mi = t;
@@ -229,9 +367,31 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
         return 0;
     }
     uint32_t count = find_bound(&c, load, idx);
-    if (count == 0)
-        return 0;
     size_t esize = form == ABS8 ? 8 : 4;
+    if (count == 0) {
+        /* No bound check: clang drops it when the cases cover every value
+         * the index can take (an enum switch with an unreachable default).
+         * The table then ends where its entries stop being instructions of
+         * the function: the next table's offsets are relative to another
+         * base, and other data rarely lands on instruction starts. */
+        size_t before = targets->len;
+        for (uint32_t e = 0; e < JT_MAX_GUESSED; e++) {
+            const uint8_t *q = pk_elf_vaddr_bytes(elf, table + e * esize, esize);
+            if (!q)
+                break;
+            uint64_t t = form == ABS8 ? pk_ld64(q) : table + (uint64_t)(int64_t)(int32_t)pk_ld32(q);
+            if (!is_insn(insns, n, t))
+                break;
+            uint64_t *slot = pk_vec_push(targets);
+            if (!slot)
+                return pk_err_set(err, "out of memory");
+            *slot = t;
+        }
+        if (targets->len - before >= 2)
+            return 2;
+        targets->len = before;
+        return 0;
+    }
     const uint8_t *p = pk_elf_vaddr_bytes(elf, table, (size_t)count * esize);
     if (!p)
         return 0;
@@ -241,7 +401,7 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
     uint64_t *out = (uint64_t *)targets->data + before;
     for (uint32_t e = 0; e < count; e++) {
         uint64_t t = form == ABS8 ? pk_ld64(p + 8 * e) : table + (uint64_t)(int64_t)(int32_t)pk_ld32(p + 4 * e);
-        if (!is_insn(insns, n, t))
+        if (!valid_target(elf, insns, n, t))
             return 0;
         out[e] = t;
     }

@@ -25,6 +25,24 @@ __attribute__((noinline)) int op_int(int op, int x)
     }
 }
 
+/* Every value has a case and the default is unreachable: compilers drop
+ * the bound check, the table's size must be guessed. */
+enum shape { SQUARE, CIRCLE, TRIANGLE, HEXAGON, STAR, LINE, DOT };
+
+__attribute__((noinline)) int op_enum(enum shape s, int x)
+{
+    switch (s) {
+    case SQUARE: return x * x;
+    case CIRCLE: return 3 * x * x + 7;
+    case TRIANGLE: return x * x / 2 + 1;
+    case HEXAGON: return 6 * x - 5;
+    case STAR: return 5 * x + 13;
+    case LINE: return x - 99;
+    case DOT: return 1;
+    }
+    __builtin_unreachable();
+}
+
 __attribute__((noinline)) int op_char(const char *s)
 {
     int acc = 0;
@@ -82,6 +100,7 @@ int main(int argc, char **argv)
     long acc = 0;
     for (int i = 0; i < n; i++) {
         acc += op_int(i % 12, i);
+        acc += op_enum((enum shape)(i % 7), i);
         if (i % 10 == 0)
             acc += op_char(text + (i % 7));
         if (i % 50 == 0)
