@@ -157,7 +157,7 @@ TEST(jump_table_resolved)
 {
     pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x22), IJ(0x14), OTH(0x16, 2), JM(0x18, 0x24), OTH(0x1a, 2),
                     JM(0x1c, 0x24), OTH(0x1e, 2), JM(0x20, 0x24), OTH(0x22, 2), RET(0x24)};
-    pk_cfg_jtable jt = {0x14, table, 5};
+    pk_cfg_jtable jt = {.ijmp = 0x14, .targets = table, .ntargets = 5};
     pk_cfg_hints h = {&jt, 1, NULL, 0};
     want_block b[] = {{0x10, 60}, {0x14, 50}, {0x16, 10}, {0x1a, 15}, {0x1e, 5}, {0x22, 30}, {0x24, 60}};
     want_edge e[] = {{0x10, 0x14, PK_CFG_FALL, 50},  {0x10, 0x22, PK_CFG_JUMP, 10}, {0x14, 0x16, PK_CFG_TABLE, 10},
@@ -174,11 +174,23 @@ TEST(jump_table_resolved)
     pk_cfg_free(&c);
     /* a table entry that is not an instruction: unresolved */
     static const uint64_t bad[] = {0x16, 0x17};
-    pk_cfg_jtable jb = {0x14, bad, 2};
+    pk_cfg_jtable jb = {.ijmp = 0x14, .targets = bad, .ntargets = 2};
     pk_cfg_hints hb = {&jb, 1, NULL, 0};
     CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &hb, &err), &err);
     CHECK_EQ_U64(c.ijumps_resolved, 0);
     CHECK_EQ_U64(c.ijumps_unresolved, 1);
+    pk_cfg_free(&c);
+    /* an entry outside the function (a case in a .cold part not given):
+     * resolved, the other cases are edges, and the jump is an exit too */
+    static const uint64_t out[] = {0x16, 0x9000, 0x1e};
+    pk_cfg_jtable jo = {.ijmp = 0x14, .targets = out, .ntargets = 3, .guessed = true};
+    pk_cfg_hints ho = {&jo, 1, NULL, 0};
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &ho, &err), &err);
+    CHECK_EQ_U64(c.ijumps_resolved, 1);
+    CHECK_EQ_U64(c.ijumps_guessed, 1);
+    CHECK(c.blocks[blk(&c, 0x14)].flags & PK_CFG_EXIT);
+    CHECK_EQ_U64(c.blocks[blk(&c, 0x14)].nsucc, 2);
+    CHECK(edge_of(&c, 0x14, 0x1e) != UINT32_MAX);
     pk_cfg_free(&c);
 }
 
