@@ -39,8 +39,8 @@ size_t pk_flow_block_weights(const pk_cfg *cfg, const uint64_t *addrs, const uin
             continue;
         }
         unsigned __int128 w = ((unsigned __int128)s * scale + k / 2) / k;
-        if (w > (unsigned __int128)(PK_MCF_INF >> 4))
-            w = PK_MCF_INF >> 4;   /* far beyond any real count; keeps sums finite */
+        if (w > (unsigned __int128)PK_FLOW_MAX)
+            w = PK_FLOW_MAX;   /* far beyond any real count */
         weight[b] = w ? (int64_t)w : 1;
     }
     return ignored;
@@ -234,11 +234,16 @@ int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
         o = &def;
     }
     for (size_t b = 0; b < nb; b++)
-        if (weight[b] < PK_FLOW_UNKNOWN)
-            return pk_err_set(err, "flow: block %zu at 0x%llx has weight %lld", b,
+        if (weight[b] < PK_FLOW_UNKNOWN || weight[b] > PK_FLOW_MAX)
+            return pk_err_set(err, "flow: block %zu at 0x%llx has weight %lld (-1 .. 2^40 allowed)", b,
                               (unsigned long long)cfg->blocks[b].begin, (long long)weight[b]);
-    if (entry_count < PK_FLOW_UNKNOWN)
-        return pk_err_set(err, "flow: entry count %lld", (long long)entry_count);
+    if (entry_count < PK_FLOW_UNKNOWN || entry_count > PK_FLOW_MAX)
+        return pk_err_set(err, "flow: entry count %lld (-1 .. 2^40 allowed)", (long long)entry_count);
+    const int64_t costs[] = {o->cost_inc, o->cost_dec, o->cost_inc_entry, o->cost_dec_entry, o->cost_inc_zero,
+                             o->cost_inc_unknown};
+    for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
+        if (costs[i] < 0 || costs[i] > PK_FLOW_MAX_COST)
+            return pk_err_set(err, "flow: cost %lld out of range (0 .. 2^24)", (long long)costs[i]);
     memset(block_count, 0, nb * sizeof *block_count);
     memset(edge_count, 0, ne * sizeof *edge_count);
     if (nb == 0)

@@ -47,8 +47,9 @@
  * the function (tail call; for a jcc the fall-through edge stays); a call
  * that does not return (known noreturn callee, see pk_cfg_noreturn, or no
  * instruction at the return address); undecodable bytes, ud2, hlt, int3;
- * an indirect jmp (resolved or not) can only be an exit when unresolved;
- * and a block whose last instruction falls off the end of a range.
+ * an unresolved indirect jmp, and a resolved one with a table entry outside
+ * the function's ranges; a block whose last instruction falls off the end
+ * of a range.
  *
  * Jump tables: the indirect jumps of switch statements are resolved from the
  * binary (see pk_cfg_build_binary) and get one PK_CFG_TABLE edge per distinct
@@ -102,7 +103,8 @@ typedef struct pk_cfg {
     pk_cfg_block *blocks; /* sorted by address */
     size_t nblocks;
     uint32_t entry_block; /* index of the block starting at entry */
-    pk_cfg_edge *edges;   /* grouped by from (block order), then by kind and target */
+    pk_cfg_edge *edges;   /* grouped by from (block order); a block's edges: FALL
+                             before JUMP, TABLE and UNKNOWN_IJMP by target */
     size_t nedges;
     uint32_t ijumps_resolved, ijumps_unresolved;
     uint32_t ijumps_guessed;   /* of the resolved: table size guessed (see pk_jtable_resolve) */
@@ -192,6 +194,10 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
  * ====================================================================== */
 
 #define PK_FLOW_UNKNOWN (-1)
+/* Largest weight / entry count: sums over thousands of blocks stay far
+ * from overflowing (about 10^12; scale counts down if needed). */
+#define PK_FLOW_MAX ((int64_t)1 << 40)
+#define PK_FLOW_MAX_COST ((int64_t)1 << 24)
 
 enum pk_flow_method {
     PK_FLOW_MCF,        /* profi-style min-cost flow (default) */
@@ -217,10 +223,11 @@ typedef struct pk_flow_opts {
 void pk_flow_defaults(pk_flow_opts *o);
 
 /* Infers block and edge counts of cfg.
- *   weight[b]: the measured count of block b (>= 0; 0 is a known zero), or
- *              PK_FLOW_UNKNOWN when nothing is known about it.
+ *   weight[b]: the measured count of block b (0 .. PK_FLOW_MAX; 0 is a known
+ *              zero), or PK_FLOW_UNKNOWN when nothing is known about it.
  *   entry_count: the number of times the function was entered, if known
- *              (from its callers' counts), else PK_FLOW_UNKNOWN.
+ *              (from its callers' counts; 0 .. PK_FLOW_MAX), else
+ *              PK_FLOW_UNKNOWN.
  * Outputs block_count[nblocks] and edge_count[nedges].
  *
  * PK_FLOW_MCF (profi): each block is two nodes joined by an edge whose flow
@@ -247,7 +254,8 @@ void pk_flow_defaults(pk_flow_opts *o);
  *
  * PK_FLOW_PROPAGATE and PK_FLOW_NONE do NOT guarantee conservation (that is
  * what they are measured for); unknown weights count as 0 in NONE.
- * Errors: a weight below -1, OOM. */
+ * Errors: a weight or entry count out of range, a cost outside
+ * 0 .. PK_FLOW_MAX_COST, OOM. */
 int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
                   const pk_flow_opts *o, uint64_t *block_count, uint64_t *edge_count, pk_err *err);
 
@@ -264,7 +272,8 @@ int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
  * is the least noisy such estimate. The maximum (AutoFDO's choice over a
  * line's instructions) is biased upwards by noise and by skid (samples pile
  * on the instruction after a slow one); the sum grows with the block's
- * length. `scale` (e.g. 16) keeps precision for blocks hit a few times.
+ * length. `scale` (e.g. 16) keeps precision for blocks hit a few times;
+ * weights are capped at PK_FLOW_MAX.
  * addrs need not be sorted nor unique (hits add up). An address inside a
  * block but not on an instruction boundary (a decode that disagrees with
  * the sampled code) still counts for that block; an address in no block of

@@ -326,6 +326,14 @@ TEST(flow_options_and_errors)
     pk_flow_defaults(&o);
     int64_t bad[] = {1, -2, 0, 0};
     CHECK(pk_flow_infer(&c, bad, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    int64_t big[] = {1, PK_FLOW_MAX + 1, 0, 0};
+    CHECK(pk_flow_infer(&c, big, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    int64_t ok[] = {1, 1, 0, 1};
+    CHECK(pk_flow_infer(&c, ok, -3, &o, bc, ec, &err) != 0);
+    o.cost_dec = -1;
+    CHECK(pk_flow_infer(&c, ok, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    CHECK(strstr(err.msg, "cost") != NULL);
+    pk_flow_defaults(&o);
     /* no samples at all: all zero */
     int64_t z[] = {0, 0, PK_FLOW_UNKNOWN, 0};
     CHECK_OK(pk_flow_infer(&c, z, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
