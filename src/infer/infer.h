@@ -45,8 +45,10 @@
  * A block is an exit (PK_CFG_EXIT) when control may leave the function at
  * its end: ret; a direct jmp or jcc whose target is not an instruction of
  * the function (tail call; for a jcc the fall-through edge stays); a call
- * that does not return (known noreturn callee, see pk_cfg_noreturn, or no
- * instruction at the return address); undecodable bytes, ud2, hlt, int3;
+ * that does not return (a stop of the hints: pk_cfg_build_binary finds a
+ * known noreturn callee, see pk_cfg_noreturn, or a call followed by ud2 /
+ * hlt / int3) or has no instruction at its return address; undecodable
+ * bytes, ud2, hlt, int3;
  * an unresolved indirect jmp, and a resolved one with a table entry outside
  * the function's ranges; a block whose last instruction falls off the end
  * of a range.
@@ -143,8 +145,9 @@ void pk_cfg_free(pk_cfg *cfg);
 /* The block containing addr (any byte of it), UINT32_MAX if none. */
 uint32_t pk_cfg_block_at(const pk_cfg *cfg, uint64_t addr);
 
-/* Noreturn callees of one binary: defined functions and PLT stubs (resolved
- * through their GOT slot's JUMP_SLOT / GLOB_DAT relocation) whose name is a
+/* Noreturn callees of one binary: defined functions, PLT stubs and GOT
+ * slots called indirectly (resolved through the slot's JUMP_SLOT / GLOB_DAT
+ * relocation) whose name is a
  * well-known noreturn function of libc, libstdc++ and the unwinder (abort,
  * exit, _exit, __assert_fail, __stack_chk_fail, __cxa_throw, _Unwind_Resume,
  * longjmp, std::__throw_*, ...). Built once per binary, read-only after:
@@ -159,21 +162,26 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target);
 
 /* Convenience over pk_binary: decodes the ranges [begin, end) (any order,
  * not overlapping), resolves jump tables from the binary's bytes
- * (pk_jtable_resolve), marks ud2/hlt/int3 and calls to noreturn functions
- * (nr may be NULL: then only calls at the very end of a range are exits),
- * and builds the CFG. */
+ * (pk_jtable_resolve), marks ud2/hlt/int3, calls to noreturn functions
+ * (direct, through a PLT stub or through a GOT slot; nr may be NULL) and
+ * calls followed by ud2/hlt/int3 as stops, and builds the CFG. */
 int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
                         const pk_addr_range *ranges, size_t nranges, uint64_t entry, pk_err *err);
 
 /* Jump tables of x86-64 switch statements as clang-19 and gcc-12 emit them
  * at -O2 (the instructions before the jmp are decoded again with Zydis,
- * walking back in address order, at most 64 instructions):
+ * walking back in address order: at most 64 instructions, 1024 for the
+ * table's base register, which may be set once at the top of a function):
  *   non-PIE:  jmp *T(,%idx,8)                  or  mov T(,%idx,8),%r; jmp *%r
  *   PIE:      lea T(%rip),%b; movslq (%b,%idx,4),%r; add %b,%r; jmp *%r
  *             (the lea may be hoisted out of a loop; `add %r,%b; jmp *%b` too)
- * The number of entries comes from the bound check on the index (through
- * register copies and zero-extensions): `cmp $N,%idx` followed by ja/jbe
- * (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`. The table is
+ * The number of entries comes from the bound check on the index:
+ * `cmp $N,%idx` and then (maybe after a few moves, which leave the flags)
+ * ja/jbe (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`; the
+ * index may be a register copy or zero-extension of the checked register
+ * (made before or after the check), or loaded from the checked memory
+ * (`cmpb $8,0x19(%rbx); ja; movzbl 0x19(%rbx),%eax`, its address register
+ * possibly set from another by lea or mov in between). The table is
  * read from the file (pk_elf_vaddr_bytes); every entry must be the address
  * of an instruction of insns[0..n), or lie outside them in executable code
  * (a case in a .cold part that was not among the ranges: pk_cfg_build makes
