@@ -128,6 +128,14 @@ out:
     return rc;
 }
 
+/* pk_mcf_add that remembers a failure (OOM) instead of stopping. */
+static uint32_t add(pk_mcf *g, uint32_t from, uint32_t to, int64_t cap, int64_t cost, bool *fail)
+{
+    uint32_t id = pk_mcf_add(g, from, to, cap, cost);
+    *fail |= id == UINT32_MAX;
+    return id;
+}
+
 static bool edge_kept(const pk_flow_fn *f, const pk_cfg_edge *e)
 {
     return f->kept[e->from] && f->kept[e->to];
@@ -147,7 +155,6 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         goto out;
     bool known_entry = entry_count >= 0;
     bool fail = false;
-#define ADD(a, b, cap, cost) ({ uint32_t id_ = pk_mcf_add(g, a, b, cap, cost); fail |= id_ == UINT32_MAX; id_; })
     for (uint32_t b = 0; b < nb; b++) {
         inc[b] = dec[b] = sid[b] = UINT32_MAX;
         if (!f->kept[b])
@@ -157,18 +164,18 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         bool is_entry = b == cfg->entry_block;
         if (f->entry[b]) {
             if (is_entry && known_entry) {
-                sid[b] = ADD(S, bin, PK_MCF_INF, o->cost_inc_entry);
+                sid[b] = add(g, S, bin, PK_MCF_INF, o->cost_inc_entry, &fail);
                 if (entry_count > 0) {
-                    ADD(bin, S, entry_count, o->cost_dec_entry);
-                    ADD(S1, bin, entry_count, 0);
-                    ADD(S, T1, entry_count, 0);
+                    add(g, bin, S, entry_count, o->cost_dec_entry, &fail);
+                    add(g, S1, bin, entry_count, 0, &fail);
+                    add(g, S, T1, entry_count, 0, &fail);
                 }
             } else {
-                sid[b] = ADD(S, bin, PK_MCF_INF, 0);
+                sid[b] = add(g, S, bin, PK_MCF_INF, 0, &fail);
             }
         }
         if (f->exit[b])
-            ADD(bout, T, PK_MCF_INF, 0);
+            add(g, bout, T, PK_MCF_INF, 0, &fail);
         int64_t ci, cd;
         if (w < 0) {
             ci = o->cost_inc_unknown;
@@ -180,19 +187,18 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
             ci = w == 0 ? o->cost_inc_zero : o->cost_inc;
             cd = o->cost_dec;
         }
-        inc[b] = ADD(bin, bout, PK_MCF_INF, ci);
+        inc[b] = add(g, bin, bout, PK_MCF_INF, ci, &fail);
         if (w > 0) {
-            dec[b] = ADD(bout, bin, w, cd);
-            ADD(S1, bout, w, 0);
-            ADD(bin, T1, w, 0);
+            dec[b] = add(g, bout, bin, w, cd, &fail);
+            add(g, S1, bout, w, 0, &fail);
+            add(g, bin, T1, w, 0, &fail);
         }
     }
     for (size_t e = 0; e < cfg->nedges; e++) {
         const pk_cfg_edge *ed = &cfg->edges[e];
-        eid[e] = edge_kept(f, ed) ? ADD(2 * ed->from + 1, 2 * ed->to, PK_MCF_INF, 0) : UINT32_MAX;
+        eid[e] = edge_kept(f, ed) ? add(g, 2 * ed->from + 1, 2 * ed->to, PK_MCF_INF, 0, &fail) : UINT32_MAX;
     }
-    ADD(T, S, PK_MCF_INF, 0);
-#undef ADD
+    add(g, T, S, PK_MCF_INF, 0, &fail);
     if (fail || pk_mcf_solve(g, S1, T1, o->even_distribution) != 0)
         goto out;
     for (uint32_t b = 0; b < nb; b++) {

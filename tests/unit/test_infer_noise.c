@@ -171,10 +171,11 @@ TEST(timing_large_functions)
         size_t ran = 0;
         for (size_t b = 0; b < c.nblocks; b++)
             ran += tb[b] != 0;
-        printf("  (%zu blocks ran)\n", ran);
         sample_hits(&r, &c, insns, n, tb, 0.01, addrs, hits);
         pk_flow_block_weights(&c, addrs, hits, n, 16, w);
-        time_methods(&c, w, "sampled");
+        char what[64];
+        snprintf(what, sizeof what, "sampled (%zu blocks ran)", ran);
+        time_methods(&c, w, what);
         free(w);
         free(tb);
         free(te);
