@@ -391,6 +391,33 @@ TEST(unknown_subgraph_rebalanced)
     pk_cfg_free(&c);
 }
 
+TEST(even_distribution)
+{
+    /* Both sides of the diamond were measured as zero but 100 units must
+     * pass: the two paths cost the same. Even distribution splits them
+     * 50/50; without it one side takes everything. */
+    pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x1a), OTH(0x14, 4), JM(0x18, 0x1c), OTH(0x1a, 2), RET(0x1c)};
+    pk_cfg c;
+    pk_err err;
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, NULL, &err), &err);
+    int64_t w[] = {100, 0, 0, 100};
+    uint64_t bc[4], ec[4], bc2[4], ec2[4];
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    CHECK_EQ_U64(bc[1], 50);
+    CHECK_EQ_U64(bc[2], 50);
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    /* deterministic */
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc2, ec2, &err), &err);
+    CHECK(!memcmp(bc, bc2, sizeof bc) && !memcmp(ec, ec2, sizeof ec));
+    o.even_distribution = false;
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    CHECK(bc[1] + bc[2] == 100 && (bc[1] == 0 || bc[2] == 0));
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    pk_cfg_free(&c);
+}
+
 TEST(island_joined)
 {
     /* The loop body and header carry samples but the entry edge into the
