@@ -242,23 +242,27 @@ void pk_flow_defaults(pk_flow_opts *o);
  * is the count; raising a count above its weight or lowering it below costs
  * per unit (costs above), so the solver keeps measured counts where they are
  * consistent and changes them as little as possible where they are not.
+ * Edges carry no measurement (block-only input): flow on any edge, the
+ * conservative UNKNOWN_IJMP ones included, costs nothing by itself.
  * Integers only, deterministic (same input, same output). Specifics:
+ *   - no samples (no weight > 0, no entry_count > 0): every count is 0;
  *   - a known-zero entry block is raised to 1 when any block has samples;
  *   - a known entry_count is an edge from the source to the entry block with
  *     that weight (costs cost_inc_entry / cost_dec_entry), and the entry
  *     block then costs as any other block;
- *   - blocks the entry cannot reach get 0, except regions headed by a block
- *     without predecessor that hold samples (exception landing pads, code
- *     reached from outside): their heads are secondary entries;
+ *   - blocks the entry cannot reach get 0, except regions that hold
+ *     samples (exception landing pads, code reached from outside): their
+ *     heads (chosen as for unresolved indirect jumps above) are secondary
+ *     entries;
  *   - blocks that reach no exit (infinite loops) may end the flow
  *     themselves (profi would drop them, losing e.g. a server's main loop);
  *   - post-passes join islands and rebalance unknown subgraphs as profi.
  * The result conserves flow at every block b kept:
  *   Σ in-edges + (entry flow if b is an entry) = block_count[b]
  *       = Σ out-edges + (exit flow if b is an exit or reaches no exit),
- * where the entry flow into the primary entry block is
- * block_count[entry_block] − Σ its in-edges (the function's entry count),
- * and only blocks flagged PK_CFG_EXIT (or reaching no exit) have exit flow.
+ * where an entry's flow is block_count − Σ its in-edges (for the entry
+ * block: the function's entry count), and only blocks flagged PK_CFG_EXIT
+ * (or reaching no exit) have exit flow = block_count − Σ out-edges.
  *
  * PK_FLOW_PROPAGATE and PK_FLOW_NONE do NOT guarantee conservation (that is
  * what they are measured for); unknown weights count as 0 in NONE.
