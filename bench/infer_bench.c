@@ -2,9 +2,10 @@
  * of real binaries: blocks and edges, indirect jumps resolved as jump
  * tables or not, CFG build time, and pk_flow_infer time per function with
  * random weights (every method) — the worst case for the solver.
- * Usage: infer_bench [-v] [-flow] BINARY...   (see bench/infer_bench.sh)
- *   -v     list the functions with unresolved indirect jumps
- *   -flow  also time flow inference on every function */
+ * Usage: infer_bench [-v] [-flow] [-flowmin=N] BINARY...   (see bench/infer_bench.sh)
+ *   -v           list the functions with unresolved indirect jumps
+ *   -flow        also time flow inference on every function
+ *   -flowmin=N   only on functions of at least N blocks (each one printed) */
 #include "infer/infer.h"
 
 #include <stdio.h>
@@ -30,6 +31,7 @@ static uint64_t rnd(uint64_t *s)
 int main(int argc, char **argv)
 {
     int verbose = 0, flow = 0;
+    size_t flowmin = 0;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "-v")) {
             verbose = 1;
@@ -37,6 +39,11 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[a], "-flow")) {
             flow = 1;
+            continue;
+        }
+        if (!strncmp(argv[a], "-flowmin=", 9)) {
+            flow = 1;
+            flowmin = strtoul(argv[a] + 9, NULL, 10);
             continue;
         }
         pk_err err;
@@ -80,13 +87,14 @@ int main(int argc, char **argv)
                 maxb = c.nblocks;
                 maxname = f->name;
             }
-            if (flow) {
+            if (flow && c.nblocks >= flowmin) {
                 int64_t *w = malloc(c.nblocks * sizeof *w);
                 uint64_t *bc = malloc(c.nblocks * 8), *ec = malloc((c.nedges + 1) * 8);
                 for (size_t b = 0; b < c.nblocks; b++)
                     w[b] = (int64_t)(rnd(&seed) % 1000);
                 pk_flow_opts o;
                 pk_flow_defaults(&o);
+                double dts[3];
                 for (int m = 0; m < 3; m++) {
                     o.method = m;
                     t0 = cpu_now();
@@ -96,7 +104,11 @@ int main(int argc, char **argv)
                     tflow[m] += dt;
                     if (c.nblocks == maxb)
                         tmax[m] = dt;
+                    dts[m] = dt;
                 }
+                if (flowmin)
+                    printf("  %s (%zu blocks, %zu edges): MCF %.1f ms, PROPAGATE %.1f ms, NONE %.1f ms\n", f->name,
+                           c.nblocks, c.nedges, dts[0] * 1e3, dts[1] * 1e3, dts[2] * 1e3);
                 free(w);
                 free(bc);
                 free(ec);

@@ -141,10 +141,10 @@ void pk_flow_join_islands(pk_flow_fn *f)
 {
     size_t nb = f->cfg->nblocks;
     uint8_t *vis = calloc(nb, 1);
-    uint32_t *stack = malloc(nb * sizeof *stack), *par = malloc(nb * sizeof *par);
+    uint32_t *stack = malloc(nb * sizeof *stack), *par = malloc(nb * sizeof *par), *par1 = malloc(nb * sizeof *par1);
     int64_t *dist = malloc(nb * sizeof *dist);
     dheap q = {malloc((f->cfg->nedges + nb + 1) * sizeof(heap_item)), 0};
-    if (!vis || !stack || !par || !dist || !q.h)
+    if (!vis || !stack || !par || !par1 || !dist || !q.h)
         goto out;   /* the flow stays valid, only less realistic */
     int64_t entry_flow = f->bflow[f->cfg->entry_block];
     int64_t base = entry_flow < COST_UNLIKELY / (2 * ((int64_t)nb + 1)) ? entry_flow
@@ -161,9 +161,6 @@ void pk_flow_join_islands(pk_flow_fn *f)
          * second starts from b's own distances */
         if (shortest(f, f->entry, 0, b, base, dist, par, &q) == UINT32_MAX)
             continue;
-        uint32_t *par1 = malloc(nb * sizeof *par1);
-        if (!par1)
-            break;
         memcpy(par1, par, nb * sizeof *par1);
         uint32_t x = shortest(f, NULL, b, UINT32_MAX, base, dist, par, &q);
         if (x != UINT32_MAX) {
@@ -173,12 +170,12 @@ void pk_flow_join_islands(pk_flow_fn *f)
             reach_positive(f, first, vis, stack);
             add_path(f, x, par, vis, stack);   /* b itself was counted by the first leg */
         }
-        free(par1);
     }
 out:
     free(vis);
     free(stack);
     free(par);
+    free(par1);
     free(dist);
     free(q.h);
 }

@@ -39,8 +39,8 @@ size_t pk_flow_block_weights(const pk_cfg *cfg, const uint64_t *addrs, const uin
             continue;
         }
         unsigned __int128 w = ((unsigned __int128)s * scale + k / 2) / k;
-        if (w > (unsigned __int128)(PK_MCF_INF >> 4))
-            w = PK_MCF_INF >> 4;   /* far beyond any real count; keeps sums finite */
+        if (w > (unsigned __int128)PK_FLOW_MAX)
+            w = PK_FLOW_MAX;   /* far beyond any real count */
         weight[b] = w ? (int64_t)w : 1;
     }
     return ignored;
@@ -128,6 +128,14 @@ out:
     return rc;
 }
 
+/* pk_mcf_add that remembers a failure (OOM) instead of stopping. */
+static uint32_t add(pk_mcf *g, uint32_t from, uint32_t to, int64_t cap, int64_t cost, bool *fail)
+{
+    uint32_t id = pk_mcf_add(g, from, to, cap, cost);
+    *fail |= id == UINT32_MAX;
+    return id;
+}
+
 static bool edge_kept(const pk_flow_fn *f, const pk_cfg_edge *e)
 {
     return f->kept[e->from] && f->kept[e->to];
@@ -147,7 +155,6 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         goto out;
     bool known_entry = entry_count >= 0;
     bool fail = false;
-#define ADD(a, b, cap, cost) ({ uint32_t id_ = pk_mcf_add(g, a, b, cap, cost); fail |= id_ == UINT32_MAX; id_; })
     for (uint32_t b = 0; b < nb; b++) {
         inc[b] = dec[b] = sid[b] = UINT32_MAX;
         if (!f->kept[b])
@@ -157,18 +164,18 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         bool is_entry = b == cfg->entry_block;
         if (f->entry[b]) {
             if (is_entry && known_entry) {
-                sid[b] = ADD(S, bin, PK_MCF_INF, o->cost_inc_entry);
+                sid[b] = add(g, S, bin, PK_MCF_INF, o->cost_inc_entry, &fail);
                 if (entry_count > 0) {
-                    ADD(bin, S, entry_count, o->cost_dec_entry);
-                    ADD(S1, bin, entry_count, 0);
-                    ADD(S, T1, entry_count, 0);
+                    add(g, bin, S, entry_count, o->cost_dec_entry, &fail);
+                    add(g, S1, bin, entry_count, 0, &fail);
+                    add(g, S, T1, entry_count, 0, &fail);
                 }
             } else {
-                sid[b] = ADD(S, bin, PK_MCF_INF, 0);
+                sid[b] = add(g, S, bin, PK_MCF_INF, 0, &fail);
             }
         }
         if (f->exit[b])
-            ADD(bout, T, PK_MCF_INF, 0);
+            add(g, bout, T, PK_MCF_INF, 0, &fail);
         int64_t ci, cd;
         if (w < 0) {
             ci = o->cost_inc_unknown;
@@ -180,19 +187,18 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
             ci = w == 0 ? o->cost_inc_zero : o->cost_inc;
             cd = o->cost_dec;
         }
-        inc[b] = ADD(bin, bout, PK_MCF_INF, ci);
+        inc[b] = add(g, bin, bout, PK_MCF_INF, ci, &fail);
         if (w > 0) {
-            dec[b] = ADD(bout, bin, w, cd);
-            ADD(S1, bout, w, 0);
-            ADD(bin, T1, w, 0);
+            dec[b] = add(g, bout, bin, w, cd, &fail);
+            add(g, S1, bout, w, 0, &fail);
+            add(g, bin, T1, w, 0, &fail);
         }
     }
     for (size_t e = 0; e < cfg->nedges; e++) {
         const pk_cfg_edge *ed = &cfg->edges[e];
-        eid[e] = edge_kept(f, ed) ? ADD(2 * ed->from + 1, 2 * ed->to, PK_MCF_INF, 0) : UINT32_MAX;
+        eid[e] = edge_kept(f, ed) ? add(g, 2 * ed->from + 1, 2 * ed->to, PK_MCF_INF, 0, &fail) : UINT32_MAX;
     }
-    ADD(T, S, PK_MCF_INF, 0);
-#undef ADD
+    add(g, T, S, PK_MCF_INF, 0, &fail);
     if (fail || pk_mcf_solve(g, S1, T1, o->even_distribution) != 0)
         goto out;
     for (uint32_t b = 0; b < nb; b++) {
@@ -234,11 +240,16 @@ int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
         o = &def;
     }
     for (size_t b = 0; b < nb; b++)
-        if (weight[b] < PK_FLOW_UNKNOWN)
-            return pk_err_set(err, "flow: block %zu at 0x%llx has weight %lld", b,
+        if (weight[b] < PK_FLOW_UNKNOWN || weight[b] > PK_FLOW_MAX)
+            return pk_err_set(err, "flow: block %zu at 0x%llx has weight %lld (-1 .. 2^40 allowed)", b,
                               (unsigned long long)cfg->blocks[b].begin, (long long)weight[b]);
-    if (entry_count < PK_FLOW_UNKNOWN)
-        return pk_err_set(err, "flow: entry count %lld", (long long)entry_count);
+    if (entry_count < PK_FLOW_UNKNOWN || entry_count > PK_FLOW_MAX)
+        return pk_err_set(err, "flow: entry count %lld (-1 .. 2^40 allowed)", (long long)entry_count);
+    const int64_t costs[] = {o->cost_inc, o->cost_dec, o->cost_inc_entry, o->cost_dec_entry, o->cost_inc_zero,
+                             o->cost_inc_unknown};
+    for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
+        if (costs[i] < 0 || costs[i] > PK_FLOW_MAX_COST)
+            return pk_err_set(err, "flow: cost %lld out of range (0 .. 2^24)", (long long)costs[i]);
     memset(block_count, 0, nb * sizeof *block_count);
     memset(edge_count, 0, ne * sizeof *edge_count);
     if (nb == 0)

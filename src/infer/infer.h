@@ -45,10 +45,13 @@
  * A block is an exit (PK_CFG_EXIT) when control may leave the function at
  * its end: ret; a direct jmp or jcc whose target is not an instruction of
  * the function (tail call; for a jcc the fall-through edge stays); a call
- * that does not return (known noreturn callee, see pk_cfg_noreturn, or no
- * instruction at the return address); undecodable bytes, ud2, hlt, int3;
- * an indirect jmp (resolved or not) can only be an exit when unresolved;
- * and a block whose last instruction falls off the end of a range.
+ * that does not return (a stop of the hints: pk_cfg_build_binary finds a
+ * known noreturn callee, see pk_cfg_noreturn, or a call followed by ud2 /
+ * hlt / int3) or has no instruction at its return address; undecodable
+ * bytes, ud2, hlt, int3;
+ * an unresolved indirect jmp, and a resolved one with a table entry outside
+ * the function's ranges; a block whose last instruction falls off the end
+ * of a range.
  *
  * Jump tables: the indirect jumps of switch statements are resolved from the
  * binary (see pk_cfg_build_binary) and get one PK_CFG_TABLE edge per distinct
@@ -102,7 +105,8 @@ typedef struct pk_cfg {
     pk_cfg_block *blocks; /* sorted by address */
     size_t nblocks;
     uint32_t entry_block; /* index of the block starting at entry */
-    pk_cfg_edge *edges;   /* grouped by from (block order), then by kind and target */
+    pk_cfg_edge *edges;   /* grouped by from (block order); a block's edges: FALL
+                             before JUMP, TABLE and UNKNOWN_IJMP by target */
     size_t nedges;
     uint32_t ijumps_resolved, ijumps_unresolved;
     uint32_t ijumps_guessed;   /* of the resolved: table size guessed (see pk_jtable_resolve) */
@@ -141,8 +145,9 @@ void pk_cfg_free(pk_cfg *cfg);
 /* The block containing addr (any byte of it), UINT32_MAX if none. */
 uint32_t pk_cfg_block_at(const pk_cfg *cfg, uint64_t addr);
 
-/* Noreturn callees of one binary: defined functions and PLT stubs (resolved
- * through their GOT slot's JUMP_SLOT / GLOB_DAT relocation) whose name is a
+/* Noreturn callees of one binary: defined functions, PLT stubs and GOT
+ * slots called indirectly (resolved through the slot's JUMP_SLOT / GLOB_DAT
+ * relocation) whose name is a
  * well-known noreturn function of libc, libstdc++ and the unwinder (abort,
  * exit, _exit, __assert_fail, __stack_chk_fail, __cxa_throw, _Unwind_Resume,
  * longjmp, std::__throw_*, ...). Built once per binary, read-only after:
@@ -157,21 +162,26 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target);
 
 /* Convenience over pk_binary: decodes the ranges [begin, end) (any order,
  * not overlapping), resolves jump tables from the binary's bytes
- * (pk_jtable_resolve), marks ud2/hlt/int3 and calls to noreturn functions
- * (nr may be NULL: then only calls at the very end of a range are exits),
- * and builds the CFG. */
+ * (pk_jtable_resolve), marks ud2/hlt/int3, calls to noreturn functions
+ * (direct, through a PLT stub or through a GOT slot; nr may be NULL) and
+ * calls followed by ud2/hlt/int3 as stops, and builds the CFG. */
 int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
                         const pk_addr_range *ranges, size_t nranges, uint64_t entry, pk_err *err);
 
 /* Jump tables of x86-64 switch statements as clang-19 and gcc-12 emit them
  * at -O2 (the instructions before the jmp are decoded again with Zydis,
- * walking back in address order, at most 64 instructions):
+ * walking back in address order: at most 64 instructions, 1024 for the
+ * table's base register, which may be set once at the top of a function):
  *   non-PIE:  jmp *T(,%idx,8)                  or  mov T(,%idx,8),%r; jmp *%r
  *   PIE:      lea T(%rip),%b; movslq (%b,%idx,4),%r; add %b,%r; jmp *%r
  *             (the lea may be hoisted out of a loop; `add %r,%b; jmp *%b` too)
- * The number of entries comes from the bound check on the index (through
- * register copies and zero-extensions): `cmp $N,%idx` followed by ja/jbe
- * (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`. The table is
+ * The number of entries comes from the bound check on the index:
+ * `cmp $N,%idx` and then (maybe after a few moves, which leave the flags)
+ * ja/jbe (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`; the
+ * index may be a register copy or zero-extension of the checked register
+ * (made before or after the check), or loaded from the checked memory
+ * (`cmpb $8,0x19(%rbx); ja; movzbl 0x19(%rbx),%eax`, its address register
+ * possibly set from another by lea or mov in between). The table is
  * read from the file (pk_elf_vaddr_bytes); every entry must be the address
  * of an instruction of insns[0..n), or lie outside them in executable code
  * (a case in a .cold part that was not among the ranges: pk_cfg_build makes
@@ -192,6 +202,10 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
  * ====================================================================== */
 
 #define PK_FLOW_UNKNOWN (-1)
+/* Largest weight / entry count: sums over thousands of blocks stay far
+ * from overflowing (about 10^12; scale counts down if needed). */
+#define PK_FLOW_MAX ((int64_t)1 << 40)
+#define PK_FLOW_MAX_COST ((int64_t)1 << 24)
 
 enum pk_flow_method {
     PK_FLOW_MCF,        /* profi-style min-cost flow (default) */
@@ -217,37 +231,43 @@ typedef struct pk_flow_opts {
 void pk_flow_defaults(pk_flow_opts *o);
 
 /* Infers block and edge counts of cfg.
- *   weight[b]: the measured count of block b (>= 0; 0 is a known zero), or
- *              PK_FLOW_UNKNOWN when nothing is known about it.
+ *   weight[b]: the measured count of block b (0 .. PK_FLOW_MAX; 0 is a known
+ *              zero), or PK_FLOW_UNKNOWN when nothing is known about it.
  *   entry_count: the number of times the function was entered, if known
- *              (from its callers' counts), else PK_FLOW_UNKNOWN.
+ *              (from its callers' counts; 0 .. PK_FLOW_MAX), else
+ *              PK_FLOW_UNKNOWN.
  * Outputs block_count[nblocks] and edge_count[nedges].
  *
  * PK_FLOW_MCF (profi): each block is two nodes joined by an edge whose flow
  * is the count; raising a count above its weight or lowering it below costs
  * per unit (costs above), so the solver keeps measured counts where they are
  * consistent and changes them as little as possible where they are not.
+ * Edges carry no measurement (block-only input): flow on any edge, the
+ * conservative UNKNOWN_IJMP ones included, costs nothing by itself.
  * Integers only, deterministic (same input, same output). Specifics:
+ *   - no samples (no weight > 0, no entry_count > 0): every count is 0;
  *   - a known-zero entry block is raised to 1 when any block has samples;
  *   - a known entry_count is an edge from the source to the entry block with
  *     that weight (costs cost_inc_entry / cost_dec_entry), and the entry
  *     block then costs as any other block;
- *   - blocks the entry cannot reach get 0, except regions headed by a block
- *     without predecessor that hold samples (exception landing pads, code
- *     reached from outside): their heads are secondary entries;
+ *   - blocks the entry cannot reach get 0, except regions that hold
+ *     samples (exception landing pads, code reached from outside): their
+ *     heads (chosen as for unresolved indirect jumps above) are secondary
+ *     entries;
  *   - blocks that reach no exit (infinite loops) may end the flow
  *     themselves (profi would drop them, losing e.g. a server's main loop);
  *   - post-passes join islands and rebalance unknown subgraphs as profi.
  * The result conserves flow at every block b kept:
  *   Σ in-edges + (entry flow if b is an entry) = block_count[b]
  *       = Σ out-edges + (exit flow if b is an exit or reaches no exit),
- * where the entry flow into the primary entry block is
- * block_count[entry_block] − Σ its in-edges (the function's entry count),
- * and only blocks flagged PK_CFG_EXIT (or reaching no exit) have exit flow.
+ * where an entry's flow is block_count − Σ its in-edges (for the entry
+ * block: the function's entry count), and only blocks flagged PK_CFG_EXIT
+ * (or reaching no exit) have exit flow = block_count − Σ out-edges.
  *
  * PK_FLOW_PROPAGATE and PK_FLOW_NONE do NOT guarantee conservation (that is
  * what they are measured for); unknown weights count as 0 in NONE.
- * Errors: a weight below -1, OOM. */
+ * Errors: a weight or entry count out of range, a cost outside
+ * 0 .. PK_FLOW_MAX_COST, OOM. */
 int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
                   const pk_flow_opts *o, uint64_t *block_count, uint64_t *edge_count, pk_err *err);
 
@@ -264,7 +284,8 @@ int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
  * is the least noisy such estimate. The maximum (AutoFDO's choice over a
  * line's instructions) is biased upwards by noise and by skid (samples pile
  * on the instruction after a slow one); the sum grows with the block's
- * length. `scale` (e.g. 16) keeps precision for blocks hit a few times.
+ * length. `scale` (e.g. 16) keeps precision for blocks hit a few times;
+ * weights are capped at PK_FLOW_MAX.
  * addrs need not be sorted nor unique (hits add up). An address inside a
  * block but not on an instruction boundary (a decode that disagrees with
  * the sampled code) still counts for that block; an address in no block of

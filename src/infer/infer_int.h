@@ -6,9 +6,10 @@
 
 #include <stdlib.h>
 
-/* Capacity standing for "unbounded": large, yet sums of a few stay far
- * from overflowing int64 (profi uses the same). */
-#define PK_MCF_INF ((int64_t)1 << 50)
+/* Capacity standing for "unbounded": above any sum of weights (2^16
+ * blocks of PK_FLOW_MAX), yet sums of a few stay far from overflowing
+ * int64 (profi uses 2^50 with no bound on weights). */
+#define PK_MCF_INF ((int64_t)1 << 56)
 
 /* ---- graph helpers over a pk_cfg (cfg_graph.c) ---- */
 

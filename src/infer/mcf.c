@@ -1,18 +1,22 @@
 /* mcf.c — min-cost max-flow for profile inference.
  *
  * Successive shortest paths as in profi (LLVM SampleProfileInference), with
- * two changes that keep the answer's cost and make it scale to functions of
- * thousands of blocks:
+ * changes that keep the answer's cost and make it scale to functions of
+ * thousands of blocks (a 4,400-block function with random weights went
+ * from 3.5 s to 0.4 s; see tests/unit/test_infer_noise.c):
  *   - distances come from Dijkstra over reduced costs (Johnson potentials;
  *     every network cost is >= 0) instead of a Bellman-Ford queue per path;
- *   - one distance computation serves a whole phase: every augmenting path
- *     of that length is found breadth-first in the subgraph of zero
- *     reduced cost, until none is left (then the shortest distance grows).
- * Even distribution (profi's D118640) works inside a phase exactly as in
- * profi: from each path, the DAG of equally short paths whose residual
- * capacity is at least half the path's is found by a bounded DFS, and the
- * flow is split evenly at every node of it, in integers (the fractional
- * bound of profi's first step uses 32.32 fixed point).
+ *   - one distance computation serves a whole phase: the arcs of reduced
+ *     cost 0 are listed once, and the augmenting paths of that length are
+ *     found Dinic style (breadth-first levels, then paths along current
+ *     arcs) until none is left; then the shortest distance grows.
+ * Even distribution (profi's D118640) works inside a phase as in profi:
+ * from each path, the DAG of equally short paths whose residual capacity is
+ * at least half the path's is found by a bounded DFS (here only through
+ * nodes that still reach the sink), and the flow is split evenly at every
+ * node of it, in integers (the fractional bound of profi's first step uses
+ * 32.32 fixed point). After an augmentation the same DAG, pruned of what it
+ * saturated, is augmented again before a new DFS (profi searches again).
  * Everything is in flat arrays (CSR adjacency, paired reverse arcs) and
  * visited in a fixed order, so the result depends only on the input. */
 #include "infer/infer_int.h"

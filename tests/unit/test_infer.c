@@ -157,7 +157,7 @@ TEST(jump_table_resolved)
 {
     pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x22), IJ(0x14), OTH(0x16, 2), JM(0x18, 0x24), OTH(0x1a, 2),
                     JM(0x1c, 0x24), OTH(0x1e, 2), JM(0x20, 0x24), OTH(0x22, 2), RET(0x24)};
-    pk_cfg_jtable jt = {0x14, table, 5};
+    pk_cfg_jtable jt = {.ijmp = 0x14, .targets = table, .ntargets = 5};
     pk_cfg_hints h = {&jt, 1, NULL, 0};
     want_block b[] = {{0x10, 60}, {0x14, 50}, {0x16, 10}, {0x1a, 15}, {0x1e, 5}, {0x22, 30}, {0x24, 60}};
     want_edge e[] = {{0x10, 0x14, PK_CFG_FALL, 50},  {0x10, 0x22, PK_CFG_JUMP, 10}, {0x14, 0x16, PK_CFG_TABLE, 10},
@@ -174,11 +174,23 @@ TEST(jump_table_resolved)
     pk_cfg_free(&c);
     /* a table entry that is not an instruction: unresolved */
     static const uint64_t bad[] = {0x16, 0x17};
-    pk_cfg_jtable jb = {0x14, bad, 2};
+    pk_cfg_jtable jb = {.ijmp = 0x14, .targets = bad, .ntargets = 2};
     pk_cfg_hints hb = {&jb, 1, NULL, 0};
     CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &hb, &err), &err);
     CHECK_EQ_U64(c.ijumps_resolved, 0);
     CHECK_EQ_U64(c.ijumps_unresolved, 1);
+    pk_cfg_free(&c);
+    /* an entry outside the function (a case in a .cold part not given):
+     * resolved, the other cases are edges, and the jump is an exit too */
+    static const uint64_t out[] = {0x16, 0x9000, 0x1e};
+    pk_cfg_jtable jo = {.ijmp = 0x14, .targets = out, .ntargets = 3, .guessed = true};
+    pk_cfg_hints ho = {&jo, 1, NULL, 0};
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &ho, &err), &err);
+    CHECK_EQ_U64(c.ijumps_resolved, 1);
+    CHECK_EQ_U64(c.ijumps_guessed, 1);
+    CHECK(c.blocks[blk(&c, 0x14)].flags & PK_CFG_EXIT);
+    CHECK_EQ_U64(c.blocks[blk(&c, 0x14)].nsucc, 2);
+    CHECK(edge_of(&c, 0x14, 0x1e) != UINT32_MAX);
     pk_cfg_free(&c);
 }
 
@@ -314,6 +326,14 @@ TEST(flow_options_and_errors)
     pk_flow_defaults(&o);
     int64_t bad[] = {1, -2, 0, 0};
     CHECK(pk_flow_infer(&c, bad, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    int64_t big[] = {1, PK_FLOW_MAX + 1, 0, 0};
+    CHECK(pk_flow_infer(&c, big, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    int64_t ok[] = {1, 1, 0, 1};
+    CHECK(pk_flow_infer(&c, ok, -3, &o, bc, ec, &err) != 0);
+    o.cost_dec = -1;
+    CHECK(pk_flow_infer(&c, ok, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0);
+    CHECK(strstr(err.msg, "cost") != NULL);
+    pk_flow_defaults(&o);
     /* no samples at all: all zero */
     int64_t z[] = {0, 0, PK_FLOW_UNKNOWN, 0};
     CHECK_OK(pk_flow_infer(&c, z, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
@@ -367,6 +387,33 @@ TEST(unknown_subgraph_rebalanced)
     CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
     CHECK_EQ_U64(bc[1], 50);
     CHECK_EQ_U64(bc[2], 50);
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    pk_cfg_free(&c);
+}
+
+TEST(even_distribution)
+{
+    /* Both sides of the diamond were measured as zero but 100 units must
+     * pass: the two paths cost the same. Even distribution splits them
+     * 50/50; without it one side takes everything. */
+    pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x1a), OTH(0x14, 4), JM(0x18, 0x1c), OTH(0x1a, 2), RET(0x1c)};
+    pk_cfg c;
+    pk_err err;
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, NULL, &err), &err);
+    int64_t w[] = {100, 0, 0, 100};
+    uint64_t bc[4], ec[4], bc2[4], ec2[4];
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    CHECK_EQ_U64(bc[1], 50);
+    CHECK_EQ_U64(bc[2], 50);
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    /* deterministic */
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc2, ec2, &err), &err);
+    CHECK(!memcmp(bc, bc2, sizeof bc) && !memcmp(ec, ec2, sizeof ec));
+    o.even_distribution = false;
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    CHECK(bc[1] + bc[2] == 100 && (bc[1] == 0 || bc[2] == 0));
     CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
     pk_cfg_free(&c);
 }

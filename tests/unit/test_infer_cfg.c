@@ -252,16 +252,24 @@ typedef struct truth {
     int bad;
 } truth;
 
-/* The true block and edge counts of function [lo, hi) from the exact
- * ranges and branches, checking that they fit the CFG. */
-static void true_counts(const char *fname, const pk_cfg *c, const pk_exact_binary *ex, uint64_t lo, uint64_t hi,
-                        truth *t)
+static bool in_ranges(const pk_addr_range *r, size_t n, uint64_t a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a >= r[i].begin && a < r[i].end)
+            return true;
+    return false;
+}
+
+/* The true block and edge counts of a function (its address ranges) from
+ * the exact ranges and branches, checking that they fit the CFG. */
+static void true_counts(const char *fname, const pk_cfg *c, const pk_exact_binary *ex, const pk_addr_range *fr,
+                        size_t nfr, truth *t)
 {
 #define TBAD(...) do { if (t->bad++ < 8) { fprintf(stderr, "  %s: ", fname); fprintf(stderr, __VA_ARGS__); \
         fputc('\n', stderr); } } while (0)
     for (size_t i = 0; i < ex->nranges; i++) {
         const pk_exact_entry *r = &ex->ranges[i];
-        if (r->a < lo || r->a >= hi)
+        if (!in_ranges(fr, nfr, r->a))
             continue;
         uint32_t b = pk_cfg_block_at(c, r->a);
         if (b == UINT32_MAX || c->blocks[b].begin != r->a) {
@@ -286,7 +294,7 @@ static void true_counts(const char *fname, const pk_cfg *c, const pk_exact_binar
     }
     for (size_t i = 0; i < ex->nbranches; i++) {
         const pk_exact_entry *br = &ex->branches[i];
-        bool src_in = br->a >= lo && br->a < hi, dst_in = br->b >= lo && br->b < hi;
+        bool src_in = in_ranges(fr, nfr, br->a), dst_in = in_ranges(fr, nfr, br->b);
         if (!dst_in)
             continue;
         uint32_t sb = src_in ? pk_cfg_block_at(c, br->a) : UINT32_MAX, db = pk_cfg_block_at(c, br->b);
@@ -321,6 +329,171 @@ typedef struct totals {
     double ov_block[3], ov_edge[3];
     int nov;
 } totals;
+
+/* The checks that need the emulator's exact counts, for one CFG built
+ * over the function's address ranges fr[0..nfr). */
+static void exact_checks(const char *name, const char *fname, pk_binary *b, const pk_cfg *c, const pk_addr_range *fr,
+                         size_t nfr, const pk_exact_binary *ex, bool is_switch, totals *tot, rng *r)
+{
+    pk_err err;
+    truth t = {calloc(c->nblocks, 8), calloc(c->nedges + 1, 8), 0};
+    true_counts(fname, c, ex, fr, nfr, &t);
+    uint64_t sum = 0;
+    for (size_t k = 0; k < c->nblocks; k++)
+        sum += t.bc[k];
+    if (t.bad) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s %s: %d executed paths not in the CFG\n", name, fname, t.bad);
+    }
+    if (sum && !t.bad && conservation_errors(c, t.bc, t.ec) != 0) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s %s: the true counts do not conserve flow on the CFG\n", name, fname);
+    }
+    /* the switch went to exactly its table's targets */
+    for (uint32_t k = 0; is_switch && k < c->nblocks; k++) {
+        if (c->blocks[k].term != PK_INSN_IJMP)
+            continue;
+        size_t seen = 0, table = c->blocks[k].nsucc, taken = 0;
+        for (size_t j = 0; j < ex->nbranches; j++) {
+            if (ex->branches[j].a != c->blocks[k].last)
+                continue;
+            taken++;
+            uint32_t e = edge_of(c, c->blocks[k].begin, ex->branches[j].b);
+            seen += e != UINT32_MAX && c->edges[e].kind == PK_CFG_TABLE;
+        }
+        CHECK_EQ_U64(seen, taken);
+        CHECK_EQ_U64(taken, table);
+        tot->tables_ok += seen == taken && taken == table;
+    }
+    if (sum == 0 || t.bad) {
+        free(t.bc);
+        free(t.ec);
+        return;
+    }
+    /* exact weights: blocks come back exactly, edges where the block
+     * counts determine them */
+    int64_t *w = malloc(c->nblocks * 8);
+    uint64_t *bc = malloc(c->nblocks * 8), *ec = malloc((c->nedges + 1) * 8);
+    for (size_t k = 0; k < c->nblocks; k++)
+        w[k] = (int64_t)t.bc[k];
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    if (pk_flow_infer(c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s %s: %s\n", name, fname, err.msg);
+    }
+    size_t wrong = 0;
+    for (size_t k = 0; k < c->nblocks; k++)
+        wrong += bc[k] != t.bc[k];
+    if (wrong) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s %s: exact weights, %zu blocks differ\n", name, fname, wrong);
+    }
+    CHECK_EQ_U64(conservation_errors(c, bc, ec), 0);
+    tot->exact_funcs++;
+    for (size_t e = 0; e < c->nedges; e++)
+        tot->exact_edges_ok += ec[e] == t.ec[e];
+    tot->exact_edges += (int)c->nedges;
+    /* IP sampling: each instruction's executions thinned */
+    pk_vec addrs, hits;
+    pk_vec_init(&addrs, 8);
+    pk_vec_init(&hits, 8);
+    for (size_t k = 0; k < nfr; k++) {
+        pk_insn *in;
+        size_t n;
+        if (pk_binary_decode_range(b, fr[k].begin, fr[k].end, &in, &n, &err) != 0 ||
+            pk_vec_reserve(&addrs, addrs.len + n) != 0 || pk_vec_reserve(&hits, hits.len + n) != 0) {
+            pk_test_failed_checks++;
+            break;
+        }
+        sample_hits(r, c, in, n, t.bc, 0.02, (uint64_t *)addrs.data + addrs.len, (uint64_t *)hits.data + hits.len);
+        addrs.len += n;
+        hits.len += n;
+        free(in);
+    }
+    CHECK_EQ_U64(pk_flow_block_weights(c, addrs.data, hits.data, addrs.len, 16, w), 0);
+    bool sampled = false;
+    for (size_t k = 0; k < c->nblocks; k++)
+        sampled |= w[k] > 0;
+    for (int m = 0; m < 3 && sampled; m++) {   /* no samples, nothing to infer */
+        o.method = m;
+        if (pk_flow_infer(c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0) {
+            pk_test_failed_checks++;
+            fprintf(stderr, "%s %s: %s\n", name, fname, err.msg);
+        }
+        tot->ov_block[m] += overlap_u64(t.bc, bc, c->nblocks);
+        tot->ov_edge[m] += overlap_u64(t.ec, ec, c->nedges);
+        if (m == PK_FLOW_MCF)
+            CHECK_EQ_U64(conservation_errors(c, bc, ec), 0);
+    }
+    tot->nov += sampled;
+    pk_vec_free(&addrs);
+    pk_vec_free(&hits);
+    free(w);
+    free(bc);
+    free(ec);
+    free(t.bc);
+    free(t.ec);
+}
+
+/* Functions whose DWARF lists several ranges (gcc's main + main.cold):
+ * the CFG over all of them, with the checks above. Returns how many. */
+static int check_split_functions(const char *name, pk_binary *b, const pk_cfg_noreturn *nr, const od_insn *od,
+                                 size_t nod, const pk_exact_binary *ex, int rec, totals *tot, rng *r)
+{
+    pk_symbolizer *sym;
+    pk_err err;
+    const pk_dwarf_func *df;
+    size_t ndf;
+    int split = 0;
+    if (pk_binary_symbolizer(b, &sym, &err) != 0 || pk_dwarf_funcs(sym, &df, &ndf, &err) != 0) {
+        pk_test_failed_checks++;
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        return 0;
+    }
+    for (size_t i = 0; i < ndf; i++) {
+        if (df[i].nranges < 2)
+            continue;
+        pk_cfg c;
+        if (pk_cfg_build_binary(&c, b, nr, df[i].ranges, df[i].nranges, df[i].entry_pc, &err) != 0) {
+            pk_test_failed_checks++;
+            fprintf(stderr, "%s %s: %s\n", name, df[i].name, err.msg);
+            continue;
+        }
+        split++;
+        CHECK_EQ_U64(c.blocks[c.entry_block].begin, df[i].entry_pc);
+        /* objdump, range by range (edges into the other range are checked
+         * by the exact counts) */
+        size_t inter = 0;
+        for (size_t k = 0; k < c.nedges; k++) {
+            const pk_cfg_edge *e = &c.edges[k];
+            for (uint32_t q = 0; q < df[i].nranges; q++) {
+                uint64_t lo = df[i].ranges[q].begin, hi = df[i].ranges[q].end;
+                bool from_in = c.blocks[e->from].begin >= lo && c.blocks[e->from].begin < hi;
+                bool to_in = c.blocks[e->to].begin >= lo && c.blocks[e->to].begin < hi;
+                inter += from_in && !to_in;
+            }
+        }
+        CHECK(inter >= 1);   /* the hot part branches into the cold one (and back) */
+        pk_cfg part;
+        for (uint32_t q = 0; q < df[i].nranges; q++) {
+            /* each range alone against objdump: same blocks where no edge
+             * crosses ranges */
+            if (pk_cfg_build_binary(&part, b, nr, &df[i].ranges[q], 1, df[i].ranges[q].begin, &err) != 0)
+                continue;
+            int bad = check_against_objdump(df[i].name, &part, od, nod, df[i].ranges[q].begin, df[i].ranges[q].end);
+            if (bad) {
+                pk_test_failed_checks++;
+                fprintf(stderr, "%s %s part %u: %d disagreements with objdump\n", name, df[i].name, q, bad);
+            }
+            pk_cfg_free(&part);
+        }
+        if (rec == 0)
+            exact_checks(name, df[i].name, b, &c, df[i].ranges, df[i].nranges, ex, false, tot, r);
+        pk_cfg_free(&c);
+    }
+    return split;
+}
 
 static void check_binary(const char *name, const char *cc, const char *flags)
 {
@@ -387,90 +560,14 @@ static void check_binary(const char *name, const char *cc, const char *flags)
             pk_cfg_free(&c);
             continue;
         }
-        truth t = {calloc(c.nblocks, 8), calloc(c.nedges + 1, 8), 0};
-        true_counts(f->name, &c, &ex, range.begin, range.end, &t);
-        uint64_t sum = 0;
-        for (size_t k = 0; k < c.nblocks; k++)
-            sum += t.bc[k];
-        if (t.bad) {
-            pk_test_failed_checks++;
-            fprintf(stderr, "%s %s: %d executed paths not in the CFG\n", name, f->name, t.bad);
-        }
-        if (sum && !t.bad && conservation_errors(&c, t.bc, t.ec) != 0) {
-            pk_test_failed_checks++;
-            fprintf(stderr, "%s %s: the true counts do not conserve flow on the CFG\n", name, f->name);
-        }
-        /* the switch went to exactly its table's targets */
-        for (uint32_t k = 0; is_switch && k < c.nblocks; k++) {
-            if (c.blocks[k].term != PK_INSN_IJMP)
-                continue;
-            size_t seen = 0, table = c.blocks[k].nsucc, taken = 0;
-            for (size_t j = 0; j < ex.nbranches; j++) {
-                if (ex.branches[j].a != c.blocks[k].last)
-                    continue;
-                taken++;
-                uint32_t e = edge_of(&c, c.blocks[k].begin, ex.branches[j].b);
-                seen += e != UINT32_MAX && c.edges[e].kind == PK_CFG_TABLE;
-            }
-            CHECK_EQ_U64(seen, taken);
-            CHECK_EQ_U64(taken, table);
-            tot.tables_ok += seen == taken && taken == table;
-        }
-        if (sum && !t.bad) {
-            /* exact weights: blocks come back exactly, edges where the
-             * block counts determine them */
-            int64_t *w = malloc(c.nblocks * 8);
-            uint64_t *bc = malloc(c.nblocks * 8), *ec = malloc((c.nedges + 1) * 8);
-            for (size_t k = 0; k < c.nblocks; k++)
-                w[k] = (int64_t)t.bc[k];
-            pk_flow_opts o;
-            pk_flow_defaults(&o);
-            CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
-            size_t wrong = 0;
-            for (size_t k = 0; k < c.nblocks; k++)
-                wrong += bc[k] != t.bc[k];
-            if (wrong) {
-                pk_test_failed_checks++;
-                fprintf(stderr, "%s %s: exact weights, %zu blocks differ\n", name, f->name, wrong);
-            }
-            CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
-            tot.exact_funcs++;
-            for (size_t e = 0; e < c.nedges; e++)
-                tot.exact_edges_ok += ec[e] == t.ec[e];
-            tot.exact_edges += (int)c.nedges;
-            /* IP sampling: each instruction's executions thinned */
-            const pk_insn *in;
-            size_t n;
-            pk_insn *own;
-            CHECK_OK(pk_binary_decode_range(b, range.begin, range.end, &own, &n, &err), &err);
-            in = own;
-            uint64_t *addrs = malloc(n * 8), *hits = malloc(n * 8);
-            sample_hits(&r, &c, in, n, t.bc, 0.02, addrs, hits);
-            pk_flow_block_weights(&c, addrs, hits, n, 16, w);
-            bool sampled = false;
-            for (size_t k = 0; k < c.nblocks; k++)
-                sampled |= w[k] > 0;
-            for (int m = 0; m < 3 && sampled; m++) {   /* no samples, nothing to infer */
-                o.method = m;
-                CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
-                tot.ov_block[m] += overlap_u64(t.bc, bc, c.nblocks);
-                tot.ov_edge[m] += overlap_u64(t.ec, ec, c.nedges);
-                if (m == PK_FLOW_MCF)
-                    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
-            }
-            tot.nov += sampled;
-            free(own);
-            free(addrs);
-            free(hits);
-            free(w);
-            free(bc);
-            free(ec);
-        }
-        free(t.bc);
-        free(t.ec);
+        exact_checks(name, f->name, b, &c, &range, 1, &ex, is_switch, &tot, &r);
         pk_cfg_free(&c);
     }
-    printf("%s: %d functions, switch tables matching the run %d", name, tot.funcs, tot.tables_ok);
+    int split = check_split_functions(name, b, nr, od, nod, &ex, rec, &tot, &r);
+    if (!strncmp(name, "sw-gcc", 6))
+        CHECK(split >= 1);   /* main.cold */
+    printf("%s: %d functions (%d in several ranges), switch tables matching the run %d", name, tot.funcs, split,
+           tot.tables_ok);
     if (rec == 0) {
         printf("; exact weights: %d functions, edges exact %d/%d", tot.exact_funcs, tot.exact_edges_ok, tot.exact_edges);
         printf("; IP-sampled (rate 0.02), mean over the %d functions with samples: block overlap MCF %.4f PROPAGATE %.4f NONE %.4f,"
