@@ -72,7 +72,7 @@ sb_stage_profiles_ip() { # workload dir
   sb_timed afdo-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" -o "$D/prof/afdo-ip-pgokit.prof"
   sb_timed probe-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" --ignore-stack-samples \
     -o "$D/prof/probe-ip-pgokit.prof"
-  sb_timed cs-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" -o "$D/prof/cs-ip-pgokit.prof"
+  sb_timed cs-ip-pgokit "$D" "$PGOKIT" profgen --binary "$pbin" "${pdata[@]}" -o "$D/prof/cs-ip-pgokit.prof"
   # without inference, for the quality table only
   "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" --flow none -o "$D/prof/afdo-ip-noinf.prof" ||
     die "$w: afdo-ip-noinf failed"

@@ -217,13 +217,6 @@ const pk_insn *pk_binary_insn_at(pk_binary *b, uint64_t vaddr, pk_err *err)
     size_t n;
     if (pk_binary_func_insns(b, f, &v, &n, err) < 0)
         return NULL;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].addr < vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo].addr == vaddr ? &v[lo] : NULL;
+    size_t i = pk_insn_index(v, n, vaddr);
+    return i != SIZE_MAX ? &v[i] : NULL;
 }

@@ -176,6 +176,27 @@ size_t pk_x86_decode_zydis(const uint8_t *code, size_t len, uint64_t addr, pk_in
 const char *pk_insn_class_name(int cls);
 static inline bool pk_insn_is_branch(int cls) { return cls >= PK_INSN_CALL && cls <= PK_INSN_CJMP; }
 
+/* In instructions sorted by address: the index of the first one starting at
+ * or after addr (n if none), and the index of the one starting exactly at
+ * addr (SIZE_MAX if none). */
+static inline size_t pk_insn_lower_bound(const pk_insn *insns, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (insns[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+static inline size_t pk_insn_index(const pk_insn *insns, size_t n, uint64_t addr)
+{
+    size_t i = pk_insn_lower_bound(insns, n, addr);
+    return i < n && insns[i].addr == addr ? i : SIZE_MAX;
+}
+
 /* ======================================================================
  * DWARF symbolization
  * ====================================================================== */

@@ -7,19 +7,6 @@ static bool is_transfer(int cls)
     return cls != PK_INSN_OTHER;   /* every branch, call, ret and invalid bytes */
 }
 
-/* Index of the instruction starting exactly at addr, or SIZE_MAX. */
-static size_t insn_index(const pk_insn *insns, size_t n, uint64_t addr)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (insns[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && insns[lo].addr == addr ? lo : SIZE_MAX;
-}
 
 static bool sorted_has(const uint64_t *v, size_t n, uint64_t x)
 {
@@ -84,7 +71,7 @@ static const pk_cfg_jtable *find_table(const pk_cfg_hints *h, uint64_t addr, con
         if (t->ijmp != addr || t->ntargets == 0)
             continue;
         for (uint32_t k = 0; k < t->ntargets; k++)
-            if (insn_index(insns, n, t->targets[k]) == SIZE_MAX && covered(insns, n, t->targets[k]))
+            if (pk_insn_index(insns, n, t->targets[k]) == SIZE_MAX && covered(insns, n, t->targets[k]))
                 return NULL;
         return t;
     }
@@ -153,7 +140,7 @@ static int make_edges(pk_cfg *cfg, const pk_insn *insns, size_t n, const pk_cfg_
         pk_cfg_block *bl = &cfg->blocks[b];
         bool has_next = b + 1 < cfg->nblocks && cfg->blocks[b + 1].begin == bl->end;
         uint32_t next = b + 1;
-        size_t li = insn_index(insns, n, bl->last);
+        size_t li = pk_insn_index(insns, n, bl->last);
         const pk_insn *last = &insns[li];
         bool stop = h && sorted_has(h->stops, h->nstops, last->addr);
         if (stop || last->cls == PK_INSN_INVALID) {
@@ -164,7 +151,7 @@ static int make_edges(pk_cfg *cfg, const pk_insn *insns, size_t n, const pk_cfg_
         case PK_INSN_CJMP:
         case PK_INSN_JMP: {
             bool cond = last->cls == PK_INSN_CJMP;
-            uint32_t t = insn_index(insns, n, last->target) != SIZE_MAX ? pk_cfg_block_at(cfg, last->target)
+            uint32_t t = pk_insn_index(insns, n, last->target) != SIZE_MAX ? pk_cfg_block_at(cfg, last->target)
                                                                           : UINT32_MAX;
             if (cond) {
                 if (has_next)
@@ -300,7 +287,7 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
         if (insns[i].addr < insns[i - 1].addr + insns[i - 1].len)
             return pk_err_set(err, "cfg: instructions not sorted or overlapping at 0x%llx",
                               (unsigned long long)insns[i].addr);
-    size_t ei = insn_index(insns, n, entry);
+    size_t ei = pk_insn_index(insns, n, entry);
     if (ei == SIZE_MAX)
         return pk_err_set(err, "cfg: entry 0x%llx is not an instruction of the function",
                           (unsigned long long)entry);
@@ -318,13 +305,13 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
         if ((is_transfer(in->cls) || stop) && i + 1 < n)
             leader[i + 1] = 1;
         if (in->cls == PK_INSN_JMP || in->cls == PK_INSN_CJMP) {
-            size_t t = insn_index(insns, n, in->target);
+            size_t t = pk_insn_index(insns, n, in->target);
             if (t != SIZE_MAX)
                 leader[t] = 1;
         } else if (in->cls == PK_INSN_IJMP) {
             const pk_cfg_jtable *jt = find_table(hints, in->addr, insns, n);
             for (uint32_t k = 0; jt && k < jt->ntargets; k++) {
-                size_t t = insn_index(insns, n, jt->targets[k]);
+                size_t t = pk_insn_index(insns, n, jt->targets[k]);
                 if (t != SIZE_MAX)
                     leader[t] = 1;
             }

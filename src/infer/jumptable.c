@@ -271,15 +271,7 @@ static bool rip_lea(jt_ctx *c, size_t from, ZydisRegister reg, uint64_t *addr)
 
 static bool is_insn(const pk_insn *insns, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (insns[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && insns[lo].addr == addr;
+    return pk_insn_index(insns, n, addr) != SIZE_MAX;
 }
 
 /* A table entry must be an instruction of the function, or outside its

@@ -141,15 +141,7 @@ static fn_range *range_for(gen *g, uint64_t addr, pk_err *err, int *failed)
 /* Index of the instruction starting exactly at addr, or SIZE_MAX. */
 static size_t insn_index(const fn_range *r, uint64_t addr)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->insns[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->n && r->insns[lo].addr == addr ? lo : SIZE_MAX;
+    return pk_insn_index(r->insns, r->n, addr);
 }
 
 /* Adds one range's count to the instructions it covers (difference array).

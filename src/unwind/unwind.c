@@ -617,14 +617,7 @@ static int bin_call_before(void *ctx, uint64_t vaddr, uint64_t *call_addr)
     pk_err err;
     if (pk_binary_func_insns(bin, f, &insns, &n, &err))
         return -1;
-    size_t lo = 0, hi = n;
-    while (lo < hi) { /* the last instruction starting before vaddr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (insns[mid].addr < vaddr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = pk_insn_lower_bound(insns, n, vaddr); /* the last instruction before vaddr is lo - 1 */
     if (lo == 0)
         return -1;
     const pk_insn *in = &insns[lo - 1];
