@@ -76,7 +76,8 @@ static void usage(FILE *to)
             "  --seed N            seed of the emulated sampling jitter (default 1)\n"
             "  -p, --pid PID       attach perf to a running process (its threads, and the ones it\n"
             "                      starts) instead of running a command; not with --emulate\n"
-            "  --duration SECONDS  with --pid: stop after this long (default: until Ctrl-C)\n"
+            "  --duration SECONDS  with --pid: record this long once attached (default: until\n"
+            "                      Ctrl-C or the process exits)\n"
             "  -q                  quiet (no mode line, no summary; perf -q)\n"
             "\n"
             "Ctrl-C or SIGTERM stops the recording and keeps the samples so far: perf (or the\n"
@@ -275,7 +276,6 @@ static void print_summary(enum pk_record_mode mode, const char *path, const pk_r
 typedef struct rec_args {
     pk_record_opts o;
     bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set;
-    double duration;
     char **cmd;
 } rec_args;
 
@@ -324,8 +324,8 @@ static int parse(int argc, char **argv, rec_args *a)
         } else if (!strcmp(s, "--duration") && next) {
             char *end;
             errno = 0;
-            a->duration = strtod(argv[++i], &end);
-            if (errno || end == argv[i] || *end || !(a->duration > 0) || a->duration > 1e7)
+            a->o.duration = strtod(argv[++i], &end);
+            if (errno || end == argv[i] || *end || !(a->o.duration >= 0.001) || a->o.duration > 1e7)
                 return pk_cli_usage("record", "--duration wants seconds > 0, not '%s'", argv[i]);
         } else if (!strcmp(s, "--exact-counts") && next) {
             a->o.exact_counts = argv[++i];
@@ -352,7 +352,7 @@ static int parse(int argc, char **argv, rec_args *a)
         return pk_cli_usage("record", "no command to record (pgokit record [options] -- CMD ARGS..., or --pid PID)");
     if (a->cmd && a->o.pid)
         return pk_cli_usage("record", "--pid attaches to a running process: give no command");
-    if (a->duration > 0 && !a->o.pid)
+    if (a->o.duration > 0 && !a->o.pid)
         return pk_cli_usage("record", "--duration goes with --pid (a command is recorded until it ends)");
     if (a->hw && a->emu)
         return pk_cli_usage("record", "--emulate and --hardware exclude each other");
@@ -483,8 +483,8 @@ int pk_cmd_record(int argc, char **argv)
     }
     if (!a.quiet) {
         char attach[96] = "";
-        if (o->pid && a.duration > 0)
-            snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, a.duration);
+        if (o->pid && o->duration > 0)
+            snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, o->duration);
         else if (o->pid)
             snprintf(attach, sizeof attach, ", attached to pid %d until Ctrl-C", o->pid);
         fprintf(stderr, "pgokit record: %s (%s%s): %s\n", pk_record_mode_name(mode), details, attach, why);
@@ -494,7 +494,7 @@ int pk_cmd_record(int argc, char **argv)
     bool existed = stat(final_out, &before) == 0;
     pk_run_result r;
     char msg[256] = "";
-    int run_rc = pk_record_run_child((char **)av.data, a.duration, &r, msg, sizeof msg);
+    int run_rc = pk_record_run_child((char **)av.data, &r, msg, sizeof msg);
     pk_record_argv_free(&av);
     free(plugin);
     free(resolved);
@@ -503,12 +503,13 @@ int pk_cmd_record(int argc, char **argv)
         free(perf_tmp);
         return 1;
     }
-    bool stopped = r.signal || r.timed_out;
     if (r.signal && !a.quiet)
         fprintf(stderr, "pgokit record: stopped by %s\n", signame(r.signal));
-    /* the status when everything went well: the program's, or the stop's */
-    int ok_status = !stopped ? r.status : o->pid || !r.signal ? 0 : 128 + r.signal;
-    int fail_status = r.status && !stopped ? r.status : 1;
+    /* The status when the file is good: the program's, or the stop's. An
+     * attach has no program status (perf ends 130 or 143 when stopped, or
+     * when the process exits before --duration): 0. */
+    int ok_status = o->pid ? 0 : r.signal ? 128 + r.signal : r.status;
+    int fail_status = r.status && !r.signal ? r.status : 1;
 
     pk_record_tally t;
     if (!emulated) {

@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,36 +19,28 @@
  * waiting loop below. One recorder at a time. */
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t got_signal;
-static volatile sig_atomic_t timer_fired;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     int saved = errno;
     pid_t c = (pid_t)child_pid;
-    if (sig == SIGALRM) {
-        timer_fired = 1;
-        if (c > 0)
-            kill(c, SIGINT);
-    } else {
-        if (!got_signal)
-            got_signal = sig;
-        /* SI_KERNEL: the terminal's ^C, sent to the whole foreground process
-         * group, so the recorder has it already; a second one could reach a
-         * guest that handles SIGINT twice. kill(1) and friends (SI_USER,
-         * SI_QUEUE, SI_TKILL) reach pgokit only: pass them on. */
-        if (c > 0 && si->si_code != SI_KERNEL)
-            kill(c, sig);
-    }
+    if (!got_signal)
+        got_signal = sig;
+    /* SI_KERNEL: the terminal's ^C, sent to the whole foreground process
+     * group, so the recorder has it already; a second one could reach a
+     * guest that handles SIGINT twice. kill(1) and friends (SI_USER,
+     * SI_QUEUE, SI_TKILL) reach pgokit only: pass them on. */
+    if (c > 0 && si->si_code != SI_KERNEL)
+        kill(c, sig);
     errno = saved;
 }
 
-int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *msg, size_t msg_size)
+int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size)
 {
     memset(r, 0, sizeof *r);
     child_pid = 0;
     got_signal = 0;
-    timer_fired = 0;
 
     /* Handlers go in before the fork with the signals blocked, so a signal
      * that comes before the pid is known waits, pending, until it is. */
@@ -57,10 +48,9 @@ int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *ms
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGALRM);
     sigprocmask(SIG_BLOCK, &block, &old_mask);
 
-    struct sigaction act, ign, old_int, old_term, old_alrm, old_quit;
+    struct sigaction act, ign, old_int, old_term, old_quit;
     memset(&act, 0, sizeof act);
     act.sa_sigaction = on_signal;
     act.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -72,7 +62,6 @@ int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *ms
     if (!int_ignored)
         sigaction(SIGINT, &act, NULL);
     sigaction(SIGTERM, &act, &old_term);
-    sigaction(SIGALRM, &act, &old_alrm);
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -84,7 +73,6 @@ int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *ms
         /* exec resets caught signals to their default; the mask is inherited */
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGALRM, &old_alrm, NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[0], argv);
         fprintf(stderr, "pgokit record: cannot run %s: %s\n", argv[0], strerror(errno));
@@ -93,15 +81,6 @@ int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *ms
     child_pid = pid;
     r->pid = pid;
     sigaction(SIGQUIT, &ign, &old_quit);
-    if (duration > 0) {
-        struct itimerval it;
-        memset(&it, 0, sizeof it);
-        it.it_value.tv_sec = (time_t)duration;
-        it.it_value.tv_usec = (suseconds_t)((duration - (double)it.it_value.tv_sec) * 1e6);
-        if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
-            it.it_value.tv_usec = 1;
-        setitimer(ITIMER_REAL, &it, NULL);
-    }
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
 
     /* Wait without reaping first: until the pid is reaped it cannot be
@@ -121,14 +100,8 @@ int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *ms
             break;
         }
     }
-    if (duration > 0) {
-        struct itimerval off;
-        memset(&off, 0, sizeof off);
-        setitimer(ITIMER_REAL, &off, NULL);
-    }
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r->signal = got_signal;
-    r->timed_out = timer_fired;
     sigaction(SIGQUIT, &old_quit, NULL);
     /* The SIGINT/SIGTERM handlers stay: a second ^C while record renames
      * and reads back the file must not kill it half-way (it only notes the
@@ -138,7 +111,6 @@ fail:
     if (!int_ignored)
         sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGALRM, &old_alrm, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     return -1;
 }

@@ -12,7 +12,6 @@ typedef struct pk_run_result {
     pid_t pid;          /* the recorder's pid (names the plugin's temporary file) */
     int status;         /* how it ended: its exit code, or 128 + the signal that killed it */
     int signal;         /* SIGINT or SIGTERM that record received while it ran (0: none) */
-    bool timed_out;     /* the duration ran out and the recorder was told to stop */
 } pk_run_result;
 
 /* Runs argv[0] (searched in PATH) and waits for it. While it runs:
@@ -22,10 +21,9 @@ typedef struct pk_run_result {
  *    waits. A SIGINT that pgokit inherited as ignored (a background job of
  *    a script) stays ignored, as shells expect.
  *  - SIGQUIT is ignored by pgokit (the program owns the terminal's ^\).
- *  - duration > 0: after that many seconds, the recorder gets SIGINT.
  * The SIGINT/SIGTERM handlers stay installed after it returns (later ones
  * are only noted), so that record finishes its output before it exits.
  * Returns -1 (with a message in `msg`) when the recorder cannot be started. */
-int pk_record_run_child(char **argv, double duration, pk_run_result *r, char *msg, size_t msg_size);
+int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size);
 
 #endif

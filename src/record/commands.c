@@ -64,6 +64,12 @@ static int push_perf_tail(pk_vec *argv, const pk_record_opts *o, char *const *cm
     if (o->pid > 0) {
         if (push(argv, "-p") || push(argv, "%d", o->pid))
             return -1;
+        /* perf starts its workload once the events are enabled, so `sleep`
+         * times the recording itself, not perf's start-up (which takes a
+         * good part of a second on a busy machine); perf stops when the
+         * workload ends, or earlier when the process exits */
+        if (o->duration > 0 && (push(argv, "--") || push(argv, "sleep") || push(argv, "%.3f", o->duration)))
+            return -1;
         return push(argv, NULL);   /* the NULL terminator */
     }
     if (push(argv, "--"))

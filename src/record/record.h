@@ -170,6 +170,9 @@ typedef struct pk_record_opts {
     /* perf modes */
     uint64_t freq;           /* perf IP: samples per second (-F); 0: -c period */
     int pid;                 /* attach to this process (-p) instead of running cmd; 0: none */
+    double duration;         /* with pid: seconds to record (perf's workload is
+                                `sleep`, started once the events are on); 0: until
+                                perf is stopped by a signal */
     bool buildid_mmap;       /* --buildid-mmap: build-ids in MMAP2, no end-of-run
                                 pass; else --no-buildid-cache (the end-of-run
                                 pass still writes the BUILD_ID feature) */

@@ -91,12 +91,12 @@ TEST(qemu_command_rejects_commas_and_sanitizes_comm)
 TEST(hw_attach_with_buildid_mmap_quiet)
 {
     pk_record_opts o = {.output = "p.data", .period = 20011, .callchain = true, .pid = 4242,
-                        .buildid_mmap = true, .quiet = true};
+                        .buildid_mmap = true, .quiet = true, .duration = 2.5};
     pk_vec v;
     pk_err e;
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_INTEL, false, &o, NULL, &v, &e), &e);
     CHECK_STR(joined(&v), "perf record -e br_inst_retired.near_taken:uppp -c 20011 -j any,u -o p.data "
-                          "--call-graph fp --buildid-mmap -q -p 4242");
+                          "--call-graph fp --buildid-mmap -q -p 4242 -- sleep 2.500");
     CHECK(PK_VEC_AT(&v, char *, v.len - 1) == NULL);
     pk_record_argv_free(&v);
 }
