@@ -424,6 +424,17 @@ int pk_cmd_record(int argc, char **argv)
         fprintf(stderr, "pgokit record: --pid %d: no such process\n", o->pid);
         return 1;
     }
+    if (a.cmd) {
+        /* a missing program is this run's error, before any recorder starts
+         * (perf would write an empty perf.data, QEMU a cryptic message) */
+        char *exe = resolve_path(a.cmd[0]);
+        int bad = !exe ? ENOMEM : access(exe, X_OK) != 0 ? errno : 0;
+        free(exe);
+        if (bad) {
+            fprintf(stderr, "pgokit record: cannot run %s: %s\n", a.cmd[0], strerror(bad));
+            return 127;
+        }
+    }
     if (check_output(o->output, "output", !emulated) != 0 ||
         (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false) != 0))
         return 1;
@@ -524,6 +535,16 @@ int pk_cmd_record(int argc, char **argv)
             unlink(perf_tmp);
             free(perf_tmp);
             return 1;
+        }
+        if (!t.samples && r.status && !r.signal) {
+            /* perf failed (it writes its header even when the workload or an
+             * event could not start): an empty file would hide that */
+            fprintf(stderr, "pgokit record: perf exited with status %d and recorded no sample: nothing "
+                            "written\n", r.status);
+            unlink(perf_tmp);
+            free(perf_tmp);
+            pk_record_tally_free(&t);
+            return r.status;
         }
         if (rename(perf_tmp, final_out) != 0) {
             fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));

@@ -98,6 +98,11 @@ for bad in "--emulate --pid 1" "--freq 100 --emulate -- true" "--hardware --ip -
     "$PGOKIT" record $bad 2>/dev/null
     check_eq "usage error: record $bad" 2 $?
 done
+for m in --ip --emulate; do
+    "$PGOKIT" record $m -o "$T/nx.data" -- "$T/no-such-program" 2> "$T/nx.err"
+    check "a missing program ($m): exit 127, said, no output" \
+        bash -c "[ $? -eq 127 ] && grep -q 'cannot run $T/no-such-program' '$T/nx.err' && [ ! -e '$T/nx.data' ]"
+done
 sh -c 'exit 0' & gone=$!; wait $gone
 "$PGOKIT" record --pid $gone --duration 1 -o "$T/gone.data" 2> "$T/gone.err"
 check "--pid of a process that is gone fails clearly" bash -c "[ $? -eq 1 ] && grep -q 'no such process' '$T/gone.err'"

@@ -33,7 +33,7 @@ TEST(hw_intel_taken_branches_precise)
     pk_err e;
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_INTEL, false, &o, cmd, &v, &e), &e);
     CHECK_STR(joined(&v), "perf record -e br_inst_retired.near_taken:uppp -c 200003 -j any,u -o out.data "
-                          "--call-graph fp --no-buildid-cache -- ./app -x in put");
+                          "--call-graph fp --no-buildid-cache --no-bpf-event -- ./app -x in put");
     CHECK(PK_VEC_AT(&v, char *, v.len - 1) == NULL);
     pk_record_argv_free(&v);
 }
@@ -45,7 +45,7 @@ TEST(hw_amd_zen4_lbr_v2)
     pk_err e;
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_AMD, true, &o, cmd, &v, &e), &e);
     CHECK_STR(joined(&v), "perf record -e ex_ret_brn_tkn:u -c 10007 -j any,u -o p.data --call-graph fp "
-                          "--no-buildid-cache -- ./app -x in put");
+                          "--no-buildid-cache --no-bpf-event -- ./app -x in put");
     pk_record_argv_free(&v);
 }
 
@@ -55,7 +55,8 @@ TEST(hw_other_cpu_and_no_callchain)
     pk_vec v;
     pk_err e;
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_AMD, false, &o, cmd, &v, &e), &e);
-    CHECK_STR(joined(&v), "perf record -e cycles:u -c 5 -j any,u -o p.data --no-buildid-cache -- ./app -x in put");
+    CHECK_STR(joined(&v), "perf record -e cycles:u -c 5 -j any,u -o p.data --no-buildid-cache --no-bpf-event "
+                          "-- ./app -x in put");
     pk_record_argv_free(&v);
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_UNKNOWN, false, &o, cmd, &v, &e), &e);
     CHECK(strstr(joined(&v), "-e cycles:u ") != NULL);
@@ -96,7 +97,7 @@ TEST(hw_attach_with_buildid_mmap_quiet)
     pk_err e;
     CHECK_OK(pk_record_hw_argv(PK_VENDOR_INTEL, false, &o, NULL, &v, &e), &e);
     CHECK_STR(joined(&v), "perf record -e br_inst_retired.near_taken:uppp -c 20011 -j any,u -o p.data "
-                          "--call-graph fp --buildid-mmap -q -p 4242 -- sleep 2.500");
+                          "--call-graph fp --buildid-mmap --no-bpf-event -q -p 4242 -- sleep 2.500");
     CHECK(PK_VEC_AT(&v, char *, v.len - 1) == NULL);
     pk_record_argv_free(&v);
 }
@@ -111,7 +112,7 @@ TEST(perf_ip_frequency_cpu_clock)
     CHECK_OK(pk_record_perf_ip_argv(pk_record_ip_event(&pmu), &o, cmd, &v, &e), &e);
     /* no branch stack (-j/-b), user space only (:u), frequency wins over period */
     CHECK_STR(joined(&v), "perf record -e cpu-clock:u -F 4999 -o ip.data --call-graph fp --buildid-mmap "
-                          "-- ./app -x in put");
+                          "--no-bpf-event -- ./app -x in put");
     CHECK(PK_VEC_AT(&v, char *, v.len - 1) == NULL);
     pk_record_argv_free(&v);
 }
@@ -125,7 +126,7 @@ TEST(perf_ip_period_cycles_attach_no_callchain)
     pk_vec v;
     pk_err e;
     CHECK_OK(pk_record_perf_ip_argv(pk_record_ip_event(&pmu), &o, NULL, &v, &e), &e);
-    CHECK_STR(joined(&v), "perf record -e cycles:u -c 1000003 -o ip.data --no-buildid-cache -p 17");
+    CHECK_STR(joined(&v), "perf record -e cycles:u -c 1000003 -o ip.data --no-buildid-cache --no-bpf-event -p 17");
     pk_record_argv_free(&v);
 }
 
