@@ -87,6 +87,11 @@ done
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 rng() { tr ' ' '\n' <<<"$1" | grep . | sort -g | sed -n '1p;$p' | paste -sd- ; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%+.1f %%", (a / b - 1) * 100}'; }
+# median over rounds of (variant / native of the same round): the load of a
+# shared machine drifts during a run, and pairing cancels the drift
+paired() { paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+    awk '{print $1 / $2}' | sort -g | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2;
+    printf "%+.1f %%", (m - 1) * 100}'; }
 
 nc=$(med "${prog_cpu[native]}"); nw=$(med "${prog_wall[native]}")
 echo "# pgokit record --ip overhead: SQLite speedtest1 --size 50 --memdb"
@@ -102,13 +107,17 @@ echo "start, the events enabled). End: from the program's end to record's exit (
 echo "record's read-back and rename of the file). perf CPU: CPU time of perf itself over the whole run"
 echo "(record's children minus the program)."
 echo
-echo "| variant | samples / CPU-s | program CPU s (range) | CPU overhead | program wall s | wall overhead | start-up s | end s | perf CPU s |"
-echo "|---|---|---|---|---|---|---|---|---|"
-echo "| native | - | $nc ($(rng "${prog_cpu[native]}")) | - | $nw | - | - | - | - |"
+echo "CPU overhead (paired): the median over rounds of the program's CPU time in the variant over"
+echo "its native CPU time in the same round (the machine's load drifts during a run); CPU overhead"
+echo "and wall overhead: ratios of the medians."
+echo
+echo "| variant | samples / CPU-s | program CPU s (range) | CPU overhead (paired) | CPU overhead | program wall s | wall overhead | start-up s | end s | perf CPU s |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| native | - | $nc ($(rng "${prog_cpu[native]}")) | - | - | $nw | - | - | - | - |"
 for f in "${FREQS[@]}"; do
     c=$(med "${prog_cpu[$f]}"); w=$(med "${prog_wall[$f]}")
     label="--freq ${f%-nocc}"; [ "$f" = "${f%-nocc}" ] || label+=" --no-callchain"
-    echo "| $label | $(med "${samples[$f]}") | $c ($(rng "${prog_cpu[$f]}")) | $(pct "$c" "$nc") | $w | $(pct "$w" "$nw") | $(med "${start_wall[$f]}") | $(med "${end_wall[$f]}") | $(med "${perf_cpu[$f]}") |"
+    echo "| $label | $(med "${samples[$f]}") | $c ($(rng "${prog_cpu[$f]}")) | $(paired "${prog_cpu[$f]}" "${prog_cpu[native]}") | $(pct "$c" "$nc") | $w | $(pct "$w" "$nw") | $(med "${start_wall[$f]}") | $(med "${end_wall[$f]}") | $(med "${perf_cpu[$f]}") |"
 done
 echo
 echo "Raw program CPU seconds per round (in round order):"
