@@ -29,7 +29,7 @@ PK_WORKLOADS_CACHE=1 scripts/workloads.sh build profgen-base sqlite
 BIN=$WL/out/profgen-base/speedtest1
 
 echo "== record: speedtest1 --size $SIZE --memdb (emulated, period $PERIOD)"
-"$PGOKIT" record -q --period "$PERIOD" -o "$D/sqlite.data" -- "$BIN" --size "$SIZE" --memdb >/dev/null
+"$PGOKIT" record --emulate -q --period "$PERIOD" -o "$D/sqlite.data" -- "$BIN" --size "$SIZE" --memdb >/dev/null
 ls -la "$D/sqlite.data" | awk '{print "perf.data: " $5 " bytes"}'
 
 measure() { # label, command...: prints wall seconds and peak RSS (KiB) per run

@@ -53,7 +53,7 @@ for pt in $POINTS; do
     IFS=: read -r size period runs <<< "$pt"
     runs=${runs:-$RUNS}
     data=$D/s$size-p$period.data script=$D/s$size-p$period.script
-    "$PGOKIT" record -q --period "$period" -o "$data" -- "$BIN" --size "$size" --memdb >/dev/null
+    "$PGOKIT" record --emulate -q --period "$period" -o "$data" -- "$BIN" --size "$size" --memdb >/dev/null
     rm -f "$D/ps.t"
     timed "$D/ps.t" sh -c "perf script -F ip,brstack --show-mmap-events -i '$data' > '$script' 2>/dev/null"
     rm -f "$D/pg.t" "$D/lp.t"

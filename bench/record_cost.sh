@@ -30,9 +30,9 @@ declare -a nat qemu rec exact base
 for r in $(seq "$ROUNDS"); do
     nat+=("$(t "$B" "${ARGS[@]}")")
     qemu+=("$(t qemu-x86_64 "$B" "${ARGS[@]}")")
-    rec+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record -q -o "$T/p.data" -- "$B" "${ARGS[@]}")")
-    [ -z "$BASE" ] || base+=("$(t env PGOKIT_LBR_PLUGIN="$BASE" "$PGOKIT" record -q -o "$T/b.data" -- "$B" "${ARGS[@]}")")
-    exact+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record -q -o "$T/e.data" --exact-counts "$T/e.exact" -- "$B" "${ARGS[@]}")")
+    rec+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record --emulate -q -o "$T/p.data" -- "$B" "${ARGS[@]}")")
+    [ -z "$BASE" ] || base+=("$(t env PGOKIT_LBR_PLUGIN="$BASE" "$PGOKIT" record --emulate -q -o "$T/b.data" -- "$B" "${ARGS[@]}")")
+    exact+=("$(t env PGOKIT_LBR_PLUGIN="$PLUGIN" "$PGOKIT" record --emulate -q -o "$T/e.data" --exact-counts "$T/e.exact" -- "$B" "${ARGS[@]}")")
     echo "round $r: native ${nat[-1]} qemu ${qemu[-1]} record ${rec[-1]}${BASE:+ base ${base[-1]}} record+exact ${exact[-1]}" >&2
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

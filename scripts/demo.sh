@@ -36,7 +36,7 @@ say "1. release build: $CC $CFLAGS"
 $CC $CFLAGS "$SRC" -o "$W/demo.base"
 
 say "2. record (emulated LBR under QEMU): demo $SCALE_REC"
-"$PGOKIT" record --period "$PERIOD" -o "$W/perf.data" -- "$W/demo.base" "$SCALE_REC"
+"$PGOKIT" record --emulate --period "$PERIOD" -o "$W/perf.data" -- "$W/demo.base" "$SCALE_REC"
 
 say "3. profgen"
 t0=$(date +%s.%N)

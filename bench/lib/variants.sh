@@ -131,7 +131,7 @@ sb_stage_record() { # workload dir: one emulated recording per training command 
         i=$((i + 1))
         log "record $w/$kind #$i: $cmd"
         # shellcheck disable=SC2086
-        "$PGOKIT" record -q -o "$D/rec/$kind-$i.data" --exact-counts "$D/rec/$kind-$i.exact" -- $cmd >/dev/null \
+        "$PGOKIT" record --emulate -q -o "$D/rec/$kind-$i.data" --exact-counts "$D/rec/$kind-$i.exact" -- $cmd >/dev/null \
           || die "$w/$kind: pgokit record failed on: $cmd"
         perf script --show-mmap-events -F ip,brstack -i "$D/rec/$kind-$i.data" > "$D/rec/$kind-$i.script" 2>/dev/null \
           || die "$w/$kind: perf script failed"

@@ -1,52 +1,96 @@
-/* cmd_record.c — `pgokit record`: sample a program with branch stacks and
- * call chains into perf.data, on the PMU when it offers branch stacks, else
- * under QEMU with the pgokit LBR plugin (see plugin/lbr.c). */
+/* cmd_record.c — `pgokit record`: sample a program, or attach to a running
+ * process, into perf.data, in one of four modes (src/record/pmu.c chooses):
+ * hardware LBR with `perf record -b` when the PMU records branch stacks, IP
+ * samples with frame-pointer call chains through `perf record` on any Linux
+ * machine, and the same two emulated under QEMU with the pgokit plugin
+ * (plugin/lbr.c), which give exact branch data. Ctrl-C and SIGTERM end the
+ * recording and keep the samples so far (record_run.c). */
 #include "cli/cli.h"
+#include "cli/record_run.h"
 #include "record/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-const char pk_cmd_record_summary[] = "run a program and record branch stacks + call chains (perf.data)";
+const char pk_cmd_record_summary[] = "record samples of a program or a process: LBR or IP + call chains (perf.data)";
 
-/* Taken branches between samples. SQLite speedtest1 retires 1.19e9 taken
- * branches per native CPU-second (counted with --exact-counts, see
- * bench/record_cost.sh), so 20011 gives ~60,000 samples per native second
- * there, and still >= 10,000 for code with 5x fewer taken branches (2e8/s,
- * about one per 15 instructions). Prime, so it does not divide loop trip
- * counts; emulation also jitters it. */
+/* LBR modes: taken branches between samples. SQLite speedtest1 retires
+ * 1.19e9 taken branches per native CPU-second (counted with --exact-counts,
+ * see bench/record_cost.sh), so 20011 gives ~60,000 samples per native
+ * second there, and still >= 10,000 for code with 5x fewer taken branches
+ * (2e8/s, about one per 15 instructions). Prime, so it does not divide loop
+ * trip counts; emulation also jitters it. */
 #define DEFAULT_PERIOD 20011
+/* Emulated IP mode: retired instructions between samples (jittered
+ * uniformly in [N/2, 3N/2] by the plugin). At 1-3e9 instructions per native
+ * second that is 100,000-300,000 samples per native second: IP samples say
+ * less than a 32-entry branch stack each, so they come denser, for about
+ * the same file size per second as the LBR default. Prime, like the above. */
+#define DEFAULT_IP_PERIOD 10007
+/* perf IP mode: samples per second of the program's CPU time. perf's own
+ * default is 4000 Hz; 4999 keeps >= 4,000 samples per CPU-second even when
+ * a fifth of the ticks land in the kernel (user-space sampling drops them),
+ * and, prime, it does not run in step with work driven by the kernel tick
+ * (HZ 100/250/1000) or by round-numbered timers. */
+#define DEFAULT_FREQ 4999
 
 static void usage(FILE *to)
 {
     fprintf(to,
-            "usage: pgokit record [-o FILE] [--period N] [--lbr-depth N] [--emulate | --hardware]\n"
-            "                     [--no-callchain] [--exact-counts FILE] [--seed N] [-q] -- CMD ARGS...\n"
+            "usage: pgokit record [-o FILE] [--ip] [--emulate | --hardware] [--freq HZ | --period N]\n"
+            "                     [--lbr-depth N] [--no-callchain] [--exact-counts FILE] [--seed N] [-q]\n"
+            "                     -- CMD ARGS...\n"
+            "       pgokit record [-o FILE] [--ip | --hardware] [--freq HZ | --period N]\n"
+            "                     --pid PID [--duration SECONDS]\n"
             "       pgokit record --print-exact FILE\n"
             "\n"
+            "modes (one line on stderr says which one was chosen and why):\n"
+            "  (none)              hardware LBR when the PMU records branch stacks, else --ip\n"
+            "  --ip                IP samples + frame-pointer call chains with perf record\n"
+            "                      (cycles:u where the PMU has it, else cpu-clock:u; user space\n"
+            "                      only; build-ids in the MMAP2 records where the kernel can)\n"
+            "  --hardware          LBR branch stacks + call chains from the PMU (perf record -b);\n"
+            "                      fails without a PMU that records branch stacks\n"
+            "  --emulate           exact LBR under qemu-x86_64 with the pgokit plugin (no PMU needed)\n"
+            "  --emulate --ip      IP samples + call chains under qemu-x86_64\n"
+            "\n"
             "  -o FILE             output perf.data (default perf.data)\n"
-            "  --period N          taken branches between samples (default %d; jittered\n"
-            "                      uniformly in [N/2, 3N/2] when emulated)\n"
+            "  -F, --freq HZ       --ip with perf: samples per CPU-second (default %d; capped at\n"
+            "                      kernel.perf_event_max_sample_rate). Implies --ip. Each sample\n"
+            "                      costs the program ~20 us on a PMU-less VM (about 10 %% at 4999 Hz,\n"
+            "                      bench/results/record-ip-overhead-*.md): lower it for production\n"
+            "  --period N          events between samples: taken branches in the LBR modes\n"
+            "                      (default %d), retired instructions with --emulate --ip\n"
+            "                      (default %d), cycles or cpu-clock nanoseconds with --ip (instead\n"
+            "                      of --freq). Emulation jitters it uniformly in [N/2, 3N/2]\n"
             "  --lbr-depth N       branch-stack entries per sample when emulated (1..64, default 32)\n"
-            "  --emulate           run CMD under qemu-x86_64 with the pgokit LBR plugin\n"
-            "  --hardware          use perf record with the PMU's branch stacks (fails without one)\n"
-            "                      (default: hardware when the PMU offers branch stacks, else emulation)\n"
-            "  --no-callchain      branch stacks only (no call chains)\n"
-            "  --exact-counts FILE emulated only: also write the exact count of every taken branch\n"
-            "                      and fall-through range of the run (format in src/record/record.h)\n"
+            "  --no-callchain      no call chains\n"
+            "  --exact-counts FILE also write the exact count of every taken branch and fall-through\n"
+            "                      range of the run (format in src/record/record.h). Implies --emulate\n"
             "  --print-exact FILE  print an exact-counts file readably and exit\n"
             "  --seed N            seed of the emulated sampling jitter (default 1)\n"
-            "  -q                  quiet\n"
+            "  -p, --pid PID       attach perf to a running process (its threads, and the ones it\n"
+            "                      starts) instead of running a command; not with --emulate\n"
+            "  --duration SECONDS  with --pid: record this long once attached (default: until\n"
+            "                      Ctrl-C or the process exits)\n"
+            "  -q                  quiet (no mode line, no summary; perf -q)\n"
+            "\n"
+            "Ctrl-C or SIGTERM stops the recording and keeps the samples so far: perf (or the\n"
+            "plugin, when the emulated program dies of the signal) finishes perf.data, and record\n"
+            "waits for it. The file appears under its name only when complete.\n"
+            "exit status: the program's (128+N when it died of signal N); when stopped by\n"
+            "SIGINT or SIGTERM, 130 or 143 with a command, 0 with --pid (the usual way to end an\n"
+            "attach); 1 when no readable perf.data was written; 2 for usage errors.\n"
             "environment: PGOKIT_QEMU (default qemu-x86_64), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary or one directory up)\n",
-            DEFAULT_PERIOD);
+            DEFAULT_FREQ, DEFAULT_PERIOD, DEFAULT_IP_PERIOD);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -105,32 +149,6 @@ static char *resolve_path(const char *name)
     return strdup(name);
 }
 
-static int run(char **argv, const char *what)
-{
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "pgokit record: fork: %s\n", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        execvp(argv[0], argv);
-        fprintf(stderr, "pgokit record: cannot run %s (%s): %s\n", argv[0], what, strerror(errno));
-        _exit(127);
-    }
-    /* The program owns the terminal's ^C; we only report how it ended. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    return 128 + WTERMSIG(st);
-}
-
 static void print_hex(const uint8_t *b, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -167,79 +185,287 @@ static int print_exact(const char *path)
     return 0;
 }
 
-int pk_cmd_record(int argc, char **argv)
+/* Fails before anything runs when the output cannot be created where it
+ * goes (missing or read-only directory), rather than after the program ran
+ * (QEMU reported that as "plugin failed to load"). perf.data must be a
+ * regular file for perf (it seeks back to write the header); the plugin
+ * also writes in place into a device or FIFO. */
+static int check_output(const char *path, const char *what, bool regular_only)
 {
-    pk_record_opts o = {.output = "perf.data", .period = DEFAULT_PERIOD, .lbr_depth = 32,
-                        .callchain = true, .seed = 1};
-    bool quiet = false, want_hw = false, want_emu = false;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "pgokit record: %s %s is a directory\n", what, path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            if (!regular_only)
+                return 0;
+            fprintf(stderr, "pgokit record: %s %s is not a regular file (perf writes its header last, "
+                            "seeking back)\n", what, path);
+            return -1;
+        }
+    }
+    char *probe = NULL;
+    if (asprintf(&probe, "%s.tmp.%d", path, (int)getpid()) < 0)
+        return -1;
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+    }
+    free(probe);
+    if (fd < 0 && e != EEXIST) {
+        char *copy = strdup(path);
+        fprintf(stderr, "pgokit record: cannot create the %s %s in %s: %s (nothing was run)\n", what, path,
+                copy ? dirname(copy) : ".", strerror(e));
+        free(copy);
+        return -1;
+    }
+    return 0;
+}
+
+/* The plugin's temporary "<path>.tmp.<qemu pid>" after QEMU ended: present
+ * only when the plugin could not finish the file (SIGKILL, a crash of QEMU,
+ * or a plugin older than signal support). Unreadable, so removed, with a
+ * word about it. Returns true when one was there. */
+static bool drop_leftover(const char *path, pid_t pid, int status)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp.%d", path, (int)pid) < 0)
+        return false;
+    struct stat st;
+    bool there = stat(tmp, &st) == 0;
+    if (there) {
+        fprintf(stderr, "pgokit record: qemu-x86_64 ended (status %d) before the plugin finished %s: "
+                        "removed the unfinished %s (%lld bytes)\n",
+                status, path, tmp, (long long)st.st_size);
+        unlink(tmp);
+    }
+    free(tmp);
+    return there;
+}
+
+static const char *signame(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+static void print_summary(enum pk_record_mode mode, const char *path, const pk_record_tally *t)
+{
+    fprintf(stderr, "pgokit record: %s: wrote %s: %" PRIu64 " samples (%" PRIu64 " with call chains",
+            pk_record_mode_name(mode), path, t->samples, t->with_callchain);
+    if (mode == PK_MODE_HW_LBR || mode == PK_MODE_EMU_LBR)
+        fprintf(stderr, ", %" PRIu64 " with branch stacks", t->with_branches);
+    if (t->lost)
+        fprintf(stderr, ", %" PRIu64 " lost", t->lost);
+    fprintf(stderr, ")");
+    size_t shown = t->procs.len < 4 ? t->procs.len : 4;
+    for (size_t i = 0; i < shown; i++) {
+        const pk_record_proc *p = &PK_VEC_AT(&t->procs, pk_record_proc, i);
+        fprintf(stderr, "%s %s[%" PRIu32 "] %" PRIu64, i ? "," : "; per process:", p->comm[0] ? p->comm : "?",
+                p->pid, p->samples);
+    }
+    if (t->procs.len > shown)
+        fprintf(stderr, ", %zu more", t->procs.len - shown);
+    fprintf(stderr, "\n");
+    if (t->samples == 0)
+        fprintf(stderr, "pgokit record: warning: %s holds no samples (did the program run for less than "
+                        "one sampling period?)\n", path);
+}
+
+typedef struct rec_args {
+    pk_record_opts o;
+    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set;
+    char **cmd;
+} rec_args;
+
+/* Options; returns -1 to go on, else the exit status (help, usage error,
+ * --print-exact). */
+static int parse(int argc, char **argv, rec_args *a)
+{
     int i = 1;
     for (; i < argc; i++) {
-        const char *a = argv[i];
+        const char *s = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t v;
-        if (!strcmp(a, "--")) {
+        if (!strcmp(s, "--")) {
             i++;
             break;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-o") && next) {
-            o.output = argv[++i];
-        } else if (!strcmp(a, "--period") && next) {
+        } else if (!strcmp(s, "-o") && next) {
+            a->o.output = argv[++i];
+        } else if (!strcmp(s, "--period") && next) {
             if (!parse_u64(argv[++i], &v) || v == 0)
                 return pk_cli_usage("record", "--period wants a positive integer, not '%s'", argv[i]);
-            o.period = v;
-        } else if (!strcmp(a, "--lbr-depth") && next) {
+            a->o.period = v;
+            a->period_set = true;
+        } else if ((!strcmp(s, "--freq") || !strcmp(s, "-F")) && next) {
+            if (!parse_u64(argv[++i], &v) || v == 0 || v > UINT32_MAX)
+                return pk_cli_usage("record", "%s wants samples per second (a positive integer), not '%s'", s,
+                                    argv[i]);
+            a->o.freq = v;
+            a->freq_set = true;
+        } else if (!strcmp(s, "--lbr-depth") && next) {
             if (!parse_u64(argv[++i], &v) || v == 0 || v > 64)
                 return pk_cli_usage("record", "--lbr-depth wants 1..64, not '%s'", argv[i]);
-            o.lbr_depth = (unsigned)v;
-        } else if (!strcmp(a, "--seed") && next) {
+            a->o.lbr_depth = (unsigned)v;
+            a->depth_set = true;
+        } else if (!strcmp(s, "--seed") && next) {
             if (!parse_u64(argv[++i], &v))
                 return pk_cli_usage("record", "--seed wants an integer, not '%s'", argv[i]);
-            o.seed = v;
-        } else if (!strcmp(a, "--exact-counts") && next) {
-            o.exact_counts = argv[++i];
-        } else if (!strcmp(a, "--print-exact") && next) {
+            a->o.seed = v;
+            a->seed_set = true;
+        } else if ((!strcmp(s, "--pid") || !strcmp(s, "-p")) && next) {
+            if (!parse_u64(argv[++i], &v) || v == 0 || v > INT_MAX)
+                return pk_cli_usage("record", "%s wants a process id, not '%s'", s, argv[i]);
+            a->o.pid = (int)v;
+        } else if (!strcmp(s, "--duration") && next) {
+            char *end;
+            errno = 0;
+            a->o.duration = strtod(argv[++i], &end);
+            if (errno || end == argv[i] || *end || !(a->o.duration >= 0.001) || a->o.duration > 1e7)
+                return pk_cli_usage("record", "--duration wants seconds > 0, not '%s'", argv[i]);
+        } else if (!strcmp(s, "--exact-counts") && next) {
+            a->o.exact_counts = argv[++i];
+        } else if (!strcmp(s, "--print-exact") && next) {
             return print_exact(argv[i + 1]);
-        } else if (!strcmp(a, "--emulate")) {
-            want_emu = true;
-        } else if (!strcmp(a, "--hardware")) {
-            want_hw = true;
-        } else if (!strcmp(a, "--no-callchain")) {
-            o.callchain = false;
-        } else if (!strcmp(a, "-q")) {
-            quiet = true;
-        } else if (a[0] == '-') {
-            return pk_cli_usage("record", "unknown option '%s'", a);
+        } else if (!strcmp(s, "--emulate")) {
+            a->emu = true;
+        } else if (!strcmp(s, "--hardware")) {
+            a->hw = true;
+        } else if (!strcmp(s, "--ip")) {
+            a->ip = true;
+        } else if (!strcmp(s, "--no-callchain")) {
+            a->o.callchain = false;
+        } else if (!strcmp(s, "-q")) {
+            a->quiet = true;
+        } else if (s[0] == '-') {
+            return pk_cli_usage("record", "unknown option '%s'", s);
         } else {
             break;   /* the command, without a "--" */
         }
     }
-    if (i >= argc)
-        return pk_cli_usage("record", "no command to record (pgokit record [options] -- CMD ARGS...)");
-    if (want_hw && want_emu)
+    a->cmd = i < argc ? argv + i : NULL;
+    if (!a->cmd && !a->o.pid)
+        return pk_cli_usage("record", "no command to record (pgokit record [options] -- CMD ARGS..., or --pid PID)");
+    if (a->cmd && a->o.pid)
+        return pk_cli_usage("record", "--pid attaches to a running process: give no command");
+    if (a->o.duration > 0 && !a->o.pid)
+        return pk_cli_usage("record", "--duration goes with --pid (a command is recorded until it ends)");
+    if (a->hw && a->emu)
         return pk_cli_usage("record", "--emulate and --hardware exclude each other");
-    if (want_hw && o.exact_counts)
+    if (a->hw && a->ip)
+        return pk_cli_usage("record", "--hardware records LBR branch stacks; --ip alone samples IPs with perf");
+    if (a->hw && a->o.exact_counts)
         return pk_cli_usage("record", "--exact-counts needs --emulate (the PMU only samples)");
-    char **cmd = argv + i;
+    /* options only the emulator has bring it along, as --exact-counts always did */
+    if (a->o.exact_counts || a->depth_set)
+        a->emu = true;
+    if (a->o.pid && a->emu)
+        return pk_cli_usage("record", "--pid needs perf (--ip or --hardware): QEMU runs a program from its "
+                                      "start and cannot attach to a process (--emulate, --exact-counts and "
+                                      "--lbr-depth need it)");
+    if (a->freq_set && (a->emu || a->hw))
+        return pk_cli_usage("record", "--freq is for IP sampling with perf (--ip); %s counts events: use --period",
+                            a->emu ? "emulation" : "--hardware");
+    if (a->freq_set && a->period_set)
+        return pk_cli_usage("record", "--freq and --period exclude each other");
+    if (a->freq_set)
+        a->ip = true;
+    if (a->depth_set && a->ip)
+        return pk_cli_usage("record", "--lbr-depth is for LBR recording; --ip records no branch stacks");
+    if (a->seed_set && !a->emu)
+        return pk_cli_usage("record", "--seed is for emulated recording (--emulate)");
+    return -1;
+}
 
-    bool hw = false;
+int pk_cmd_record(int argc, char **argv)
+{
+    rec_args a;
+    memset(&a, 0, sizeof a);
+    a.o = (pk_record_opts){.output = "perf.data", .lbr_depth = 32, .callchain = true, .seed = 1};
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    pk_record_opts *o = &a.o;
+    o->quiet = a.quiet;
+
     pk_pmu_info pmu;
-    if (!want_emu && !o.exact_counts) {
-        pk_record_probe_pmu(&pmu);
-        if (want_hw && !pmu.branch_stack) {
-            fprintf(stderr, "pgokit record: --hardware: %s\n", pmu.reason);
-            return 1;
-        }
-        hw = pmu.branch_stack;
-    }
-
+    pk_record_probe_pmu(&pmu);
+    enum pk_record_mode mode;
+    char why[512];
     pk_err err;
+    if (pk_record_choose_mode(a.ip, a.emu, a.hw, &pmu, &mode, why, sizeof why, &err) != 0) {
+        fprintf(stderr, "pgokit record: %s\n", err.msg);
+        return 1;
+    }
+    bool emulated = mode == PK_MODE_EMU_LBR || mode == PK_MODE_EMU_IP;
+    if (!emulated && a.depth_set)
+        return pk_cli_usage("record", "--lbr-depth is for emulated LBR (%s chosen: %s)", pk_record_mode_name(mode),
+                            why);
+    if (!a.period_set)
+        o->period = mode == PK_MODE_EMU_IP ? DEFAULT_IP_PERIOD : DEFAULT_PERIOD;
+    o->ip = mode == PK_MODE_EMU_IP;
+    o->buildid_mmap = pmu.buildid_mmap;
+    const char *event = pk_record_ip_event(&pmu);
+    if (mode == PK_MODE_PERF_IP && !a.period_set) {
+        if (!a.freq_set)
+            o->freq = DEFAULT_FREQ;
+        if (pmu.max_sample_rate && o->freq > pmu.max_sample_rate) {
+            fprintf(stderr, "pgokit record: %" PRIu64 " Hz is above kernel.perf_event_max_sample_rate (%" PRIu32
+                            "): sampling at %" PRIu32 " Hz (sysctl kernel.perf_event_max_sample_rate=N raises "
+                            "the limit)\n", o->freq, pmu.max_sample_rate, pmu.max_sample_rate);
+            o->freq = pmu.max_sample_rate;
+        }
+    }
+    if (o->pid && kill(o->pid, 0) != 0 && errno == ESRCH) {
+        fprintf(stderr, "pgokit record: --pid %d: no such process\n", o->pid);
+        return 1;
+    }
+    if (a.cmd) {
+        /* a missing program is this run's error, before any recorder starts
+         * (perf would write an empty perf.data, QEMU a cryptic message) */
+        char *exe = resolve_path(a.cmd[0]);
+        int bad = !exe ? ENOMEM : access(exe, X_OK) != 0 ? errno : 0;
+        free(exe);
+        if (bad) {
+            fprintf(stderr, "pgokit record: cannot run %s: %s\n", a.cmd[0], strerror(bad));
+            return 127;
+        }
+    }
+    if (check_output(o->output, "output", !emulated) != 0 ||
+        (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false) != 0))
+        return 1;
+
+    /* perf writes into "<output>.tmp.<our pid>", renamed once it is read back
+     * whole: a failed or killed run never leaves a half file (or perf's
+     * "perf.data.old") under the name asked. The plugin does the same itself. */
+    const char *final_out = o->output;
+    char *perf_tmp = NULL;
+    if (!emulated) {
+        if (asprintf(&perf_tmp, "%s.tmp.%d", final_out, (int)getpid()) < 0)
+            return 1;
+        o->output = perf_tmp;
+    }
     pk_vec av;
     char *plugin = NULL, *resolved = NULL;
-    if (hw) {
-        if (pk_record_hw_argv(pmu.vendor, pmu.amd_lbr_v2, &o, cmd, &av, &err) != 0)
-            return pk_cli_fail("record", &err);
+    char details[256];
+    if (mode == PK_MODE_HW_LBR) {
+        rc = pk_record_hw_argv(pmu.vendor, pmu.amd_lbr_v2, o, a.cmd, &av, &err);
+        snprintf(details, sizeof details, "perf record -b, a sample every %" PRIu64 " events%s", o->period,
+                 o->callchain ? ", call chains" : "");
+    } else if (mode == PK_MODE_PERF_IP) {
+        rc = pk_record_perf_ip_argv(event, o, a.cmd, &av, &err);
+        if (o->freq)
+            snprintf(details, sizeof details, "perf record -e %s at %" PRIu64 " Hz%s", event, o->freq,
+                     o->callchain ? ", frame-pointer call chains" : "");
+        else
+            snprintf(details, sizeof details, "perf record -e %s every %" PRIu64 " events%s", event, o->period,
+                     o->callchain ? ", frame-pointer call chains" : "");
     } else {
         plugin = find_plugin();
         if (!plugin) {
@@ -248,40 +474,121 @@ int pk_cmd_record(int argc, char **argv)
             return 1;
         }
         const char *qemu = getenv("PGOKIT_QEMU");
-        resolved = resolve_path(cmd[0]);
+        resolved = resolve_path(a.cmd[0]);
         if (!resolved) {
             free(plugin);
             return 1;
         }
-        cmd[0] = resolved;
-        int rc = pk_record_qemu_argv(qemu && *qemu ? qemu : "qemu-x86_64", plugin, &o, cmd, &av, &err);
-        if (rc != 0) {
-            free(plugin);
-            free(resolved);
-            return pk_cli_fail("record", &err);
-        }
+        a.cmd[0] = resolved;
+        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : "qemu-x86_64", plugin, o, a.cmd, &av, &err);
+        if (mode == PK_MODE_EMU_IP)
+            snprintf(details, sizeof details, "qemu-x86_64, a sample every ~%" PRIu64 " instructions%s",
+                     o->period, o->callchain ? ", call chains" : "");
+        else
+            snprintf(details, sizeof details, "qemu-x86_64, a sample every ~%" PRIu64 " taken branches, "
+                     "%u-entry branch stacks%s", o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
     }
-    if (!quiet)
-        fprintf(stderr, "pgokit record: %s mode, period %" PRIu64 "%s\n", hw ? "hardware" : "emulated",
-                o.period, hw ? "" : " (QEMU user-mode emulation)");
+    if (rc != 0) {
+        free(plugin);
+        free(resolved);
+        free(perf_tmp);
+        return pk_cli_fail("record", &err);
+    }
+    if (!a.quiet) {
+        char attach[96] = "";
+        if (o->pid && o->duration > 0)
+            snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, o->duration);
+        else if (o->pid)
+            snprintf(attach, sizeof attach, ", attached to pid %d until Ctrl-C", o->pid);
+        fprintf(stderr, "pgokit record: %s (%s%s): %s\n", pk_record_mode_name(mode), details, attach, why);
+    }
+
     struct stat before;
-    bool existed = stat(o.output, &before) == 0;
-    int status = run((char **)av.data, hw ? "perf" : "qemu");
+    bool existed = stat(final_out, &before) == 0;
+    pk_run_result r;
+    char msg[256] = "";
+    int run_rc = pk_record_run_child((char **)av.data, &r, msg, sizeof msg);
     pk_record_argv_free(&av);
     free(plugin);
     free(resolved);
-    if (status < 0)
+    if (run_rc != 0) {
+        fprintf(stderr, "pgokit record: %s\n", msg);
+        free(perf_tmp);
         return 1;
-    struct stat after;
-    if (stat(o.output, &after) != 0 ||
-        (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
-         after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
-        fprintf(stderr, "pgokit record: no profile was written to %s (the command exited with %d)\n",
-                o.output, status);
-        return status ? status : 1;
     }
-    if (!quiet)
-        fprintf(stderr, "pgokit record: wrote %s (%lld bytes)%s%s\n", o.output, (long long)after.st_size,
-                o.exact_counts ? " and " : "", o.exact_counts ? o.exact_counts : "");
-    return status;
+    if (r.signal && !a.quiet)
+        fprintf(stderr, "pgokit record: stopped by %s\n", signame(r.signal));
+    /* The status when the file is good: the program's, or the stop's. An
+     * attach has no program status (perf ends 130 or 143 when stopped, or
+     * when the process exits before --duration): 0. */
+    int ok_status = o->pid ? 0 : r.signal ? 128 + r.signal : r.status;
+    int fail_status = r.status && !r.signal ? r.status : 1;
+
+    pk_record_tally t;
+    if (!emulated) {
+        struct stat st;
+        if (stat(perf_tmp, &st) != 0) {
+            fprintf(stderr, "pgokit record: perf wrote no profile (it exited with status %d)\n", r.status);
+            free(perf_tmp);
+            return fail_status;
+        }
+        if (pk_record_tally_file(perf_tmp, &t, &err) != 0) {
+            fprintf(stderr, "pgokit record: perf left an unreadable file (removed): %s\n", err.msg);
+            unlink(perf_tmp);
+            free(perf_tmp);
+            return 1;
+        }
+        if (!t.samples && r.status && !r.signal) {
+            /* perf failed (it writes its header even when the workload or an
+             * event could not start): an empty file would hide that */
+            fprintf(stderr, "pgokit record: perf exited with status %d and recorded no sample: nothing "
+                            "written\n", r.status);
+            unlink(perf_tmp);
+            free(perf_tmp);
+            pk_record_tally_free(&t);
+            return r.status;
+        }
+        if (rename(perf_tmp, final_out) != 0) {
+            fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));
+            unlink(perf_tmp);
+            free(perf_tmp);
+            pk_record_tally_free(&t);
+            return 1;
+        }
+        free(perf_tmp);
+        o->output = final_out;
+    } else {
+        bool left = drop_leftover(final_out, r.pid, r.status);
+        if (o->exact_counts)
+            left |= drop_leftover(o->exact_counts, r.pid, r.status);
+        struct stat after;
+        if (left || stat(final_out, &after) != 0 ||
+            (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+             after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
+            fprintf(stderr, "pgokit record: no profile was written to %s (qemu-x86_64 exited with status %d)\n",
+                    final_out, r.status);
+            return fail_status;
+        }
+        if (!S_ISREG(after.st_mode)) {
+            if (!a.quiet)
+                fprintf(stderr, "pgokit record: %s: wrote %s\n", pk_record_mode_name(mode), final_out);
+            return ok_status;
+        }
+        if (pk_record_tally_file(final_out, &t, &err) != 0) {
+            fprintf(stderr, "pgokit record: the plugin wrote an unreadable file: %s\n", err.msg);
+            return 1;
+        }
+    }
+    if (!a.quiet) {
+        print_summary(mode, final_out, &t);
+        if (o->exact_counts)
+            fprintf(stderr, "pgokit record: exact counts in %s\n", o->exact_counts);
+        uint32_t now = pk_record_max_sample_rate();
+        if (mode == PK_MODE_PERF_IP && o->freq && now && now < o->freq)
+            fprintf(stderr, "pgokit record: warning: the kernel lowered kernel.perf_event_max_sample_rate to %"
+                            PRIu32 " during the recording (sampling interrupts took too long): fewer samples "
+                            "than %" PRIu64 " per CPU-second\n", now, o->freq);
+    }
+    pk_record_tally_free(&t);
+    return ok_status;
 }

@@ -1,67 +1,14 @@
-/* commands.c — PMU probing and the command lines `pgokit record` runs:
- * `perf record` with branch stacks on real hardware, `qemu-x86_64` with our
- * plugin otherwise. The builders are pure so each vendor's line is testable
- * on a machine without that vendor's PMU. */
+/* commands.c — the command lines `pgokit record` runs: `perf record` with
+ * branch stacks on real hardware, `perf record` of IP samples with call
+ * chains, `qemu-x86_64` with our plugin. The builders are pure so each
+ * vendor's line is testable on a machine without that vendor's PMU. */
 #include "record/record.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-void pk_record_probe_pmu(pk_pmu_info *info)
-{
-    memset(info, 0, sizeof *info);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[4096];
-        while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "vendor_id", 9)) {
-                if (strstr(line, "GenuineIntel"))
-                    info->vendor = PK_VENDOR_INTEL;
-                else if (strstr(line, "AuthenticAMD"))
-                    info->vendor = PK_VENDOR_AMD;
-            } else if (!strncmp(line, "flags", 5)) {
-                if (strstr(line, " amd_lbr_v2"))
-                    info->amd_lbr_v2 = true;
-                break;
-            }
-        }
-        fclose(f);
-    }
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_HARDWARE;
-    a.config = PERF_COUNT_HW_CPU_CYCLES;
-    a.sample_period = 100003;
-    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK;
-    a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    a.disabled = 1;
-    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-    if (fd >= 0) {
-        close((int)fd);
-        info->branch_stack = true;
-        return;
-    }
-    int e = errno;
-    if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV)
-        snprintf(info->reason, sizeof info->reason,
-                 "this CPU has no PMU that records branch stacks (perf_event_open: %s); "
-                 "use --emulate", strerror(e));
-    else if (e == EACCES || e == EPERM)
-        snprintf(info->reason, sizeof info->reason,
-                 "perf_event_open refused a branch-stack event (%s): check "
-                 "/proc/sys/kernel/perf_event_paranoid", strerror(e));
-    else
-        snprintf(info->reason, sizeof info->reason, "perf_event_open for a branch-stack event failed: %s",
-                 strerror(e));
-}
 
 static int push(pk_vec *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int push(pk_vec *v, const char *fmt, ...)
@@ -97,6 +44,44 @@ void pk_record_argv_free(pk_vec *argv)
     pk_vec_free(argv);
 }
 
+/* What both perf command lines end with: output, call chains, build-ids,
+ * then the process to attach to or the command to run. */
+static int push_perf_tail(pk_vec *argv, const pk_record_opts *o, char *const *cmd)
+{
+    if (push(argv, "-o") || push(argv, "%s", o->output))
+        return -1;
+    if (o->callchain && (push(argv, "--call-graph") || push(argv, "fp")))
+        return -1;
+    /* --buildid-mmap: the kernel puts each mapping's build-id into its MMAP2
+     * record (perf synthesizes them for mappings that exist at attach), so
+     * perf skips its end-of-run pass over every sample. Without it, that
+     * pass writes the BUILD_ID feature; the build-id cache (copies of every
+     * hit binary in ~/.debug) is of no use to pgokit and is skipped. */
+    if (push(argv, "%s", o->buildid_mmap ? "--buildid-mmap" : "--no-buildid-cache"))
+        return -1;
+    /* perf's start-up otherwise synthesizes an event for every BPF program
+     * loaded in the kernel: 0.9 s of its 1.3 s start here, for kernel symbols
+     * a user-space recording never needs */
+    if (push(argv, "--no-bpf-event"))
+        return -1;
+    if (o->quiet && push(argv, "-q"))
+        return -1;
+    if (o->pid > 0) {
+        if (push(argv, "-p") || push(argv, "%d", o->pid))
+            return -1;
+        /* perf starts its workload once the events are enabled, so `sleep`
+         * times the recording itself, not perf's start-up (which takes a
+         * good part of a second on a busy machine); perf stops when the
+         * workload ends, or earlier when the process exits */
+        if (o->duration > 0 && (push(argv, "--") || push(argv, "sleep") || push(argv, "%.3f", o->duration)))
+            return -1;
+        return push(argv, NULL);   /* the NULL terminator */
+    }
+    if (push(argv, "--"))
+        return -1;
+    return push_cmd(argv, cmd);
+}
+
 int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_record_opts *o,
                       char *const *cmd, pk_vec *argv, pk_err *err)
 {
@@ -110,11 +95,27 @@ int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_recor
                                                                 : "cycles:u";
     if (push(argv, "perf") || push(argv, "record") || push(argv, "-e") || push(argv, "%s", event) ||
         push(argv, "-c") || push(argv, "%llu", (unsigned long long)o->period) || push(argv, "-j") ||
-        push(argv, "any,u") || push(argv, "-o") || push(argv, "%s", o->output))
+        push(argv, "any,u") || push_perf_tail(argv, o, cmd))
         goto oom;
-    if (o->callchain && (push(argv, "--call-graph") || push(argv, "fp")))
+    return 0;
+oom:
+    pk_record_argv_free(argv);
+    return pk_err_set(err, "out of memory building the perf command");
+}
+
+int pk_record_perf_ip_argv(const char *event, const pk_record_opts *o, char *const *cmd, pk_vec *argv,
+                           pk_err *err)
+{
+    pk_vec_init(argv, sizeof(char *));
+    /* A frequency makes the kernel adjust the period of cycles to the rate
+     * asked; cpu-clock turns it into a fixed period of 1e9/freq ns of the
+     * task's CPU time. Either way about freq samples per CPU-second. */
+    if (push(argv, "perf") || push(argv, "record") || push(argv, "-e") || push(argv, "%s", event))
         goto oom;
-    if (push(argv, "--") || push_cmd(argv, cmd))
+    if (o->freq ? push(argv, "-F") || push(argv, "%llu", (unsigned long long)o->freq)
+                : push(argv, "-c") || push(argv, "%llu", (unsigned long long)o->period))
+        goto oom;
+    if (push_perf_tail(argv, o, cmd))
         goto oom;
     return 0;
 oom:
@@ -150,8 +151,16 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
         exe = NULL;
     }
     char *spec = NULL;
-    int r = asprintf(&spec, "%s,out=%s,period=%llu,depth=%u,callchain=%s,seed=%llu,comm=%s%s%s%s%s", plugin,
-                     o->output, (unsigned long long)o->period, o->lbr_depth, o->callchain ? "on" : "off",
+    /* IP mode: ip=N (retired instructions between samples) instead of the
+     * taken-branch period and the ring depth, which the plugin then ignores. */
+    char sampling[64];
+    if (o->ip)
+        snprintf(sampling, sizeof sampling, "ip=%llu", (unsigned long long)o->period);
+    else
+        snprintf(sampling, sizeof sampling, "period=%llu,depth=%u", (unsigned long long)o->period,
+                 o->lbr_depth);
+    int r = asprintf(&spec, "%s,out=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s", plugin, o->output,
+                     sampling, o->callchain ? "on" : "off",
                      (unsigned long long)o->seed, comm, exe ? ",exe=" : "", exe ? exe : "",
                      o->exact_counts ? ",exact=" : "", o->exact_counts ? o->exact_counts : "");
     free(exe);

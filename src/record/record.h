@@ -3,8 +3,11 @@
  *  - branch classification and taken-branch derivation for the QEMU plugin
  *    (pure functions, unit-tested: the plugin only calls them);
  *  - ELF facts the recorder needs (GNU build-id, PT_LOAD segments);
- *  - hardware mode: PMU probe and the `perf record` command line per vendor;
- *  - emulated mode: the `qemu-x86_64 -plugin ...` command line;
+ *  - the recording mode (hardware LBR, IP sampling with perf, emulated LBR,
+ *    emulated IP) from the user's flags and a PMU probe;
+ *  - the `perf record` command lines (branch stacks per vendor; IP samples)
+ *    and the `qemu-x86_64 -plugin ...` one;
+ *  - the sample count of a written perf.data, per process;
  *  - the exact-counts file (ground truth written by the plugin).
  */
 #ifndef PK_RECORD_H
@@ -107,7 +110,17 @@ int pk_record_elf_facts(const char *path, pk_elf_facts *f, pk_err *err);
  * false when no PT_LOAD segment holds the offset. */
 bool pk_record_elf_offset_to_vaddr(const pk_elf_facts *f, uint64_t offset, uint64_t *vaddr);
 
-/* ---- hardware mode ---- */
+/* ---- recording modes ---- */
+enum pk_record_mode {
+    PK_MODE_HW_LBR,   /* perf record -b: the PMU's branch stacks + call chains */
+    PK_MODE_PERF_IP,  /* perf record: IP samples + frame-pointer call chains */
+    PK_MODE_EMU_LBR,  /* qemu-x86_64 + the pgokit plugin: emulated LBR */
+    PK_MODE_EMU_IP,   /* the same plugin with ip=N: IP samples + call chains */
+};
+
+/* "hardware LBR", "IP sampling", "emulated LBR", "emulated IP sampling" */
+const char *pk_record_mode_name(enum pk_record_mode m);
+
 enum pk_cpu_vendor { PK_VENDOR_UNKNOWN, PK_VENDOR_INTEL, PK_VENDOR_AMD };
 
 typedef struct pk_pmu_info {
@@ -115,32 +128,92 @@ typedef struct pk_pmu_info {
     bool amd_lbr_v2;         /* cpuinfo flag: Zen 4 branch stacks */
     bool branch_stack;       /* perf_event_open accepted PERF_SAMPLE_BRANCH_STACK */
     char reason[256];        /* why branch stacks are unavailable */
+    bool cycles;             /* a user-mode cycles sampling event opens */
+    bool buildid_mmap;       /* the kernel writes build-ids into MMAP2 records
+                                (perf_event_attr.build_id, Linux 5.12+) */
+    uint32_t max_sample_rate;/* kernel.perf_event_max_sample_rate, 0 unknown */
 } pk_pmu_info;
 
-/* Reads /proc/cpuinfo and probes perf_event_open for a user-mode branch-stack
- * sampling event. Never fails: the outcome is in *info. */
+/* Reads /proc/cpuinfo and /proc/sys/kernel/perf_event_max_sample_rate and
+ * probes perf_event_open for a user-mode branch-stack sampling event, a
+ * cycles sampling event and MMAP2 build-ids. Never fails: the outcome is in
+ * *info. */
 void pk_record_probe_pmu(pk_pmu_info *info);
+/* kernel.perf_event_max_sample_rate now (the kernel lowers it by itself when
+ * sampling interrupts take too long); 0 when unreadable. */
+uint32_t pk_record_max_sample_rate(void);
+
+/* The mode for the user's flags (at most one of hardware / emulate, and
+ * hardware without ip: the caller reports other combinations as usage
+ * errors) on this PMU. No flag: hardware LBR when the PMU records branch
+ * stacks, else IP sampling with perf. `why` gets one line saying why.
+ * Returns -1 with err when --hardware meets a PMU without branch stacks. */
+int pk_record_choose_mode(bool ip, bool emulate, bool hardware, const pk_pmu_info *pmu,
+                          enum pk_record_mode *mode, char *why, size_t why_size, pk_err *err);
+
+/* The perf event of IP sampling: "cycles:u" when the PMU has it, else the
+ * hrtimer-driven "cpu-clock:u" (every Linux machine has it). */
+const char *pk_record_ip_event(const pk_pmu_info *pmu);
 
 typedef struct pk_record_opts {
     const char *output;      /* perf.data path */
-    uint64_t period;         /* taken branches between samples */
+    uint64_t period;         /* LBR modes: taken branches between samples;
+                                emulated IP: retired instructions between
+                                samples; perf IP without freq: events (cycles,
+                                or nanoseconds of cpu-clock) */
     unsigned lbr_depth;      /* emulated ring size */
     bool callchain;
     const char *exact_counts;/* emulated only: NULL for none */
     uint64_t seed;           /* jitter PRNG seed (emulated) */
     const char *comm;        /* emulated: process name for COMM (NULL: basename of cmd[0]) */
+    bool ip;                 /* emulated: ip=PERIOD (IP samples) instead of LBR */
+    /* perf modes */
+    uint64_t freq;           /* perf IP: samples per second (-F); 0: -c period */
+    int pid;                 /* attach to this process (-p) instead of running cmd; 0: none */
+    double duration;         /* with pid: seconds to record (perf's workload is
+                                `sleep`, started once the events are on); 0: until
+                                perf is stopped by a signal */
+    bool buildid_mmap;       /* --buildid-mmap: build-ids in MMAP2, no end-of-run
+                                pass; else --no-buildid-cache (the end-of-run
+                                pass still writes the BUILD_ID feature) */
+    bool quiet;              /* perf -q */
 } pk_record_opts;
 
 /* Builds the argv (NULL-terminated, strings owned by `store`, a caller-freed
- * pk_vec of char*) for `perf record` on this vendor. Pure: no probing. */
+ * pk_vec of char*) for `perf record` with branch stacks on this vendor. Pure:
+ * no probing. cmd is ignored (may be NULL) when o->pid is set. */
 int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_record_opts *o,
                       char *const *cmd, pk_vec *argv_out, pk_err *err);
+/* `perf record -e EVENT (-F freq | -c period) --call-graph fp ...`: user-space
+ * IP samples with frame-pointer call chains. Pure, like the above. */
+int pk_record_perf_ip_argv(const char *event, const pk_record_opts *o, char *const *cmd, pk_vec *argv_out,
+                           pk_err *err);
 /* Builds `qemu-x86_64 -plugin PLUGIN,k=v,... CMD...`. Paths must not contain
  * commas (QEMU's option syntax); that is reported as an error. */
 int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_opts *o,
                         char *const *cmd, pk_vec *argv_out, pk_err *err);
 /* Frees the strings of an argv built above and the vector. */
 void pk_record_argv_free(pk_vec *argv);
+
+/* ---- what a recording holds (read back for the closing summary) ---- */
+typedef struct pk_record_proc {
+    uint32_t pid;
+    uint64_t samples;
+    char comm[16];           /* the process's last COMM (empty if none) */
+} pk_record_proc;
+
+typedef struct pk_record_tally {
+    uint64_t samples;
+    uint64_t with_callchain; /* samples with at least one user frame */
+    uint64_t with_branches;  /* samples with a non-empty branch stack */
+    uint64_t lost;           /* LOST / LOST_SAMPLES counts */
+    pk_vec procs;            /* pk_record_proc, most samples first */
+} pk_record_tally;
+
+/* Reads a perf.data file through pk_perf_read and counts its samples per
+ * process. A file that does not read is an error (file and offset). */
+int pk_record_tally_file(const char *path, pk_record_tally *t, pk_err *err);
+void pk_record_tally_free(pk_record_tally *t);
 
 /* ---- exact counts (ground truth from the emulator) ----
  *

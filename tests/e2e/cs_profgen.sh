@@ -12,7 +12,7 @@ src="$PK_ROOT/tests/programs/cs_scalarop.c"
 # "Whole program profile similarity" of llvm-profdata-19 overlap --sample, in %.
 similarity() { llvm-profdata-19 overlap --sample "$1" "$2" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1; }
 clang-19 -O2 -g -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/so"
-check "record (emulated LBR + stacks)" "$PGOKIT" record -q -o "$T/so.data" --exact-counts "$T/so.exact" -- "$T/so" 2000
+check "record (emulated LBR + stacks)" "$PGOKIT" record --emulate -q -o "$T/so.data" --exact-counts "$T/so.exact" -- "$T/so" 2000
 perf script --show-mmap-events -F ip,brstack -i "$T/so.data" > "$T/so.script" 2>/dev/null
 
 # 1. full CSSPGO (the default for probe binaries with stacks)
@@ -76,7 +76,7 @@ echo "probe-only overlap with llvm-profgen-19: ${ov:-?}"
 check "probe-only overlap with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
 # 4. line-based CSSPGO (--cs) for a binary without probes
 clang-19 -O2 -g -DPROFILED_BUILD "$src" -o "$T/sl"
-check "record the DWARF-only build" "$PGOKIT" record -q -o "$T/sl.data" -- "$T/sl" 2000
+check "record the DWARF-only build" "$PGOKIT" record --emulate -q -o "$T/sl.data" -- "$T/sl" 2000
 check "profgen --cs (pre-inlined, nested)" "$PGOKIT" profgen -q --cs --binary "$T/sl" --perf "$T/sl.data" -o "$T/sl.prof" --format text
 check "line CS profile readable" llvm-profdata-19 show --sample "$T/sl.prof" -o /dev/null
 check "line CS profile has pre-inlined contexts" grep -q '!Attributes: 2' "$T/sl.prof"
@@ -102,7 +102,7 @@ done
 # a probe binary without DWARF: the pre-inliner's code sizes cannot be had;
 # a clear error, no output, and its half-started job ended cleanly (ASan)
 clang-19 -O2 -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/sog0"
-"$PGOKIT" record -q -o "$T/sog0.data" -- "$T/sog0" 500 > /dev/null
+"$PGOKIT" record --emulate -q -o "$T/sog0.data" -- "$T/sog0" 500 > /dev/null
 "$PGOKIT_SAN" profgen --threads 2 --binary "$T/sog0" --perf "$T/sog0.data" -o "$T/sog0.prof" 2> "$T/sog0.log"
 check_eq "no DWARF: exit status 1" 1 "$?"
 check "no DWARF: the error says so" grep -q "no DWARF debug information" "$T/sog0.log"

@@ -14,7 +14,7 @@ W=$("$PK_ROOT/scripts/workloads.sh" dir)
 PK_WORKLOADS_CACHE=1 XFLAGS="-fpseudo-probe-for-profiling" "$PK_ROOT/scripts/workloads.sh" build test-probe sqlite >/dev/null 2>&1 \
     || { fail "building sqlite with probes"; finish; exit 1; }
 B=$W/out/test-probe/speedtest1
-check "record speedtest1 --size 20" "$PGOKIT" record -q -o "$T/sq.data" --exact-counts "$T/sq.exact" -- "$B" --size 20 --memdb
+check "record speedtest1 --size 20" "$PGOKIT" record --emulate -q -o "$T/sq.data" --exact-counts "$T/sq.exact" -- "$B" --size 20 --memdb
 perf script --show-mmap-events -F ip,brstack -i "$T/sq.data" > "$T/sq.script" 2>/dev/null
 check "pgokit CSSPGO profile" "$PGOKIT" profgen -q --binary "$B" --perf "$T/sq.data" -o "$T/cs.prof"
 # every profgen thread busy under ThreadSanitizer (both walking, probes, DWARF

@@ -16,7 +16,7 @@ if ! "$PGOKIT_TSAN" --help > /dev/null 2> "$T/tsan_start.log"; then
 fi
 src="$PK_ROOT/tests/programs/cs_scalarop.c"
 clang-19 -O2 -g -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/so"
-check "record (emulated LBR + stacks)" "$PGOKIT" record -q -o "$T/so.data" -- "$T/so" 2000
+check "record (emulated LBR + stacks)" "$PGOKIT" record --emulate -q -o "$T/so.data" -- "$T/so" 2000
 check "profgen --threads 1" "$PGOKIT" profgen -q --threads 1 --binary "$T/so" --perf "$T/so.data" \
     -o "$T/one.prof" --format text
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"

@@ -11,7 +11,7 @@ PROG=$PK_ROOT/tests/programs
 
 CF="-O2 -g -fdebug-info-for-profiling"
 clang-19 $CF "$PROG/profgen_demo.c" -o "$T/demo"
-"$PGOKIT" record -q -o "$T/perf.data" -- "$T/demo" 8 >"$T/rec.out" 2>"$T/rec.err"
+"$PGOKIT" record --emulate -q -o "$T/perf.data" -- "$T/demo" 8 >"$T/rec.out" 2>"$T/rec.err"
 check "record (emulated) wrote perf.data" test -s "$T/perf.data"
 
 overlap_ok() { # ref ours label
@@ -66,7 +66,7 @@ check "stale binary: the message says build-id" grep -q 'build-id' "$T/stale.err
 # a shared library, mapped at an emulator-chosen address, found by build-id
 clang-19 $CF -fPIC -shared "$PROG/profgen_lib.c" -o "$T/libpgw.so"
 clang-19 $CF "$PROG/profgen_libmain.c" -L"$T" -lpgw -Wl,-rpath,"$T" -o "$T/libmain"
-"$PGOKIT" record -q -o "$T/lib.data" -- "$T/libmain" 60 >/dev/null 2>&1
+"$PGOKIT" record --emulate -q -o "$T/lib.data" -- "$T/libmain" 60 >/dev/null 2>&1
 check "profgen of a shared library" "$PGOKIT" profgen --binary "$T/libpgw.so" --perf "$T/lib.data" -o "$T/lib.txt" --format text -q
 perf script -F ip,brstack --show-mmap-events -i "$T/lib.data" >"$T/lps.txt" 2>/dev/null
 llvm-profgen-19 --binary "$T/libpgw.so" --perfscript "$T/lps.txt" --output "$T/libref.txt" --format=text \
@@ -76,7 +76,7 @@ overlap_ok "$T/libref.txt" "$T/lib.txt" libpgw.so
 # GCC: a gcc-12 build profiled into a .afdo that gcc-12 -fauto-profile uses
 if command -v gcc-12 >/dev/null; then
     gcc-12 -O2 -g "$PROG/profgen_demo.c" -o "$T/gdemo"
-    "$PGOKIT" record -q -o "$T/g.data" -- "$T/gdemo" 4 >/dev/null 2>&1
+    "$PGOKIT" record --emulate -q -o "$T/g.data" -- "$T/gdemo" 4 >/dev/null 2>&1
     check "profgen --format gcc" "$PGOKIT" profgen -q --binary "$T/gdemo" --perf "$T/g.data" -o "$T/g.afdo" --format gcc
     (cd "$T" && gcc-12 -O2 -g -fauto-profile="$T/g.afdo" -fdump-ipa-afdo "$PROG/profgen_demo.c" -o "$T/gdemo.afdo" 2>"$T/gcc.err")
     check "gcc-12 -fauto-profile accepts it" test -x "$T/gdemo.afdo"

@@ -13,7 +13,7 @@ clang-19 -O2 -g -fPIC -shared -o "$T/librecord_lib.so" "$P/record_lib.c" &&
 clang-19 -O2 -g -fPIE -pie -fno-omit-frame-pointer -o "$T/prog" "$P/record_prog.c" \
     -L"$T" -lrecord_lib -Wl,-rpath,"$T" || { fail "build test program"; finish; exit; }
 native=$("$T/prog" 30000)
-out=$("$PGOKIT" record -q --period 997 -o "$T/p.data" -- "$T/prog" 30000)
+out=$("$PGOKIT" record --emulate -q --period 997 -o "$T/p.data" -- "$T/prog" 30000)
 check_eq "program output unchanged under the recorder" "$native" "$out"
 check "perf.data written" test -s "$T/p.data"
 
@@ -152,7 +152,7 @@ check "shared-library symbol resolves" grep -qE "record_lib_mix.*librecord_lib.s
 check "no unresolved PIE or library frames" bash -c "! grep -E '\[unknown\] \((.*/prog|.*librecord_lib.so)\)' '$T/sym.txt'"
 
 # LBR-only recording, depth option
-"$PGOKIT" record -q --no-callchain --lbr-depth 8 -o "$T/n.data" -- "$T/prog" 3000 >/dev/null
+"$PGOKIT" record --emulate -q --no-callchain --lbr-depth 8 -o "$T/n.data" -- "$T/prog" 3000 >/dev/null
 perf report -D -i "$T/n.data" > "$T/n.txt" 2>&1
 check "--lbr-depth 8 gives 8-entry stacks" grep -q 'branch stack: nr:8' "$T/n.txt"
 check "--no-callchain writes no call chains" bash -c "! grep -q 'chain: nr:' '$T/n.txt'"
@@ -161,5 +161,5 @@ check "--no-callchain writes no call chains" bash -c "! grep -q 'chain: nr:' '$T
 check "--hardware fails clearly without a branch-stack PMU" \
     bash -c "! '$PGOKIT' record --hardware -o '$T/h.data' -- true 2>'$T/hw.err' && grep -q 'branch stacks' '$T/hw.err'"
 check "missing command is a usage error" bash -c "'$PGOKIT' record -o x 2>/dev/null; [ \$? -eq 2 ]"
-check "exit status of the program is passed through" bash -c "'$PGOKIT' record -q -o '$T/f.data' -- sh -c 'exit 3'; [ \$? -eq 3 ]"
+check "exit status of the program is passed through" bash -c "'$PGOKIT' record --emulate -q -o '$T/f.data' -- sh -c 'exit 3'; [ \$? -eq 3 ]"
 finish

@@ -10,7 +10,7 @@ need qemu-x86_64 valgrind clang-19 llvm-objdump-19 python3
 clang-19 -O1 -gdwarf-4 -fno-pie -no-pie -fno-optimize-sibling-calls \
     -o "$T/ex" "$PK_ROOT/tests/programs/record_exact.c" || { fail "build"; finish; exit; }
 native=$("$T/ex" 20000)
-out=$("$PGOKIT" record -q --period 101 --exact-counts "$T/ex.exact" -o "$T/ex.data" -- "$T/ex" 20000)
+out=$("$PGOKIT" record --emulate -q --period 101 --exact-counts "$T/ex.exact" -o "$T/ex.data" -- "$T/ex" 20000)
 check_eq "program output unchanged under the recorder" "$native" "$out"
 check "exact-counts file written" test -s "$T/ex.exact"
 "$PGOKIT" record --print-exact "$T/ex.exact" > "$T/ex.txt"

@@ -9,7 +9,7 @@ need qemu-x86_64 perf clang-19 llvm-profgen-19 llvm-profdata-19
 SRC=$PK_ROOT/tests/programs/record_exact.c
 
 clang-19 -O2 -g -fpseudo-probe-for-profiling -fno-omit-frame-pointer -o "$T/cs" "$SRC" || { fail "build"; finish; exit; }
-"$PGOKIT" record -q --period 4001 -o "$T/cs.data" -- "$T/cs" 200000 >/dev/null
+"$PGOKIT" record --emulate -q --period 4001 -o "$T/cs.data" -- "$T/cs" 200000 >/dev/null
 perf script -i "$T/cs.data" --show-mmap-events -F ip,brstack > "$T/cs.script" 2>/dev/null
 check "main binary's MMAP2 comes first, at the text segment's offset" \
     bash -c "grep -m1 PERF_RECORD_MMAP2 '$T/cs.script' | grep -q '@ 0x1000 .* $T/cs\$'"
@@ -23,7 +23,7 @@ check "llvm-profdata-19 reads the profile" llvm-profdata-19 show --sample "$T/cs
 
 if command -v create_llvm_prof >/dev/null; then
     clang-19 -O2 -gdwarf-4 -o "$T/af" "$SRC"
-    "$PGOKIT" record -q --period 4001 --no-callchain -o "$T/af.data" -- "$T/af" 200000 >/dev/null
+    "$PGOKIT" record --emulate -q --period 4001 --no-callchain -o "$T/af.data" -- "$T/af" 200000 >/dev/null
     create_llvm_prof --binary="$T/af" --profile="$T/af.data" --out="$T/af.prof" --format=text > "$T/af.log" 2>&1
     check "create_llvm_prof accepts the LBR-only recording" test -s "$T/af.prof"
     check "AutoFDO profile has main and classify with samples" \

@@ -8,7 +8,7 @@ need qemu-x86_64 perf clang-19
 
 clang-19 -O2 -g -pthread -o "$T/thr" "$PK_ROOT/tests/programs/record_threads.c" || { fail "build"; finish; exit; }
 native=$("$T/thr" | sort)
-out=$("$PGOKIT" record -q --period 2003 -o "$T/t.data" --exact-counts "$T/t.exact" -- "$T/thr" | sort)
+out=$("$PGOKIT" record --emulate -q --period 2003 -o "$T/t.data" --exact-counts "$T/t.exact" -- "$T/thr" | sort)
 check_eq "output of parent and child unchanged" "$native" "$out"
 perf script -i "$T/t.data" -F pid,tid,ip,brstack > "$T/s.txt" 2> "$T/s.err"
 check "perf script reads it without warnings" test ! -s "$T/s.err"
@@ -24,7 +24,7 @@ check "exact counts written by the parent only, and readable" \
     bash -c "'$PGOKIT' record --print-exact '$T/t.exact' | grep -q '^binary $T/thr '"
 
 # execve() replaces QEMU: the plugin must commit perf.data before it happens.
-"$PGOKIT" record -q -o "$T/x.data" -- /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; exec /bin/true'
+"$PGOKIT" record --emulate -q -o "$T/x.data" -- /bin/sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; exec /bin/true'
 check "perf.data committed when the program execs" test -s "$T/x.data"
 check "the pre-exec samples are readable" bash -c "perf script -i '$T/x.data' -F ip,brstack 2>/dev/null | grep -q '0x.*/0x'"
 check "no temporary file left behind" bash -c "! ls '$T'/x.data.tmp* 2>/dev/null"

@@ -1,0 +1,116 @@
+/* record_run.c — the recorder as a child process whose end pgokit controls.
+ *
+ * perf finishes its file itself when it gets SIGINT or SIGTERM (it stops the
+ * events, kills the workload it started with SIGTERM, writes the header and
+ * dies of the same signal); the pgokit plugin finishes its file when the
+ * guest dies of a signal. So on Ctrl-C pgokit only has to make sure the
+ * recorder got the signal, and wait for it rather than die first: the file
+ * is read back and summarized after the recorder is gone. */
+#include "cli/record_run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Signal handlers cannot take arguments: the state they share with the
+ * waiting loop below. One recorder at a time. */
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    pid_t c = (pid_t)child_pid;
+    if (!got_signal)
+        got_signal = sig;
+    /* SI_KERNEL: the terminal's ^C, sent to the whole foreground process
+     * group, so the recorder has it already; a second one could reach a
+     * guest that handles SIGINT twice. kill(1) and friends (SI_USER,
+     * SI_QUEUE, SI_TKILL) reach pgokit only: pass them on. */
+    if (c > 0 && si->si_code != SI_KERNEL)
+        kill(c, sig);
+    errno = saved;
+}
+
+int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size)
+{
+    memset(r, 0, sizeof *r);
+    child_pid = 0;
+    got_signal = 0;
+
+    /* Handlers go in before the fork with the signals blocked, so a signal
+     * that comes before the pid is known waits, pending, until it is. */
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+
+    struct sigaction act, ign, old_int, old_term, old_quit;
+    memset(&act, 0, sizeof act);
+    act.sa_sigaction = on_signal;
+    act.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&act.sa_mask);
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, NULL, &old_int);
+    bool int_ignored = old_int.sa_handler == SIG_IGN;
+    if (!int_ignored)
+        sigaction(SIGINT, &act, NULL);
+    sigaction(SIGTERM, &act, &old_term);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        snprintf(msg, msg_size, "fork: %s", strerror(e));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* exec resets caught signals to their default; the mask is inherited */
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        execvp(argv[0], argv);
+        fprintf(stderr, "pgokit record: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    child_pid = pid;
+    r->pid = pid;
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+    /* Wait without reaping first: until the pid is reaped it cannot be
+     * reused, so the handler's kill() never reaches another process. */
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    child_pid = 0;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            int e = errno;
+            snprintf(msg, msg_size, "waiting for %s: %s", argv[0], strerror(e));
+            st = 1 << 8;
+            break;
+        }
+    }
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r->signal = got_signal;
+    sigaction(SIGQUIT, &old_quit, NULL);
+    /* The SIGINT/SIGTERM handlers stay: a second ^C while record renames
+     * and reads back the file must not kill it half-way (it only notes the
+     * signal now), and record exits right after. */
+    return 0;
+fail:
+    if (!int_ignored)
+        sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    return -1;
+}

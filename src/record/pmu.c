@@ -1,0 +1,153 @@
+/* pmu.c — what this machine's PMU and kernel offer `pgokit record`, and the
+ * recording mode that follows from them and the user's flags. The probes
+ * open (and close at once) disabled events on this process: no sample is
+ * ever taken. */
+#include "record/record.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+const char *pk_record_mode_name(enum pk_record_mode m)
+{
+    switch (m) {
+    case PK_MODE_HW_LBR:
+        return "hardware LBR";
+    case PK_MODE_PERF_IP:
+        return "IP sampling";
+    case PK_MODE_EMU_LBR:
+        return "emulated LBR";
+    case PK_MODE_EMU_IP:
+        return "emulated IP sampling";
+    }
+    return "?";
+}
+
+/* errno of perf_event_open for attr on this thread (0: it opened). */
+static int try_open(struct perf_event_attr *a)
+{
+    a->size = sizeof *a;
+    a->disabled = 1;
+    long fd = syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
+    if (fd < 0)
+        return errno;
+    close((int)fd);
+    return 0;
+}
+
+uint32_t pk_record_max_sample_rate(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+    if (!f)
+        return 0;
+    unsigned long v = 0;
+    if (fscanf(f, "%lu", &v) != 1 || v > UINT32_MAX)
+        v = 0;
+    fclose(f);
+    return (uint32_t)v;
+}
+
+void pk_record_probe_pmu(pk_pmu_info *info)
+{
+    memset(info, 0, sizeof *info);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[4096];
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "vendor_id", 9)) {
+                if (strstr(line, "GenuineIntel"))
+                    info->vendor = PK_VENDOR_INTEL;
+                else if (strstr(line, "AuthenticAMD"))
+                    info->vendor = PK_VENDOR_AMD;
+            } else if (!strncmp(line, "flags", 5)) {
+                if (strstr(line, " amd_lbr_v2"))
+                    info->amd_lbr_v2 = true;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    info->max_sample_rate = pk_record_max_sample_rate();
+
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.sample_period = 100003;
+    a.sample_type = PERF_SAMPLE_IP;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    info->cycles = try_open(&a) == 0;
+
+    /* What `perf record --buildid-mmap` checks before it starts. */
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.exclude_kernel = 1;
+    a.mmap2 = 1;
+    a.build_id = 1;
+    info->buildid_mmap = try_open(&a) == 0;
+
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.sample_period = 100003;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_BRANCH_STACK;
+    a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int e = try_open(&a);
+    if (e == 0) {
+        info->branch_stack = true;
+        return;
+    }
+    if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV)
+        snprintf(info->reason, sizeof info->reason,
+                 "this CPU has no PMU that records branch stacks (perf_event_open: %s)", strerror(e));
+    else if (e == EACCES || e == EPERM)
+        snprintf(info->reason, sizeof info->reason,
+                 "perf_event_open refused a branch-stack event (%s): check "
+                 "/proc/sys/kernel/perf_event_paranoid", strerror(e));
+    else
+        snprintf(info->reason, sizeof info->reason, "perf_event_open for a branch-stack event failed: %s",
+                 strerror(e));
+}
+
+int pk_record_choose_mode(bool ip, bool emulate, bool hardware, const pk_pmu_info *pmu,
+                          enum pk_record_mode *mode, char *why, size_t why_size, pk_err *err)
+{
+    if (emulate) {
+        *mode = ip ? PK_MODE_EMU_IP : PK_MODE_EMU_LBR;
+        snprintf(why, why_size, "asked with --emulate%s", ip ? " --ip" : "");
+        return 0;
+    }
+    if (hardware) {
+        if (!pmu->branch_stack)
+            return pk_err_set(err, "--hardware: %s; --emulate records LBR under QEMU, --ip records "
+                                   "IP samples", pmu->reason);
+        *mode = PK_MODE_HW_LBR;
+        snprintf(why, why_size, "asked with --hardware");
+        return 0;
+    }
+    if (ip) {
+        *mode = PK_MODE_PERF_IP;
+        snprintf(why, why_size, "asked with --ip");
+        return 0;
+    }
+    if (pmu->branch_stack) {
+        *mode = PK_MODE_HW_LBR;
+        snprintf(why, why_size, "no mode flag, and the PMU records branch stacks (--ip for IP samples)");
+    } else {
+        *mode = PK_MODE_PERF_IP;
+        snprintf(why, why_size, "no mode flag, and %s; --emulate records LBR under QEMU", pmu->reason);
+    }
+    return 0;
+}
+
+const char *pk_record_ip_event(const pk_pmu_info *pmu)
+{
+    return pmu->cycles ? "cycles:u" : "cpu-clock:u";
+}
