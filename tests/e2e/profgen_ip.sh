@@ -14,9 +14,9 @@ CFLAGS="-O2 -g -gdwarf-4 -fdebug-info-for-profiling -fno-omit-frame-pointer"
 clang-19 $CFLAGS "$SRC" -o "$T/demo" || { fail "build demo"; finish; exit 1; }
 clang-19 $CFLAGS -fpseudo-probe-for-profiling "$SRC" -o "$T/demo_probe" || { fail "build probe demo"; finish; exit 1; }
 
-# IP samples from stock perf (cpu-clock works without a PMU); skip if this
-# kernel refuses software sampling
-rec() { perf record -q -e cpu-clock:u -F 4999 --call-graph fp -o "$1" -- "${@:2}" >/dev/null 2>"$T/perf.err"; }
+# IP samples: `pgokit record --ip` runs stock perf (cpu-clock works without
+# a PMU); skip if this kernel refuses software sampling
+rec() { "$PGOKIT" record --ip -q -o "$1" -- "${@:2}" >/dev/null 2>"$T/perf.err"; }
 if ! rec "$T/ip.data" "$T/demo" 80; then
   echo "skipped: perf record -e cpu-clock fails here: $(head -n 2 "$T/perf.err")"; exit 77
 fi
