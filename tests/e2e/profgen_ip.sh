@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # profgen_ip.sh — profiles from IP + call-stack samples (no branch stacks):
-# stock `perf record -e cpu-clock --call-graph fp` of the demo program (real
+# `pgokit record --ip` (stock perf, cpu-clock, frame-pointer stacks) of the demo program (real
 # samples, as on any VM without LBR), and the emulator's exact counts of the
 # same run as the ground truth. Checks: the profile kind follows the samples
 # (the summary says IP), flow inference beats raw block weights against the
