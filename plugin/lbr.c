@@ -1,12 +1,13 @@
-/* lbr.c — pgokit's QEMU TCG plugin: last-branch-record emulation.
+/* lbr.c — pgokit's QEMU TCG plugin: last-branch-record emulation (and the
+ * translation, arguments and installation shared with IP mode, ip.c).
  *
- * Every executed translation block (TB) calls tb_exec() with the block's
- * precomputed description packed into the callback's 64-bit userdata (see
- * "block words" below). A block that does not start at the fall-through of
- * the previous block on the same vCPU was reached by a taken branch, whose
- * source is the previous block's last instruction (classified once, at
- * translation). Taken branches go into a per-vCPU ring; calls and returns
- * drive a per-vCPU shadow stack; every P taken branches (P jittered
+ * LBR mode. Every executed translation block (TB) calls tb_exec() with the
+ * block's precomputed description packed into the callback's 64-bit userdata
+ * (see "block words" below). A block that does not start at the
+ * fall-through of the previous block on the same vCPU was reached by a taken
+ * branch, whose source is the previous block's last instruction (classified
+ * once, at translation). Taken branches go into a per-vCPU ring; calls and
+ * returns drive a per-vCPU shadow stack; every P taken branches (P jittered
  * uniformly in [P/2, 3P/2]) a SAMPLE with the ring (newest first) and the
  * shadow stack as a user call chain is written to perf.data.
  *
@@ -27,10 +28,14 @@
  * How the outputs are closed (exit, exec, death by a signal): finish.c.
  *
  * Arguments (from `pgokit record`): out=PATH period=N depth=N callchain=on|off
- * seed=N comm=NAME [exe=PATH] [exact=PATH]. exe is the guest program's real
- * path: its mappings are announced first, before any sample. */
+ * seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N]. exe is the guest program's
+ * real path: its mappings are announced first, before any sample. ip=N
+ * switches to IP mode (ip.c): a sample every N retired instructions (jittered
+ * likewise) with the exact instruction address and the call chain, no branch
+ * stack; period= and depth= are then ignored. */
 #include "lbr.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -114,7 +119,7 @@ static void pair_add(lbr_pairmap *m, uint64_t a, uint64_t b)
 
 /* ---- per-vCPU state ---- */
 
-static uint64_t next_interval(lbr_vcpu *v)
+uint64_t lbr_next_interval(lbr_vcpu *v)
 {
     /* xorshift64*: cheap, and jitter only has to break aliasing with loops */
     v->rng ^= v->rng >> 12;
@@ -129,14 +134,14 @@ static uint64_t next_interval(lbr_vcpu *v)
 static void vcpu_reset(lbr_vcpu *v, unsigned idx)
 {
     v->prev = &g.start.info;
-    v->pw = g.start.word;
+    v->pw = g.ip ? 0 : g.start.word;
     v->total = 0;
     v->depth = 0;
     v->range_begin = 0;
     v->tid = 0;
     v->announced = false;
     v->rng = pk_hash64(g.seed ^ (0x9E3779B97F4A7C15ull * (idx + 1))) | 1;
-    v->left = next_interval(v);
+    v->left = lbr_next_interval(v);
 }
 
 static lbr_vcpu *vcpu_get(unsigned idx)
@@ -178,13 +183,13 @@ static const uint64_t kind_flags[17] = {
     [PK_BR_IND] = PK_BR_IND << 20 | 2, [PK_BR_CALL] = PK_BR_CALL << 20 | 2,
     [PK_BR_IND_CALL] = PK_BR_IND_CALL << 20 | 2, [PK_BR_RET] = PK_BR_RET << 20 | 2,
 };
-static const int64_t kind_delta[17] = {[PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = -1};
+const int64_t lbr_kind_delta[17] = {[PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = -1};
 static const uint64_t kind_rec[17] = {[PK_BR_COND] = 1, [PK_BR_UNCOND] = 1, [PK_BR_IND] = 1,
                                       [PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = 1};
 
 
 /* Caller holds g.lock (tb_trans adds ids). */
-static uint64_t addr_of(uint32_t id)
+uint64_t lbr_addr_of(uint32_t id)
 {
     return g.addr[id >> ID_CHUNK][id & ((1u << ID_CHUNK) - 1)];
 }
@@ -195,11 +200,49 @@ static uint64_t addr_of(uint32_t id)
  * both but not on their last instruction resolve to the newest. */
 static const pk_tb_info *resolve(uint64_t word)
 {
-    uint64_t *slot = pk_u64map_get(&g.tbs, addr_of(W_START(word)));
+    uint64_t *slot = pk_u64map_get(&g.tbs, lbr_addr_of(W_START(word)));
     for (const lbr_tb *t = slot ? (const lbr_tb *)(uintptr_t)*slot : NULL; t; t = t->older)
         if (t->word == word)
             return &t->info;
     return NULL;
+}
+
+void lbr_emit_locked(lbr_vcpu *v, uint64_t ip, uint64_t period, const pk_branch *br, uint64_t nbr)
+{
+    uint64_t chain[MAX_CHAIN + 1];
+    uint64_t nchain = 0;
+    if (g.callchain) {
+        chain[nchain++] = PK_CONTEXT_USER;
+        chain[nchain++] = ip;
+        uint64_t d = v->depth < STACK ? v->depth : STACK;
+        for (uint64_t i = 1; i <= d && nchain < MAX_CHAIN + 1; i++)
+            chain[nchain++] = lbr_addr_of(v->stack[(v->depth - i) & (STACK - 1)]);
+    }
+    if (!v->tid)
+        v->tid = (uint32_t)syscall(SYS_gettid);
+    if (!g.w || g.failed)
+        return;
+    pk_sample s;
+    memset(&s, 0, sizeof s);
+    s.misc = PK_CPUMODE_USER;
+    s.pid = g.pid;
+    s.tid = v->tid;
+    s.ip = ip;
+    s.period = period;
+    s.callchain_nr = nchain;
+    s.callchain = chain;
+    s.branches = br;
+    s.branch_nr = nbr;
+    s.time = lbr_now_ns();
+    if (!v->announced && v->tid != g.pid) {
+        pk_task_event t = {true, g.pid, g.pid, v->tid, g.pid, s.time};
+        if (pk_perf_write_task(g.w, &t, &g.err) != 0)
+            lbr_fail_locked();
+    }
+    v->announced = true;
+    if (pk_perf_write_sample(g.w, &s, &g.err) != 0)
+        lbr_fail_locked();
+    g.samples++;
 }
 
 static __attribute__((cold, noinline)) void sample(lbr_vcpu *v, uint64_t w)
@@ -214,7 +257,7 @@ static __attribute__((cold, noinline)) void sample(lbr_vcpu *v, uint64_t w)
         srcw[i] = v->rsrc[slot];
         tow[i] = v->rto[slot];
     }
-    uint64_t left = next_interval(v);
+    uint64_t left = lbr_next_interval(v);
     uint64_t rot = (left - v->left) & (RING - 1), tmp[RING];
     memcpy(tmp, v->rsrc, sizeof tmp);
     for (unsigned j = 0; j < RING; j++)
@@ -226,85 +269,58 @@ static __attribute__((cold, noinline)) void sample(lbr_vcpu *v, uint64_t w)
     if (g.child)
         return;
     pthread_mutex_lock(&g.lock);
-    uint64_t ip = addr_of(W_START(w));
     pk_branch br[RING];
-    uint64_t chain[MAX_CHAIN + 1];
-    uint64_t nchain = 0;
-    if (g.callchain) {
-        chain[nchain++] = PK_CONTEXT_USER;
-        chain[nchain++] = ip;
-        uint64_t d = v->depth < STACK ? v->depth : STACK;
-        for (uint64_t i = 1; i <= d && nchain < MAX_CHAIN + 1; i++)
-            chain[nchain++] = addr_of(v->stack[(v->depth - i) & (STACK - 1)]);
-    }
-    if (!v->tid)
-        v->tid = (uint32_t)syscall(SYS_gettid);
-    pk_sample s;
-    memset(&s, 0, sizeof s);
-    s.misc = PK_CPUMODE_USER;
-    s.pid = g.pid;
-    s.tid = v->tid;
-    s.ip = ip;
-    s.period = period;
-    s.callchain_nr = nchain;
-    s.callchain = chain;
-    s.branches = br;
     for (uint64_t i = 0; i < n; i++) {
         const pk_tb_info *src = resolve(srcw[i]);
-        br[i].from = src ? src->last : addr_of(W_START(srcw[i]));
-        br[i].to = addr_of(W_START(tow[i]));
+        br[i].from = src ? src->last : lbr_addr_of(W_START(srcw[i]));
+        br[i].to = lbr_addr_of(W_START(tow[i]));
         br[i].flags = src ? kind_flags[src->kind] : 0;
     }
-    s.branch_nr = n;
-    if (g.w && !g.failed) {
-        s.time = lbr_now_ns();
-        if (!v->announced && v->tid != g.pid) {
-            pk_task_event t = {true, g.pid, g.pid, v->tid, g.pid, s.time};
-            if (pk_perf_write_task(g.w, &t, &g.err) != 0)
-                lbr_fail_locked();
-        }
-        v->announced = true;
-        if (pk_perf_write_sample(g.w, &s, &g.err) != 0)
-            lbr_fail_locked();
-        g.samples++;
-    }
+    lbr_emit_locked(v, lbr_addr_of(W_START(w)), period, br, n);
     pthread_mutex_unlock(&g.lock);
+}
+
+enum pk_transition lbr_exact_count(lbr_vcpu *v, const pk_tb_info *p, uint64_t to)
+{
+    enum pk_transition tr = pk_record_transition(p, to);
+    switch (tr) {
+    case PK_TR_FALLTHROUGH:
+    case PK_TR_REPEAT:
+        break;
+    case PK_TR_DISCONTINUITY:
+        if (p != &g.start.info && v->range_begin && !g.child)
+            pair_add(&v->ranges, v->range_begin, p->last);
+        v->range_begin = to;
+        break;
+    case PK_TR_TAKEN:
+        if (!g.child) {
+            if (v->range_begin)
+                pair_add(&v->ranges, v->range_begin, p->last);
+            pair_add(&v->branches, p->last, to);
+            v->range_begin = to;
+        }
+        break;
+    }
+    return tr;
 }
 
 /* Exact-counts mode: the straightforward version, with counting. */
 static __attribute__((noinline)) void transition(lbr_vcpu *v, const pk_tb_info *p, const lbr_tb *t)
 {
-    uint64_t to = t->info.vaddr, pw = ((const lbr_tb *)p)->word;
-    switch (pk_record_transition(p, to)) {
-    case PK_TR_FALLTHROUGH:
-    case PK_TR_REPEAT:
+    if (lbr_exact_count(v, p, t->info.vaddr) != PK_TR_TAKEN)
         return;
-    case PK_TR_DISCONTINUITY:
-        if (p != &g.start.info && v->range_begin && !g.child)
-            pair_add(&v->ranges, v->range_begin, p->last);
-        v->range_begin = to;
-        return;
-    case PK_TR_TAKEN:
-        break;
-    }
-    uint64_t from = p->last;
-    if (kind_delta[p->kind] > 0)
+    uint64_t pw = ((const lbr_tb *)p)->word;
+    if (lbr_kind_delta[p->kind] > 0)
         v->stack[v->depth++ & (STACK - 1)] = (uint32_t)W_END(pw);
-    else if (kind_delta[p->kind] < 0 && v->depth)
+    else if (lbr_kind_delta[p->kind] < 0 && v->depth)
         v->depth--;
     v->rsrc[v->left & (RING - 1)] = pw;
     v->rto[v->left-- & (RING - 1)] = t->word;
-    if (!g.child) {
-        if (v->range_begin)
-            pair_add(&v->ranges, v->range_begin, from);
-        pair_add(&v->branches, from, to);
-        v->range_begin = to;
-    }
     if (v->left == 0)
         sample(v, t->word);
 }
 
-static __attribute__((noinline)) lbr_vcpu *vcpu_other(unsigned idx)
+__attribute__((noinline)) lbr_vcpu *lbr_vcpu_other(unsigned idx)
 {
     lbr_vcpu *v = idx < MAX_VCPUS ? g.vcpus[idx] : NULL;
     return v ? v : vcpu_get(idx);
@@ -312,7 +328,7 @@ static __attribute__((noinline)) lbr_vcpu *vcpu_other(unsigned idx)
 
 static inline lbr_vcpu *vcpu_of(unsigned idx)
 {
-    return __builtin_expect(idx == 0, 1) ? &lbr_v0 : vcpu_other(idx);
+    return __builtin_expect(idx == 0, 1) ? &lbr_v0 : lbr_vcpu_other(idx);
 }
 
 static void tb_exec_exact(unsigned int idx, void *ud)
@@ -376,7 +392,7 @@ static inline __attribute__((always_inline)) void step(lbr_vcpu *v, uint64_t w)
 
 static __attribute__((noinline)) void tb_exec_other(unsigned int idx, uint64_t w)
 {
-    lbr_vcpu *v = vcpu_other(idx);
+    lbr_vcpu *v = lbr_vcpu_other(idx);
     if (v)
         step(v, w);
 }
@@ -439,9 +455,9 @@ static uint64_t tb_word(const pk_tb_info *t)
         w |= W_ALWAYS;
     if (!kind_rec[t->kind])
         w |= W_NOTBR | W_RARE;
-    if (kind_delta[t->kind] > 0)
+    if (lbr_kind_delta[t->kind] > 0)
         w |= W_CALL | W_RARE;
-    else if (kind_delta[t->kind] < 0)
+    else if (lbr_kind_delta[t->kind] < 0)
         w |= W_RET | W_RARE;
     return w;
 }
@@ -457,25 +473,39 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     size_t size = qemu_plugin_insn_size(last);
     unsigned len;
     enum pk_br_kind kind = pk_record_classify(qemu_plugin_insn_data(last), size, &len);
+    /* IP mode: where each instruction starts, to name the sampled one */
+    uint32_t *ioff = g.ip ? malloc(n * sizeof *ioff) : NULL;
+    for (size_t i = 0; ioff && i < n; i++)
+        ioff[i] = (uint32_t)(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) - vaddr);
     pthread_mutex_lock(&g.lock);
     lbr_tb *info = NULL, *old = NULL;
     uint64_t *slot = pk_u64map_slot(&g.tbs, vaddr);
     if (slot && *slot) {
         old = (lbr_tb *)(uintptr_t)*slot;
-        if (old->info.last == lastva && old->info.size == size && old->info.kind == kind)
+        if (old->info.last == lastva && old->info.size == size && old->info.kind == kind &&
+            old->ninsns == n && (!ioff || !memcmp(old->ioff, ioff, n * sizeof *ioff)))
             info = old;
     }
-    if (!info && (info = tb_alloc()) != NULL) {
+    if (info) {
+        free(ioff);
+    } else if (g.ip && !ioff) {
+        pk_err_set(&g.err, "out of memory");
+        lbr_fail_locked();
+    } else if ((info = tb_alloc()) != NULL) {
         info->info = pk_record_tb_info(vaddr, lastva, (unsigned)size, kind);
         info->word = tb_word(&info->info);
         info->older = old;
-        if (!info->word) {
+        info->ioff = ioff;
+        info->ninsns = (uint32_t)n;
+        if (!info->word || (g.ip && !lbr_ip_word(info))) {
             pk_err_set(&g.err, "out of memory or block ids (%u addresses)", g.nids);
             lbr_fail_locked();
             info = NULL;
         } else if (slot) {
             *slot = (uint64_t)(uintptr_t)info;
         }
+    } else {
+        free(ioff);
     }
     if (!g.preloaded && g.exe && !g.child && !g.failed) {
         g.preloaded = true;
@@ -487,7 +517,12 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     pthread_mutex_unlock(&g.lock);
     if (!info)
         return;
-    if (g.exact)
+    if (g.ip && g.exact)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
+    else if (g.ip)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                             (void *)(uintptr_t)lbr_ip_word(info));
+    else if (g.exact)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
     else
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
@@ -503,6 +538,15 @@ static bool arg(const char *a, const char *key, const char **val)
     return true;
 }
 
+/* A positive decimal or 0x number, the whole string; 0 when not. */
+static uint64_t positive(const char *s)
+{
+    char *end;
+    errno = 0;
+    uint64_t v = strtoull(s, &end, 0);
+    return errno || end == s || *end || *s == '-' ? 0 : v;
+}
+
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv);
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
@@ -511,6 +555,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     g.callchain = true;
     g.out = "perf.data";
     g.comm = "guest";
+    uint64_t ip_period = 0;
     for (int i = 0; i < argc; i++) {
         const char *v;
         if (arg(argv[i], "out", &v))
@@ -529,7 +574,13 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
             g.seed = strtoull(v, NULL, 0);
         else if (arg(argv[i], "callchain", &v))
             g.callchain = !strcmp(v, "on");
-        else {
+        else if (arg(argv[i], "ip", &v)) {
+            g.ip = true;
+            if (!(ip_period = positive(v))) {
+                fprintf(stderr, "pgokit-lbr: ip=%s: want a number of instructions > 0\n", v);
+                return -1;
+            }
+        } else {
             fprintf(stderr, "pgokit-lbr: unknown argument '%s'\n", argv[i]);
             return -1;
         }
@@ -546,6 +597,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         fprintf(stderr, "pgokit-lbr: period must be > 0 and depth in 1..%d\n", RING);
         return -1;
     }
+    if (g.ip)
+        g.period = ip_period;
     g.pid = (uint32_t)getpid();
     g.start.info = pk_record_tb_info(0, UINT64_MAX - 16, 1, PK_BR_NONE);
     g.start.word = W_NOTBR | W_RARE;
@@ -561,10 +614,12 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     pk_perf_writer_opts o;
     memset(&o, 0, sizeof o);
     o.event_type = 0;            /* PERF_TYPE_HARDWARE */
-    o.event_config = 4;          /* branch-instructions */
+    /* IP mode counts retired instructions: the event says so (instructions:u
+     * in perf script), and the periods add up to the instruction total */
+    o.event_config = g.ip ? 1 : 4;   /* instructions : branch-instructions */
     o.sample_period = g.period;
     o.callchain = g.callchain;
-    o.branch_stack = true;
+    o.branch_stack = !g.ip;
     g.w = pk_perf_writer_open(g.out, &o, &err);
     if (!g.w) {
         fprintf(stderr, "pgokit-lbr: %s\n", err.msg);

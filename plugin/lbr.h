@@ -1,7 +1,7 @@
-/* lbr.h — shared state of the pgokit QEMU plugin: plugin/lbr.c (LBR
- * emulation, translation, arguments), plugin/finish.c (exact counts, closing
- * the outputs at exit, exec and death by a signal), plugin/maps.c (guest
- * mappings). The plugin is a separate component loaded
+/* lbr.h — shared state of the pgokit QEMU plugin: plugin/lbr.c (LBR mode,
+ * translation, arguments), plugin/ip.c (IP mode), plugin/finish.c (exact
+ * counts, closing the outputs at exit, exec and death by a signal),
+ * plugin/maps.c (guest mappings). The plugin is a separate component loaded
  * into qemu-x86_64: unlike the library it has process-global state (QEMU's
  * callbacks carry no context), `g` and the static vCPU 0. Everything here is
  * hidden: only qemu_plugin_install and qemu_plugin_version are exported, and
@@ -22,7 +22,7 @@
 #define MAX_CHAIN 127    /* perf's default kernel.perf_event_max_stack */
 #define MAX_VCPUS 4096
 
-/* ---- block words (see lbr.c) ----
+/* ---- block words (LBR mode; see lbr.c) ----
  * Every guest address that starts or ends a block gets a small id (g.ids,
  * g.addr); a block's word is
  *   bits  1-27  id of its start                      (bit 0 clear)
@@ -30,7 +30,7 @@
  *               ret), so that even a jump to the next instruction is taken
  *   bits 33-59  id of its end: the fall-through and a call's return address
  *   bits 60-63  W_NOTBR, W_RET, W_CALL, W_RARE (any of the three)
- * The shadow stack holds end ids (return addresses). */
+ * The shadow stack of both modes holds end ids (return addresses). */
 #define ID_BITS 27
 #define ID_MAX ((1u << ID_BITS) - 1)
 #define W_START(w) (((w) >> 1) & ID_MAX)
@@ -52,22 +52,26 @@ typedef struct lbr_pairmap {
     size_t cap, len;
 } lbr_pairmap;
 
-/* A block's info, as the ring's words are resolved at sample time.
- * `older` chains earlier translations at the same address with different
- * code. */
+/* A translated block. `older` chains earlier translations at the same
+ * address with different code. IP mode also keeps the offset of each of its
+ * instructions from info.vaddr (QEMU's decoding: real instruction starts). */
 typedef struct lbr_tb {
     pk_tb_info info;
     uint64_t word;
     struct lbr_tb *older;
+    const uint32_t *ioff;    /* IP mode: ninsns offsets; NULL otherwise */
+    uint32_t ninsns;
 } lbr_tb;
 
 typedef struct __attribute__((aligned(64))) lbr_vcpu {
     /* hot: the first cache line */
-    uint64_t pw;             /* word of the previous block */
-    uint64_t left;           /* taken branches until the next sample, and the
-                                ring write position: the ring fills downwards
-                                and is rotated when a sample resets the count */
-    uint64_t total;          /* taken branches up to the last sample */
+    uint64_t pw;             /* LBR: word of the previous block; IP: its IP word */
+    uint64_t left;           /* LBR: taken branches until the next sample, and
+                                the ring write position: the ring fills
+                                downwards and is rotated when a sample resets
+                                the count. IP: instructions until the next
+                                sample, >= 1 */
+    uint64_t total;          /* LBR: taken branches up to the last sample */
     uint64_t depth;          /* shadow stack depth (may exceed STACK: wraps) */
     uint64_t interval;       /* the current jittered period */
     uint64_t rng;
@@ -107,6 +111,7 @@ typedef struct lbr_state {
     pk_perf_writer *w;
     char *out, *exact, *comm, *exe;
     bool preloaded;
+    bool ip;                 /* IP mode: period counts retired instructions */
     uint64_t period, seed;
     unsigned depth;
     bool callchain;
@@ -128,13 +133,29 @@ typedef struct lbr_state {
 } lbr_state;
 
 extern lbr_state g;
-/* vCPU 0, the main thread of every guest, is a static: the hot path reaches
+/* vCPU 0, the main thread of every guest, is a static: the hot paths reach
  * it at a link-time constant offset, with no load. */
 extern lbr_vcpu lbr_v0;
 
 /* lbr.c */
 uint64_t lbr_now_ns(void);
 void lbr_fail_locked(void);                  /* reports g.err once; caller holds g.lock */
+uint64_t lbr_next_interval(lbr_vcpu *v);     /* jittered uniformly in [P/2, 3P/2] */
+lbr_vcpu *lbr_vcpu_other(unsigned idx);      /* vCPU idx (created on first use); NULL past MAX_VCPUS */
+uint64_t lbr_addr_of(uint32_t id);           /* caller holds g.lock */
+/* Writes one sample of vCPU v: ip, the shadow stack as a user call chain
+ * (when callchain=on), the given branch stack. Caller holds g.lock. */
+void lbr_emit_locked(lbr_vcpu *v, uint64_t ip, uint64_t period, const pk_branch *br, uint64_t nbr);
+/* Exact counts of moving from block p to a block at `to` (ranges and taken
+ * branches); returns the transition. */
+enum pk_transition lbr_exact_count(lbr_vcpu *v, const pk_tb_info *p, uint64_t to);
+extern const int64_t lbr_kind_delta[17];     /* +1 call, -1 return, by enum pk_br_kind */
+
+/* ip.c */
+/* The callback argument of a block in IP mode; 0 when it cannot be encoded. */
+uint64_t lbr_ip_word(const lbr_tb *t);
+void lbr_ip_exec(unsigned int idx, void *ud);          /* ud: the IP word */
+void lbr_ip_exec_exact(unsigned int idx, void *ud);    /* ud: the lbr_tb */
 
 /* finish.c */
 /* Closes perf.data and writes the exact counts, once; the fork child and a
