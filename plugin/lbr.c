@@ -1,12 +1,13 @@
-/* lbr.c — pgokit's QEMU TCG plugin: last-branch-record emulation.
+/* lbr.c — pgokit's QEMU TCG plugin: last-branch-record emulation (and the
+ * translation, arguments and installation shared with IP mode, ip.c).
  *
- * Every executed translation block (TB) calls tb_exec() with the block's
- * precomputed description packed into the callback's 64-bit userdata (see
- * "block words" below). A block that does not start at the fall-through of
- * the previous block on the same vCPU was reached by a taken branch, whose
- * source is the previous block's last instruction (classified once, at
- * translation). Taken branches go into a per-vCPU ring; calls and returns
- * drive a per-vCPU shadow stack; every P taken branches (P jittered
+ * LBR mode. Every executed translation block (TB) calls tb_exec() with the
+ * block's precomputed description packed into the callback's 64-bit userdata
+ * (see "block words" below). A block that does not start at the
+ * fall-through of the previous block on the same vCPU was reached by a taken
+ * branch, whose source is the previous block's last instruction (classified
+ * once, at translation). Taken branches go into a per-vCPU ring; calls and
+ * returns drive a per-vCPU shadow stack; every P taken branches (P jittered
  * uniformly in [P/2, 3P/2]) a SAMPLE with the ring (newest first) and the
  * shadow stack as a user call chain is written to perf.data.
  *
@@ -24,13 +25,17 @@
  * fork(): the child stops recording (a pthread_atfork handler sets g.child),
  * writes nothing and leaves the parent's output alone; only the process that
  * QEMU started is recorded. Exec of another program leaves QEMU entirely.
+ * How the outputs are closed (exit, exec, death by a signal): finish.c.
  *
  * Arguments (from `pgokit record`): out=PATH period=N depth=N callchain=on|off
- * seed=N comm=NAME [exe=PATH] [exact=PATH]. exe is the guest program's real
- * path: its mappings are announced first, before any sample. */
+ * seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N]. exe is the guest program's
+ * real path: its mappings are announced first, before any sample. ip=N
+ * switches to IP mode (ip.c): a sample every N retired instructions (jittered
+ * likewise) with the exact instruction address and the call chain, no branch
+ * stack; period= and depth= are then ignored. */
 #include "lbr.h"
-#include "qemu_plugin_api.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -41,117 +46,28 @@
 
 EXPORT int qemu_plugin_version = PK_QEMU_PLUGIN_VERSION;
 
-#define RING 64          /* power of two, >= the largest --lbr-depth */
-#define STACK 4096       /* shadow stack slots (power of two) */
-#define MAX_CHAIN 127    /* perf's default kernel.perf_event_max_stack */
-#define MAX_VCPUS 4096
+lbr_state g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+lbr_vcpu lbr_v0;
 
-/* (a, b) -> count, open addressing; a slot is free when n == 0. Used only
- * with --exact-counts. */
-typedef struct pairslot {
-    uint64_t a, b, n;
-} pairslot;
-typedef struct pairmap {
-    pairslot *s;
-    size_t cap, len;
-} pairmap;
-
-/* ---- block words ----
+/* ---- block words (their layout: lbr.h) ----
  * The hot path gets everything it needs about a block from the callback's
  * userdata, with no load from the block's info (over thousands of hot blocks
- * those miss L1) and no address arithmetic. Every guest address that starts
- * or ends a block gets a small id (g.ids, g.addr); a block's word is
- *   bits  1-27  id of its start                      (bit 0 clear)
- *   bit  32     W_ALWAYS: its last instruction always transfers (jmp, call,
- *               ret), so that even a jump to the next instruction is taken
- *   bits 33-59  id of its end: the fall-through and a call's return address
- *   bits 60-63  W_NOTBR, W_RET, W_CALL, W_RARE (any of the three)
- * so the previous block was left by a taken branch exactly when the low half
- * of the current word differs from the high half of the previous one
- * (flags included: W_ALWAYS makes them differ), and everything but plain
- * jumps and fall-throughs is one sign test away. The ring and the shadow
- * stack hold words and ids; a sample turns them back into addresses. */
-#define ID_BITS 27
-#define ID_MAX ((1u << ID_BITS) - 1)
-#define W_START(w) (((w) >> 1) & ID_MAX)
-#define W_END(w) (((w) >> 33) & ID_MAX)
-#define W_ALWAYS (1ull << 32)
-#define W_NOTBR (1ull << 60)         /* leaving the block is not a branch (kind_rec 0) */
-#define W_RET (1ull << 61)
-#define W_CALL (1ull << 62)          /* call or indirect call: pushes */
-#define W_RARE (1ull << 63)
-#define ID_CHUNK 16                  /* g.addr: chunks of 2^16 addresses, never moved */
+ * those miss L1) and no address arithmetic. A block's word holds the ids of
+ * its start and end and its kind flags, so the previous block was left by a
+ * taken branch exactly when the low half of the current word differs from
+ * the high half of the previous one (flags included: W_ALWAYS makes them
+ * differ), and everything but plain jumps and fall-throughs is one sign test
+ * away. The ring and the shadow stack hold words and ids; a sample turns
+ * them back into addresses. */
 
-/* A block's info, as the ring's words are resolved at sample time. `older`
- * chains earlier translations at the same address with different code. */
-typedef struct lbr_tb {
-    pk_tb_info info;
-    uint64_t word;
-    struct lbr_tb *older;
-} lbr_tb;
-
-typedef struct __attribute__((aligned(64))) vcpu {
-    /* hot: the first cache line */
-    uint64_t pw;             /* word of the previous block */
-    uint64_t left;           /* taken branches until the next sample, and the
-                                ring write position: the ring fills downwards
-                                and is rotated when a sample resets the count */
-    uint64_t total;          /* taken branches up to the last sample */
-    uint64_t depth;          /* shadow stack depth (may exceed STACK: wraps) */
-    uint64_t interval;       /* the current jittered period */
-    uint64_t rng;
-    uint32_t tid;
-    bool announced;
-    /* exact-counts mode */
-    const pk_tb_info *prev;
-    uint64_t range_begin;
-    /* The ring, as two arrays of words: the source block (its last
-     * instruction and kind give from and type) and the target block (its
-     * start is to). Two 8-byte stores per block; measured 1.5x faster than
-     * 24-byte {from, to, flags} entries. */
-    uint64_t rsrc[RING];
-    uint64_t rto[RING];
-    uint32_t stack[STACK];   /* ids of return addresses */
-    pairmap ranges, branches;
-} vcpu;
-
-static struct {
-    pthread_mutex_t lock;
-    pk_perf_writer *w;
-    char *out, *exact, *comm, *exe;
-    bool preloaded;
-    uint64_t period, seed;
-    unsigned depth;
-    bool callchain;
-    uint32_t pid;
-    volatile bool child;
-    bool finished;
-    bool failed;
-    pk_err err;
-    uint64_t samples, oom;
-    lbr_maps maps;
-    pk_u64map tbs;           /* TB vaddr -> newest lbr_tb * (reused across retranslation) */
-    lbr_tb *arena;
-    size_t arena_left;
-    pk_u64map ids;           /* guest address -> id (0: none yet) */
-    uint64_t *addr[(ID_MAX >> ID_CHUNK) + 1];   /* id -> guest address */
-    uint32_t nids;
-    vcpu *vcpus[MAX_VCPUS];
-    lbr_tb start;            /* `prev` of a fresh vCPU: matches nothing */
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* vCPU 0, the main thread of every guest, is a static: the hot path reaches
- * it at a link-time constant offset, with no load. */
-static vcpu v0;
-
-static uint64_t now_ns(void)
+uint64_t lbr_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void fail_locked(void)
+void lbr_fail_locked(void)
 {
     if (!g.failed)
         fprintf(stderr, "pgokit-lbr: %s\n", g.err.msg);
@@ -160,10 +76,10 @@ static void fail_locked(void)
 
 /* ---- exact counts ---- */
 
-static int pair_grow(pairmap *m)
+static int pair_grow(lbr_pairmap *m)
 {
     size_t nc = m->cap ? m->cap * 2 : 4096;
-    pairslot *ns = calloc(nc, sizeof *ns);
+    lbr_pairslot *ns = calloc(nc, sizeof *ns);
     if (!ns)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {
@@ -180,7 +96,7 @@ static int pair_grow(pairmap *m)
     return 0;
 }
 
-static void pair_add(pairmap *m, uint64_t a, uint64_t b)
+static void pair_add(lbr_pairmap *m, uint64_t a, uint64_t b)
 {
     if ((m->len + 1) * 4 > m->cap * 3 && pair_grow(m) != 0) {
         g.oom++;
@@ -188,9 +104,9 @@ static void pair_add(pairmap *m, uint64_t a, uint64_t b)
     }
     size_t mask = m->cap - 1, h = pk_hash64(a ^ pk_hash64(b)) & mask;
     for (;; h = (h + 1) & mask) {
-        pairslot *s = &m->s[h];
+        lbr_pairslot *s = &m->s[h];
         if (s->n == 0) {
-            *s = (pairslot){a, b, 1};
+            *s = (lbr_pairslot){a, b, 1};
             m->len++;
             return;
         }
@@ -203,7 +119,7 @@ static void pair_add(pairmap *m, uint64_t a, uint64_t b)
 
 /* ---- per-vCPU state ---- */
 
-static uint64_t next_interval(vcpu *v)
+uint64_t lbr_next_interval(lbr_vcpu *v)
 {
     /* xorshift64*: cheap, and jitter only has to break aliasing with loops */
     v->rng ^= v->rng >> 12;
@@ -215,27 +131,27 @@ static uint64_t next_interval(vcpu *v)
     return v->interval;
 }
 
-static void vcpu_reset(vcpu *v, unsigned idx)
+static void vcpu_reset(lbr_vcpu *v, unsigned idx)
 {
     v->prev = &g.start.info;
-    v->pw = g.start.word;
+    v->pw = g.ip ? 0 : g.start.word;
     v->total = 0;
     v->depth = 0;
     v->range_begin = 0;
     v->tid = 0;
     v->announced = false;
     v->rng = pk_hash64(g.seed ^ (0x9E3779B97F4A7C15ull * (idx + 1))) | 1;
-    v->left = next_interval(v);
+    v->left = lbr_next_interval(v);
 }
 
-static vcpu *vcpu_get(unsigned idx)
+static lbr_vcpu *vcpu_get(unsigned idx)
 {
     if (idx >= MAX_VCPUS)
         return NULL;
     pthread_mutex_lock(&g.lock);
-    vcpu *v = g.vcpus[idx];
+    lbr_vcpu *v = g.vcpus[idx];
     if (!v) {
-        v = idx == 0 ? &v0 : aligned_alloc(64, sizeof *v);
+        v = idx == 0 ? &lbr_v0 : aligned_alloc(64, sizeof *v);
         if (v)
             memset(v, 0, sizeof *v);
         if (v) {
@@ -251,7 +167,7 @@ static vcpu *vcpu_get(unsigned idx)
  * but keep its exact counts. */
 static void vcpu_init(qemu_plugin_id_t id, unsigned int idx)
 {
-    vcpu *v = vcpu_get(idx);
+    lbr_vcpu *v = vcpu_get(idx);
     if (v) {
         pthread_mutex_lock(&g.lock);
         vcpu_reset(v, idx);
@@ -267,13 +183,13 @@ static const uint64_t kind_flags[17] = {
     [PK_BR_IND] = PK_BR_IND << 20 | 2, [PK_BR_CALL] = PK_BR_CALL << 20 | 2,
     [PK_BR_IND_CALL] = PK_BR_IND_CALL << 20 | 2, [PK_BR_RET] = PK_BR_RET << 20 | 2,
 };
-static const int64_t kind_delta[17] = {[PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = -1};
+const int64_t lbr_kind_delta[17] = {[PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = -1};
 static const uint64_t kind_rec[17] = {[PK_BR_COND] = 1, [PK_BR_UNCOND] = 1, [PK_BR_IND] = 1,
                                       [PK_BR_CALL] = 1, [PK_BR_IND_CALL] = 1, [PK_BR_RET] = 1};
 
 
 /* Caller holds g.lock (tb_trans adds ids). */
-static uint64_t addr_of(uint32_t id)
+uint64_t lbr_addr_of(uint32_t id)
 {
     return g.addr[id >> ID_CHUNK][id & ((1u << ID_CHUNK) - 1)];
 }
@@ -284,14 +200,52 @@ static uint64_t addr_of(uint32_t id)
  * both but not on their last instruction resolve to the newest. */
 static const pk_tb_info *resolve(uint64_t word)
 {
-    uint64_t *slot = pk_u64map_get(&g.tbs, addr_of(W_START(word)));
+    uint64_t *slot = pk_u64map_get(&g.tbs, lbr_addr_of(W_START(word)));
     for (const lbr_tb *t = slot ? (const lbr_tb *)(uintptr_t)*slot : NULL; t; t = t->older)
         if (t->word == word)
             return &t->info;
     return NULL;
 }
 
-static __attribute__((cold, noinline)) void sample(vcpu *v, uint64_t w)
+void lbr_emit_locked(lbr_vcpu *v, uint64_t ip, uint64_t period, const pk_branch *br, uint64_t nbr)
+{
+    uint64_t chain[MAX_CHAIN + 1];
+    uint64_t nchain = 0;
+    if (g.callchain) {
+        chain[nchain++] = PK_CONTEXT_USER;
+        chain[nchain++] = ip;
+        uint64_t d = v->depth < STACK ? v->depth : STACK;
+        for (uint64_t i = 1; i <= d && nchain < MAX_CHAIN + 1; i++)
+            chain[nchain++] = lbr_addr_of(v->stack[(v->depth - i) & (STACK - 1)]);
+    }
+    if (!v->tid)
+        v->tid = (uint32_t)syscall(SYS_gettid);
+    if (!g.w || g.failed)
+        return;
+    pk_sample s;
+    memset(&s, 0, sizeof s);
+    s.misc = PK_CPUMODE_USER;
+    s.pid = g.pid;
+    s.tid = v->tid;
+    s.ip = ip;
+    s.period = period;
+    s.callchain_nr = nchain;
+    s.callchain = chain;
+    s.branches = br;
+    s.branch_nr = nbr;
+    s.time = lbr_now_ns();
+    if (!v->announced && v->tid != g.pid) {
+        pk_task_event t = {true, g.pid, g.pid, v->tid, g.pid, s.time};
+        if (pk_perf_write_task(g.w, &t, &g.err) != 0)
+            lbr_fail_locked();
+    }
+    v->announced = true;
+    if (pk_perf_write_sample(g.w, &s, &g.err) != 0)
+        lbr_fail_locked();
+    g.samples++;
+}
+
+static __attribute__((cold, noinline)) void sample(lbr_vcpu *v, uint64_t w)
 {
     uint64_t period = v->interval;
     v->total += period;
@@ -303,7 +257,7 @@ static __attribute__((cold, noinline)) void sample(vcpu *v, uint64_t w)
         srcw[i] = v->rsrc[slot];
         tow[i] = v->rto[slot];
     }
-    uint64_t left = next_interval(v);
+    uint64_t left = lbr_next_interval(v);
     uint64_t rot = (left - v->left) & (RING - 1), tmp[RING];
     memcpy(tmp, v->rsrc, sizeof tmp);
     for (unsigned j = 0; j < RING; j++)
@@ -315,99 +269,72 @@ static __attribute__((cold, noinline)) void sample(vcpu *v, uint64_t w)
     if (g.child)
         return;
     pthread_mutex_lock(&g.lock);
-    uint64_t ip = addr_of(W_START(w));
     pk_branch br[RING];
-    uint64_t chain[MAX_CHAIN + 1];
-    uint64_t nchain = 0;
-    if (g.callchain) {
-        chain[nchain++] = PK_CONTEXT_USER;
-        chain[nchain++] = ip;
-        uint64_t d = v->depth < STACK ? v->depth : STACK;
-        for (uint64_t i = 1; i <= d && nchain < MAX_CHAIN + 1; i++)
-            chain[nchain++] = addr_of(v->stack[(v->depth - i) & (STACK - 1)]);
-    }
-    if (!v->tid)
-        v->tid = (uint32_t)syscall(SYS_gettid);
-    pk_sample s;
-    memset(&s, 0, sizeof s);
-    s.misc = PK_CPUMODE_USER;
-    s.pid = g.pid;
-    s.tid = v->tid;
-    s.ip = ip;
-    s.period = period;
-    s.callchain_nr = nchain;
-    s.callchain = chain;
-    s.branches = br;
     for (uint64_t i = 0; i < n; i++) {
         const pk_tb_info *src = resolve(srcw[i]);
-        br[i].from = src ? src->last : addr_of(W_START(srcw[i]));
-        br[i].to = addr_of(W_START(tow[i]));
+        br[i].from = src ? src->last : lbr_addr_of(W_START(srcw[i]));
+        br[i].to = lbr_addr_of(W_START(tow[i]));
         br[i].flags = src ? kind_flags[src->kind] : 0;
     }
-    s.branch_nr = n;
-    if (g.w && !g.failed) {
-        s.time = now_ns();
-        if (!v->announced && v->tid != g.pid) {
-            pk_task_event t = {true, g.pid, g.pid, v->tid, g.pid, s.time};
-            if (pk_perf_write_task(g.w, &t, &g.err) != 0)
-                fail_locked();
-        }
-        v->announced = true;
-        if (pk_perf_write_sample(g.w, &s, &g.err) != 0)
-            fail_locked();
-        g.samples++;
-    }
+    lbr_emit_locked(v, lbr_addr_of(W_START(w)), period, br, n);
     pthread_mutex_unlock(&g.lock);
 }
 
-/* Exact-counts mode: the straightforward version, with counting. */
-static __attribute__((noinline)) void transition(vcpu *v, const pk_tb_info *p, const lbr_tb *t)
+enum pk_transition lbr_exact_count(lbr_vcpu *v, const pk_tb_info *p, uint64_t to)
 {
-    uint64_t to = t->info.vaddr, pw = ((const lbr_tb *)p)->word;
-    switch (pk_record_transition(p, to)) {
+    enum pk_transition tr = pk_record_transition(p, to);
+    switch (tr) {
     case PK_TR_FALLTHROUGH:
     case PK_TR_REPEAT:
-        return;
+        break;
     case PK_TR_DISCONTINUITY:
         if (p != &g.start.info && v->range_begin && !g.child)
             pair_add(&v->ranges, v->range_begin, p->last);
         v->range_begin = to;
-        return;
+        break;
     case PK_TR_TAKEN:
+        if (!g.child) {
+            if (v->range_begin)
+                pair_add(&v->ranges, v->range_begin, p->last);
+            pair_add(&v->branches, p->last, to);
+            v->range_begin = to;
+        }
         break;
     }
-    uint64_t from = p->last;
-    if (kind_delta[p->kind] > 0)
+    return tr;
+}
+
+/* Exact-counts mode: the straightforward version, with counting. */
+static __attribute__((noinline)) void transition(lbr_vcpu *v, const pk_tb_info *p, const lbr_tb *t)
+{
+    if (lbr_exact_count(v, p, t->info.vaddr) != PK_TR_TAKEN)
+        return;
+    uint64_t pw = ((const lbr_tb *)p)->word;
+    if (lbr_kind_delta[p->kind] > 0)
         v->stack[v->depth++ & (STACK - 1)] = (uint32_t)W_END(pw);
-    else if (kind_delta[p->kind] < 0 && v->depth)
+    else if (lbr_kind_delta[p->kind] < 0 && v->depth)
         v->depth--;
     v->rsrc[v->left & (RING - 1)] = pw;
     v->rto[v->left-- & (RING - 1)] = t->word;
-    if (!g.child) {
-        if (v->range_begin)
-            pair_add(&v->ranges, v->range_begin, from);
-        pair_add(&v->branches, from, to);
-        v->range_begin = to;
-    }
     if (v->left == 0)
         sample(v, t->word);
 }
 
-static __attribute__((noinline)) vcpu *vcpu_other(unsigned idx)
+__attribute__((noinline)) lbr_vcpu *lbr_vcpu_other(unsigned idx)
 {
-    vcpu *v = idx < MAX_VCPUS ? g.vcpus[idx] : NULL;
+    lbr_vcpu *v = idx < MAX_VCPUS ? g.vcpus[idx] : NULL;
     return v ? v : vcpu_get(idx);
 }
 
-static inline vcpu *vcpu_of(unsigned idx)
+static inline lbr_vcpu *vcpu_of(unsigned idx)
 {
-    return __builtin_expect(idx == 0, 1) ? &v0 : vcpu_other(idx);
+    return __builtin_expect(idx == 0, 1) ? &lbr_v0 : lbr_vcpu_other(idx);
 }
 
 static void tb_exec_exact(unsigned int idx, void *ud)
 {
     const lbr_tb *t = ud;
-    vcpu *v = vcpu_of(idx);
+    lbr_vcpu *v = vcpu_of(idx);
     if (!v)
         return;
     const pk_tb_info *p = v->prev;
@@ -421,7 +348,7 @@ static void tb_exec_exact(unsigned int idx, void *ud)
  * as the CPU's return stack does (no search for a matching address: longjmp
  * and exceptions leave stale frames until returns unwind past them); a
  * return at depth 0 leaves it at 0. */
-static __attribute__((noinline)) void step_rare(vcpu *v, uint64_t pw, uint64_t w)
+static __attribute__((noinline)) void step_rare(lbr_vcpu *v, uint64_t pw, uint64_t w)
 {
     if (pw & W_NOTBR)
         return;   /* fall-through, rep re-entry or a discontinuity (signal, sigreturn) */
@@ -445,7 +372,7 @@ static __attribute__((noinline)) void step_rare(vcpu *v, uint64_t pw, uint64_t w
  * predictable, so the ring and the sampling count are updated without
  * branching on it: the ring slot is always written and only advanced when
  * taken. */
-static inline __attribute__((always_inline)) void step(vcpu *v, uint64_t w)
+static inline __attribute__((always_inline)) void step(lbr_vcpu *v, uint64_t w)
 {
     uint64_t pw = v->pw;
     v->pw = w;
@@ -465,7 +392,7 @@ static inline __attribute__((always_inline)) void step(vcpu *v, uint64_t w)
 
 static __attribute__((noinline)) void tb_exec_other(unsigned int idx, uint64_t w)
 {
-    vcpu *v = vcpu_other(idx);
+    lbr_vcpu *v = lbr_vcpu_other(idx);
     if (v)
         step(v, w);
 }
@@ -474,7 +401,7 @@ static void tb_exec(unsigned int idx, void *ud)
 {
     uint64_t w = (uint64_t)(uintptr_t)ud;
     if (__builtin_expect(idx == 0, 1))
-        step(&v0, w);
+        step(&lbr_v0, w);
     else
         tb_exec_other(idx, w);
 }
@@ -528,9 +455,9 @@ static uint64_t tb_word(const pk_tb_info *t)
         w |= W_ALWAYS;
     if (!kind_rec[t->kind])
         w |= W_NOTBR | W_RARE;
-    if (kind_delta[t->kind] > 0)
+    if (lbr_kind_delta[t->kind] > 0)
         w |= W_CALL | W_RARE;
-    else if (kind_delta[t->kind] < 0)
+    else if (lbr_kind_delta[t->kind] < 0)
         w |= W_RET | W_RARE;
     return w;
 }
@@ -546,200 +473,60 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     size_t size = qemu_plugin_insn_size(last);
     unsigned len;
     enum pk_br_kind kind = pk_record_classify(qemu_plugin_insn_data(last), size, &len);
+    /* IP mode: where each instruction starts, to name the sampled one */
+    uint32_t *ioff = g.ip ? malloc(n * sizeof *ioff) : NULL;
+    for (size_t i = 0; ioff && i < n; i++)
+        ioff[i] = (uint32_t)(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) - vaddr);
     pthread_mutex_lock(&g.lock);
     lbr_tb *info = NULL, *old = NULL;
     uint64_t *slot = pk_u64map_slot(&g.tbs, vaddr);
     if (slot && *slot) {
         old = (lbr_tb *)(uintptr_t)*slot;
-        if (old->info.last == lastva && old->info.size == size && old->info.kind == kind)
+        if (old->info.last == lastva && old->info.size == size && old->info.kind == kind &&
+            old->ninsns == n && (!ioff || !memcmp(old->ioff, ioff, n * sizeof *ioff)))
             info = old;
     }
-    if (!info && (info = tb_alloc()) != NULL) {
+    if (info) {
+        free(ioff);
+    } else if (g.ip && !ioff) {
+        pk_err_set(&g.err, "out of memory");
+        lbr_fail_locked();
+    } else if ((info = tb_alloc()) != NULL) {
         info->info = pk_record_tb_info(vaddr, lastva, (unsigned)size, kind);
         info->word = tb_word(&info->info);
         info->older = old;
-        if (!info->word) {
+        info->ioff = ioff;
+        info->ninsns = (uint32_t)n;
+        if (!info->word || (g.ip && !lbr_ip_word(info))) {
             pk_err_set(&g.err, "out of memory or block ids (%u addresses)", g.nids);
-            fail_locked();
+            lbr_fail_locked();
             info = NULL;
         } else if (slot) {
             *slot = (uint64_t)(uintptr_t)info;
         }
+    } else {
+        free(ioff);
     }
     if (!g.preloaded && g.exe && !g.child && !g.failed) {
         g.preloaded = true;
-        if (lbr_maps_preload(&g.maps, g.exe, g.w, g.pid, now_ns(), &g.err) != 0)
-            fail_locked();
+        if (lbr_maps_preload(&g.maps, g.exe, g.w, g.pid, lbr_now_ns(), &g.err) != 0)
+            lbr_fail_locked();
     }
-    if (!g.child && lbr_maps_ensure(&g.maps, vaddr, g.failed ? NULL : g.w, g.pid, now_ns(), &g.err) != 0)
-        fail_locked();
+    if (!g.child && lbr_maps_ensure(&g.maps, vaddr, g.failed ? NULL : g.w, g.pid, lbr_now_ns(), &g.err) != 0)
+        lbr_fail_locked();
     pthread_mutex_unlock(&g.lock);
     if (!info)
         return;
-    if (g.exact)
+    if (g.ip && g.exact)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
+    else if (g.ip)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                             (void *)(uintptr_t)lbr_ip_word(info));
+    else if (g.exact)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
     else
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
                                              (void *)(uintptr_t)info->word);
-}
-
-/* ---- exit ---- */
-
-static int push_entry(pk_vec *v, uint64_t a, uint64_t b, uint64_t n)
-{
-    pk_exact_entry *e = pk_vec_push(v);
-    if (!e)
-        return -1;
-    *e = (pk_exact_entry){a, b, n};
-    return 0;
-}
-
-static int write_exact(pk_err *err)
-{
-    size_t nb = g.maps.nbins;
-    pk_vec *rv = calloc(nb + 1, sizeof *rv), *bv = calloc(nb + 1, sizeof *bv);
-    pk_exact_counts c = {calloc(nb + 1, sizeof(pk_exact_binary)), nb, 0};
-    int rc = -1;
-    if (!rv || !bv || !c.bins) {
-        pk_err_set(err, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < nb; i++) {
-        pk_vec_init(&rv[i], sizeof(pk_exact_entry));
-        pk_vec_init(&bv[i], sizeof(pk_exact_entry));
-        c.bins[i].path = g.maps.bin_paths[i];
-        for (size_t k = 0; k < g.maps.n; k++)
-            if (g.maps.v[k].bin == (int)i) {
-                c.bins[i].build_id_size = g.maps.v[k].facts.build_id_size;
-                memcpy(c.bins[i].build_id, g.maps.v[k].facts.build_id, 20);
-                break;
-            }
-    }
-    for (unsigned vi = 0; vi < MAX_VCPUS; vi++) {
-        vcpu *v = g.vcpus[vi];
-        if (!v)
-            continue;
-        for (size_t i = 0; i < v->ranges.cap; i++) {
-            pairslot *s = &v->ranges.s[i];
-            int b1, b2;
-            uint64_t x, y;
-            if (!s->n)
-                continue;
-            if (lbr_maps_to_vaddr(&g.maps, s->a, &b1, &x) && lbr_maps_to_vaddr(&g.maps, s->b, &b2, &y) &&
-                b1 == b2) {
-                if (push_entry(&rv[b1], x, y, s->n) != 0)
-                    goto oom;
-            } else {
-                c.unmapped += s->n;
-            }
-        }
-        for (size_t i = 0; i < v->branches.cap; i++) {
-            pairslot *s = &v->branches.s[i];
-            int b1 = -1, b2 = -1;
-            uint64_t x = 0, y = 0;
-            if (!s->n)
-                continue;
-            bool m1 = lbr_maps_to_vaddr(&g.maps, s->a, &b1, &x);
-            bool m2 = lbr_maps_to_vaddr(&g.maps, s->b, &b2, &y);
-            if (m1 && m2 && b1 == b2) {
-                if (push_entry(&bv[b1], x, y, s->n) != 0)
-                    goto oom;
-                continue;
-            }
-            if (m1 && push_entry(&bv[b1], x, PK_EXACT_EXTERNAL, s->n) != 0)
-                goto oom;
-            if (m2 && push_entry(&bv[b2], PK_EXACT_EXTERNAL, y, s->n) != 0)
-                goto oom;
-            if (!m1 && !m2)
-                c.unmapped += s->n;
-        }
-    }
-    for (size_t i = 0; i < nb; i++) {
-        c.bins[i].ranges = rv[i].data;
-        c.bins[i].nranges = rv[i].len;
-        c.bins[i].branches = bv[i].data;
-        c.bins[i].nbranches = bv[i].len;
-    }
-    if (g.oom) {
-        pk_err_set(err, "out of memory counting branches: %llu events lost", (unsigned long long)g.oom);
-        goto out;
-    }
-    rc = pk_exact_write(g.exact, &c, err);
-    goto out;
-oom:
-    pk_err_set(err, "out of memory");
-out:
-    for (size_t i = 0; rv && bv && i < nb; i++) {
-        pk_vec_free(&rv[i]);
-        pk_vec_free(&bv[i]);
-    }
-    free(rv);
-    free(bv);
-    free(c.bins);
-    return rc;
-}
-
-/* Commits perf.data (and the exact counts). Called at exit, or before an
- * execve() replaces QEMU, since no atexit callback runs then. Other vCPU
- * threads may still be running: g.w becomes NULL under the lock, so their
- * samples stop; exact counts are read while they may still count (a race
- * only for threads alive at exit_group). */
-static void finish(void)
-{
-    pthread_mutex_lock(&g.lock);
-    if (g.finished || g.child) {
-        pthread_mutex_unlock(&g.lock);
-        return;
-    }
-    g.finished = true;
-    if (g.w) {
-        pk_task_event t = {false, g.pid, g.pid, g.pid, g.pid, now_ns()};
-        if (g.failed || pk_perf_write_task(g.w, &t, &g.err) != 0) {
-            fail_locked();
-            pk_perf_writer_abort(g.w);
-        } else if (pk_perf_writer_close(g.w, &g.err) != 0) {
-            fail_locked();
-        }
-        g.w = NULL;
-    }
-    if (g.exact) {
-        pk_err err;
-        if (write_exact(&err) != 0)
-            fprintf(stderr, "pgokit-lbr: %s: %s\n", g.exact, err.msg);
-    }
-    pthread_mutex_unlock(&g.lock);
-}
-
-static void at_exit(qemu_plugin_id_t id, void *ud)
-{
-    finish();
-}
-
-/* execve (59) and execveat (322) end the emulated program if they succeed:
- * write the outputs first. If the exec fails, recording has stopped. */
-static void on_syscall(qemu_plugin_id_t id, unsigned int idx, int64_t num, uint64_t a1, uint64_t a2,
-                       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
-{
-    if ((num == 59 || num == 322) && !g.child)
-        finish();
-}
-
-/* fork(): the prepare/parent handlers keep g.lock consistent across the fork
- * (another thread may hold it); the child stops recording. */
-static void on_fork_prepare(void)
-{
-    pthread_mutex_lock(&g.lock);
-}
-
-static void on_fork_parent(void)
-{
-    pthread_mutex_unlock(&g.lock);
-}
-
-static void on_fork_child(void)
-{
-    g.child = true;
-    pthread_mutex_unlock(&g.lock);
 }
 
 static bool arg(const char *a, const char *key, const char **val)
@@ -751,6 +538,15 @@ static bool arg(const char *a, const char *key, const char **val)
     return true;
 }
 
+/* A positive decimal or 0x number, the whole string; 0 when not. */
+static uint64_t positive(const char *s)
+{
+    char *end;
+    errno = 0;
+    uint64_t v = strtoull(s, &end, 0);
+    return errno || end == s || *end || *s == '-' ? 0 : v;
+}
+
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv);
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
@@ -759,6 +555,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     g.callchain = true;
     g.out = "perf.data";
     g.comm = "guest";
+    uint64_t ip_period = 0;
     for (int i = 0; i < argc; i++) {
         const char *v;
         if (arg(argv[i], "out", &v))
@@ -777,7 +574,13 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
             g.seed = strtoull(v, NULL, 0);
         else if (arg(argv[i], "callchain", &v))
             g.callchain = !strcmp(v, "on");
-        else {
+        else if (arg(argv[i], "ip", &v)) {
+            g.ip = true;
+            if (!(ip_period = positive(v))) {
+                fprintf(stderr, "pgokit-lbr: ip=%s: want a number of instructions > 0\n", v);
+                return -1;
+            }
+        } else {
             fprintf(stderr, "pgokit-lbr: unknown argument '%s'\n", argv[i]);
             return -1;
         }
@@ -794,6 +597,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         fprintf(stderr, "pgokit-lbr: period must be > 0 and depth in 1..%d\n", RING);
         return -1;
     }
+    if (g.ip)
+        g.period = ip_period;
     g.pid = (uint32_t)getpid();
     g.start.info = pk_record_tb_info(0, UINT64_MAX - 16, 1, PK_BR_NONE);
     g.start.word = W_NOTBR | W_RARE;
@@ -809,25 +614,25 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     pk_perf_writer_opts o;
     memset(&o, 0, sizeof o);
     o.event_type = 0;            /* PERF_TYPE_HARDWARE */
-    o.event_config = 4;          /* branch-instructions */
+    /* IP mode counts retired instructions: the event says so (instructions:u
+     * in perf script), and the periods add up to the instruction total */
+    o.event_config = g.ip ? 1 : 4;   /* instructions : branch-instructions */
     o.sample_period = g.period;
     o.callchain = g.callchain;
-    o.branch_stack = true;
+    o.branch_stack = !g.ip;
     g.w = pk_perf_writer_open(g.out, &o, &err);
     if (!g.w) {
         fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
         return -1;
     }
-    pk_comm_event c = {g.pid, g.pid, true, g.comm, now_ns()};
+    pk_comm_event c = {g.pid, g.pid, true, g.comm, lbr_now_ns()};
     if (pk_perf_write_comm(g.w, &c, &err) != 0) {
         fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
         pk_perf_writer_abort(g.w);
         return -1;
     }
-    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
-    qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+    lbr_finish_install(id);
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
-    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
 }
