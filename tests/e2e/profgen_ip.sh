@@ -39,7 +39,7 @@ o_mcf=$(ov "$T/ex" "$T/demo" "$T/ip-mcf.afdo"); o_none=$(ov "$T/ex" "$T/demo" "$
 o_prop=$(ov "$T/ex" "$T/demo" "$T/ip-propagate.afdo")
 echo "line-based block overlap vs exact counts: mcf ${o_mcf:-?}, propagate ${o_prop:-?}, none ${o_none:-?}"
 check "min-cost flow beats raw weights (${o_mcf:-?} > ${o_none:-?})" awk -v a="${o_mcf:-0}" -v b="${o_none:-1}" 'BEGIN{exit !(a > b)}'
-check "min-cost flow overlap >= 0.90 (${o_mcf:-?})" awk -v a="${o_mcf:-0}" 'BEGIN{exit !(a >= 0.90)}'
+check "min-cost flow overlap >= 0.85 (${o_mcf:-?})" awk -v a="${o_mcf:-0}" 'BEGIN{exit !(a >= 0.85)}'
 
 # probe-only and CSSPGO from the same kind of samples
 "$PGOKIT" profgen --binary "$T/demo_probe" --perf "$T/ipp.data" --ignore-stack-samples -o "$T/ip.probe" 2>"$T/pp.log"
@@ -50,8 +50,10 @@ check "CSSPGO profile from IP samples" grep -q "CSSPGO, pre-inlined, nested" "$T
 check "flat CS profile has caller contexts" grep -qE '^\[main:[0-9]+ @ ' "$T/ip.csflat"
 o_probe=$(ov "$T/exp" "$T/demo_probe" "$T/ip.probe"); o_cs=$(ov "$T/exp" "$T/demo_probe" "$T/ip.cs")
 echo "probe block overlap vs exact counts: probe-only ${o_probe:-?}, CSSPGO ${o_cs:-?}"
-check "probe-only overlap >= 0.85 (${o_probe:-?})" awk -v a="${o_probe:-0}" 'BEGIN{exit !(a >= 0.85)}'
-check "CSSPGO overlap >= 0.85 (${o_cs:-?})" awk -v a="${o_cs:-0}" 'BEGIN{exit !(a >= 0.85)}'
+# (cpu-clock samples weigh instructions by time, not by count, and are
+# sparse here: loose bounds; the emulated IP mode below has the strict ones)
+check "probe-only overlap >= 0.75 (${o_probe:-?})" awk -v a="${o_probe:-0}" 'BEGIN{exit !(a >= 0.75)}'
+check "CSSPGO overlap >= 0.75 (${o_cs:-?})" awk -v a="${o_cs:-0}" 'BEGIN{exit !(a >= 0.75)}'
 
 # every kind reads in llvm-profdata-19 and applies in clang-19
 for p in ip-mcf.afdo ip.probe ip.cs; do
@@ -75,6 +77,26 @@ check "--lbr leaves no output" test ! -e "$T/lbr.afdo"
 # --ip on an LBR recording uses the samples' instruction pointers
 "$PGOKIT" profgen --binary "$T/demo" --perf "$T/lbr.data" --ip -o "$T/forced.afdo" --format text 2>"$T/forced.log"
 check "--ip forces IP samples on an LBR recording" grep -q "from IP samples" "$T/forced.log"
+
+# the emulator's IP mode: one sample every ~20k retired instructions with
+# the exact instruction and shadow call stack (deterministic: the oracle
+# that separates inference from cpu-clock's time weighting)
+"$PGOKIT" record -q --emulate --ip --period 20011 --exact-counts "$T/eex" -o "$T/eip.data" -- "$T/demo" 60 >/dev/null 2>&1 ||
+  fail "record --emulate --ip"
+"$PGOKIT" record -q --emulate --ip --period 20011 --exact-counts "$T/eexp" -o "$T/eipp.data" -- "$T/demo_probe" 60 \
+  >/dev/null 2>&1 || fail "record --emulate --ip (probe)"
+for m in mcf none; do
+  "$PGOKIT" profgen -q --binary "$T/demo" --perf "$T/eip.data" --flow $m -o "$T/e-$m.afdo"
+  "$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --flow $m --ignore-stack-samples -o "$T/e-$m.probe"
+  "$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --flow $m -o "$T/e-$m.cs"
+done
+for k in afdo probe cs; do
+  ex=$T/eexp; b=$T/demo_probe; [ $k = afdo ] && { ex=$T/eex; b=$T/demo; }
+  a=$(ov "$ex" "$b" "$T/e-mcf.$k"); n=$(ov "$ex" "$b" "$T/e-none.$k")
+  echo "emulated IP, $k: block overlap with inference ${a:-?}, without ${n:-?}"
+  check "emulated IP $k: overlap >= 0.95 with inference (${a:-?})" awk -v a="${a:-0}" 'BEGIN{exit !(a >= 0.95)}'
+  check "emulated IP $k: inference beats raw weights (${a:-?} > ${n:-?})" awk -v a="${a:-0}" -v b="${n:-1}" 'BEGIN{exit !(a > b)}'
+done
 
 # pprof input: our samples through pprof give the same profiles as the
 # perf.data itself; two files add up like two recordings
