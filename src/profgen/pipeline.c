@@ -473,7 +473,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
             goto out;
         r.ip_init = true;
         r.ip.allow_minus_one = req->nonleaf_minus_one;
-        r.ip.elf = req->exact_stacks ? NULL : pk_binary_elf(r.bin);
+        r.ip.elf = pk_binary_elf(r.bin);
     }
     if (read_inputs(&r, probe, err))
         goto out;

@@ -57,8 +57,6 @@ typedef struct pk_pipeline_request {
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
-    bool exact_stacks;               /* IP stacks are exact (an emulator's shadow stack), not
-                                        frame-pointer chains that skip a caller in prologues */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;
     /* every 65,536 samples of an input: its path, samples so far, and how far

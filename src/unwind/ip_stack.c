@@ -121,16 +121,24 @@ static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
 
 /* True when a frame-pointer chain sampled at `leaf` misses the direct
  * caller: before the prologue has set up %rbp, or at the ret after the
- * epilogue restored it. (Chains from an emulator's shadow stack are exact
- * and come without the ELF.) */
-static bool caller_skipped(pk_ipraw *r, uint64_t leaf, uint64_t entry)
+ * epilogue restored it, the first return address is the caller's own. A
+ * chain whose first call site calls the leaf's function directly is right
+ * after all (an emulator's shadow stack, or a frame set up otherwise). */
+static bool caller_skipped(pk_ipraw *r, uint64_t leaf, uint64_t entry, uint64_t ret1)
 {
     if (!r->elf)
         return false;
     uint64_t ready = frame_ready(r, entry);
     if (ready == entry)
         return false;
-    return leaf < ready || r->code.insn_class(r->code.ctx, leaf) == PK_INSN_RET;
+    if (leaf >= ready && r->code.insn_class(r->code.ctx, leaf) != PK_INSN_RET)
+        return false;
+    uint64_t site = ret1 == PK_AGG_EXTERNAL || !fits(r, ret1) ? 0 : call_before(r, ret1);
+    const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret1 - site)) : NULL;
+    pk_insn in;
+    if (b && pk_x86_decode(b, (size_t)(ret1 - site), site, &in) && in.cls == PK_INSN_CALL && in.target == entry)
+        return false;
+    return true;
 }
 
 static int room(pk_ipraw *r, size_t n, pk_err *err)
@@ -205,7 +213,7 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     uint64_t *key = r->scratch;
     size_t m = 0;
     key[m++] = entry;
-    if (n > 1 && caller_skipped(r, leaf, entry)) {
+    if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         r->stats.stack_cut_frame += weight;
         n = 1;
     }

@@ -34,7 +34,8 @@ typedef struct pk_ip_stats {
     uint64_t stack_cut_external; /* callers dropped above a frame in other code */
     uint64_t stack_cut_not_call; /* callers dropped above a return address not after a call */
     uint64_t stack_cut_frame;    /* callers dropped: the leaf was in a prologue or at a ret, where
-                                    a frame-pointer chain skips the direct caller */
+                                    a frame-pointer chain skips the direct caller (unless the
+                                    first call site calls the leaf's function directly) */
     uint64_t frames_minus_one;   /* return addresses found one byte further (pprof's pc-1 convention) */
     uint64_t recursion_compressed, depth_trimmed;
     uint64_t distinct_stacks;
