@@ -18,19 +18,32 @@ static const struct command commands[] = {
 #undef PK_COMMAND
 };
 
+/* Messages quote file contents and names: control bytes are escaped so
+ * that nothing read from a file reaches the terminal raw. */
+static void put_escaped(const char *msg)
+{
+    char buf[PK_ERR_MAX * 4 + 1];
+    pk_escape(buf, sizeof buf, msg, strnlen(msg, PK_ERR_MAX), PK_ESC_KEEP_UTF8);
+    fputs(buf, stderr);
+}
+
 int pk_cli_fail(const char *cmd, const pk_err *err)
 {
-    fprintf(stderr, "pgokit %s: %s\n", cmd, err->msg);
+    fprintf(stderr, "pgokit %s: ", cmd);
+    put_escaped(err->msg);
+    fputc('\n', stderr);
     return 1;
 }
 
 int pk_cli_usage(const char *cmd, const char *fmt, ...)
 {
+    char msg[PK_ERR_MAX];
     va_list ap;
-    fprintf(stderr, "pgokit %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "pgokit %s: ", cmd);
+    put_escaped(msg);
     fprintf(stderr, "\n(see `pgokit %s --help`)\n", cmd);
     return 2;
 }
