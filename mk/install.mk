@@ -81,6 +81,8 @@ install: all
 	$(INSTALL) -m 644 rt/pgokit_rt.h $(DESTDIR)$(INCLUDEDIR)/pgokit_rt.h
 	$(INSTALL) -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 $(BUILD)/completion/pgokit $(DESTDIR)$(COMPLETIONDIR)/pgokit
+	@# a real install as root: let the loader see the new libpgokit_rt.so
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig 2>/dev/null || true; fi
 
 # Removes exactly what install put there (the man pages by the names the
 # current build generates), and lib/pgokit/ itself; shared directories stay.

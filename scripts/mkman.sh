@@ -42,7 +42,7 @@ header() { # page-name, name line
 body() {
     awk '
         /^usage: / { sub(/^usage: /, ""); syn = syn $0 "\n"; inuse = 1; next }
-        inuse && /^      / { sub(/^ +/, "    "); syn = syn $0 "\n"; next }
+        inuse && /^      / { sub(/^ +/, /^ +pgokit / ? "" : "    "); syn = syn $0 "\n"; next }
         { inuse = 0; desc = desc $0 "\n" }
         END {
             printf "%s", syn > "/dev/stderr"

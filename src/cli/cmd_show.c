@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-const char pk_cmd_show_summary[] = "show a sample profile: totals, summary, top functions, one function";
+const char pk_cmd_show_summary[] = "what a profile or samples file holds: totals, hot functions, JSON";
 
 static void usage(FILE *to)
 {
