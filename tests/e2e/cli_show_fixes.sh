@@ -29,6 +29,13 @@ check "gcc profile written" test -s g.afdo
 check_eq "profgen's gcc total = show's" "$show_total" "$pg_total"
 pg_funcs=$(sed -n 's/.*wrote g.afdo[^:]*: \([0-9]*\) functions.*/\1/p' g.log)
 check_eq "profgen's gcc function count = show's" "$("$PGOKIT" show g.afdo | sed -n 's/^Profiles: \([0-9]*\) functions.*/\1/p')" "$pg_funcs"
+# the README's gcc recipe: gcc-12 takes the profile (block counts from it)
+gcc-12 -O2 -g -fauto-profile=g.afdo -fdump-tree-optimized-all "$SRC" -o g.pgo 2> gcc.err
+check "gcc-12 -fauto-profile takes the profile without complaint" test $? -eq 0 -a ! -s gcc.err
+hot=$(awk '/^;; Function run_vm/ {f = 1} /^;; Function / && !/run_vm/ {f = 0}
+           f && /basic block.*count [1-9][0-9]* \(auto FDO\)/ {n++} END {print n + 0}' g.pgo-*optimized 2>/dev/null)
+check "gcc-12: run_vm's blocks carry counts from the profile ($hot)" test "${hot:-0}" -gt 3
+check_eq "gcc-12 build with the profile: same output" "$(./g.bin 3)" "$(./g.pgo 3)"
 "$PGOKIT" profgen --binary c.bin --perf c.data -o c.prof 2> c.log
 check_eq "profgen's extbinary total = show's" \
   "$("$PGOKIT" show c.prof | sed -n 's/^Profiles: .*total samples: \([0-9]*\)$/\1/p')" \
