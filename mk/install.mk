@@ -81,8 +81,10 @@ install: all
 	$(INSTALL) -m 644 rt/pgokit_rt.h $(DESTDIR)$(INCLUDEDIR)/pgokit_rt.h
 	$(INSTALL) -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 644 $(BUILD)/completion/pgokit $(DESTDIR)$(COMPLETIONDIR)/pgokit
-	@# a real install as root: let the loader see the new libpgokit_rt.so
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig 2>/dev/null || true; fi
+	@# a real install as root into a directory the loader searches (Debian:
+	@# /usr/local/lib): refresh its cache so libpgokit_rt.so is found
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	  grep -qsx '$(LIBDIR)' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf; then ldconfig 2>/dev/null || true; fi
 
 # Removes exactly what install put there (the man pages by the names the
 # current build generates), and lib/pgokit/ itself; shared directories stay.
