@@ -21,7 +21,7 @@ static void usage(FILE *to)
             "  -w, --weighted-input W,FILE  add FILE with every count multiplied by W (integer >= 1)\n"
             "  -f, --input-files LIST     more inputs, one a line: FILE or W,FILE ('#' comments)\n"
             "  --use-md5                  extbinary: store MD5 GUIDs instead of names\n"
-            "  --compress                 extbinary: zlib-compress every section\n"
+            "  --compress, --compress-all-sections  extbinary: zlib-compress every section\n"
             "  --prof-sym-list FILE       extbinary: add FILE's names (one a line) to the profile symbol list\n"
             "  --drop-profile-symbol-list do not keep the inputs' profile symbol lists\n"
             "  -q, --quiet                no warnings (dropped functions)\n"
