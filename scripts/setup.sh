@@ -8,7 +8,7 @@ PACKAGES=(
   clang-19 llvm-19 lld-19 clang-14 libclang-rt-19-dev
   autofdo linux-perf qemu-user valgrind
   libzydis-dev zlib1g-dev libzstd-dev
-  binutils python3 time bc dpkg-dev
+  binutils python3 time bc dpkg-dev man-db groff-base
   libprotobuf-c-dev protobuf-c-compiler golang-go
 )
 

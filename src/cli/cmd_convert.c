@@ -32,7 +32,7 @@ static void usage(FILE *to)
             "                 return addresses\n"
             "  --pid N        pprof input: the process id of the events (default 0)\n"
             "  --max-size N   pprof input: largest protobuf accepted, MiB (default 1024)\n"
-            "  -q             no summary on standard error\n");
+            "  -q, --quiet    no summary on standard error\n");
 }
 
 static bool ends_with(const char *s, const char *suf)

@@ -389,14 +389,16 @@ static bool looks_like_text(const char *path)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: pgokit dump [-q|--stats] [--script] [--perfscript] FILE\n"
+    fprintf(to, "usage: pgokit dump [--stats] [--script] [--perfscript] [-q] FILE\n"
                 "  Lists the records of a perf.data file (FILE \"-\": standard input, pipe mode).\n"
-                "  -q, --stats  only print the statistics (every sample is still decoded)\n"
-                "  --script     FILE is `perf script` text (LBR-only or stack+LBR form);\n"
-                "               detected automatically for files that start with text\n"
-                "  --perfscript write what `perf script -F ip,brstack --show-mmap-events` prints,\n"
-                "               with absolute call-chain addresses (perf 6.1 prints them relative\n"
-                "               to their file): the input llvm-profgen --perfscript reads best\n");
+                "  --stats       only print the statistics (every sample is still decoded)\n"
+                "  --script      FILE is `perf script` text (LBR-only or stack+LBR form);\n"
+                "                detected automatically for files that start with text\n"
+                "  --perfscript  write what `perf script -F ip,brstack --show-mmap-events` prints,\n"
+                "                with absolute call-chain addresses (perf 6.1 prints them relative\n"
+                "                to their file): the input llvm-profgen --perfscript reads best\n"
+                "  -q, --quiet   quiet, as in every command (dump prints nothing but its listing\n"
+                "                and errors). Compatibility: -q used to mean --stats; use --stats.\n");
 }
 
 int pk_cmd_dump(int argc, char **argv)
@@ -405,8 +407,10 @@ int pk_cmd_dump(int argc, char **argv)
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-q") || !strcmp(a, "--stats"))
+        if (!strcmp(a, "--stats"))
             stats_only = true;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+            ; /* quiet: the listing is the output, there is no chatter to drop */
         else if (!strcmp(a, "--script"))
             script = true;
         else if (!strcmp(a, "--perfscript"))

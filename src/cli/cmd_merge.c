@@ -21,9 +21,16 @@ static void usage(FILE *to)
             "  -w, --weighted-input W,FILE  add FILE with every count multiplied by W (integer >= 1)\n"
             "  -f, --input-files LIST     more inputs, one a line: FILE or W,FILE ('#' comments)\n"
             "  --use-md5                  extbinary: store MD5 GUIDs instead of names\n"
-            "  --compress                 extbinary: zlib-compress every section\n"
+            "  --compress, --compress-all-sections  extbinary: zlib-compress every section\n"
             "  --prof-sym-list FILE       extbinary: add FILE's names (one a line) to the profile symbol list\n"
-            "  --drop-profile-symbol-list do not keep the inputs' profile symbol lists\n");
+            "  --drop-profile-symbol-list do not keep the inputs' profile symbol lists\n"
+            "  -q, --quiet                no warnings (dropped functions)\n"
+            "  --sample                   accepted and ignored (llvm-profdata's spelling)\n"
+            "--binary is --format binary for sample profiles; for temporal profiles it names the\n"
+            "profiled binary (below). Temporal merging is chosen by --temporal or by an input that\n"
+            "is a temporal profile (or a directory of them).\n"
+            "\n");
+    pk_cli_merge_temporal_usage(to);
 }
 
 struct input {
@@ -120,7 +127,7 @@ int pk_cmd_merge(int argc, char **argv)
     if (pk_cli_wants_temporal(argc, argv)) /* raw/indexed temporal profiles: temporal_cli.c */
         return pk_cli_merge_temporal(argc, argv);
     const char *out = NULL, *symlist = NULL;
-    int drop_syms = 0;
+    int drop_syms = 0, quiet = 0;
     pk_write_opts o = {PK_FMT_EXTBINARY, 0, 0, 0};
     size_t cap = (size_t)argc + 1, nin = 0;
     struct input *ins = calloc(cap, sizeof *ins);
@@ -162,6 +169,10 @@ int pk_cmd_merge(int argc, char **argv)
         } else if (((!strcmp(a, "-f") || !strcmp(a, "--input-files")) && i + 1 < argc) ||
                    !strncmp(a, "--input-files=", 14)) {
             listfile = a[13] == '=' ? a + 14 : argv[++i];
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--sample")) {
+            /* llvm-profdata's profile kind: the default here */
         } else if (!strcmp(a, "--use-md5")) {
             o.use_md5 = 1;
         } else if (!strcmp(a, "--compress") || !strcmp(a, "--compress-all-sections")) {
@@ -213,7 +224,7 @@ int pk_cmd_merge(int argc, char **argv)
             pk_err_prefix(&err, "%s", ins[i].path);
             rc = pk_cli_fail("merge", &err);
         }
-        if (mm)
+        if (mm && !quiet)
             fprintf(stderr, "pgokit merge: warning: %s: %zu function(s) dropped: CFG checksum differs from an "
                             "earlier input (profiles of different builds?)\n", ins[i].path, mm);
         pk_profset_free(&src);

@@ -43,7 +43,7 @@ static void usage(FILE *to)
 "  --seed N           BP random seed (default 0)\n"
 "  --threads N        BP threads (default: online CPUs; same result for any N)\n"
 "  --eval             print the estimated start-up pages (4 KiB) of the order\n"
-"  -q                 quiet\n");
+"  -q, --quiet        quiet\n");
 }
 
 typedef struct order_in {
@@ -276,7 +276,7 @@ int pk_cmd_order(int argc, char **argv)
             if (parse_u64_arg(next, &v) != 0 || v == 0 || v > 64)
                 return pk_cli_usage(cmd, "bad thread count '%s' (1..64)", next);
             lo.bp.threads = (unsigned)v;
-        } else if (!strcmp(a, "-q")) {
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else {
             return pk_cli_usage(cmd, "unknown argument '%s'", a);

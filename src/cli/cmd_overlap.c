@@ -2,6 +2,7 @@
  * profiles are, with the metrics and layout of `llvm-profdata overlap
  * --sample` (definitions in src/profile/overlap.h). */
 #include "cli/cli.h"
+#include "cli/json_out.h"
 #include "cli/overlap_exact.h"
 #include "format/format.h"
 #include "profile/overlap.h"
@@ -20,8 +21,13 @@ static void usage(FILE *to)
             "  --function SUBSTR         function-level details for matched functions whose name contains SUBSTR\n"
             "  --value-cutoff N          function-level details for test functions with a max count >= N\n"
             "  --similarity-cutoff N     function-level details for matched functions with similarity below N/1e6\n"
+            "  --json                    the same as JSON, shares as fractions (0..1); every function of TEST\n"
+            "                            unless a --function / cutoff option selects some\n"
+            "  --sample                  accepted and ignored (llvm-profdata's spelling)\n"
+            "  -q, --quiet               accepted (overlap prints no progress)\n"
             "       pgokit overlap --exact EXACT... --binary BIN PROFILE...\n"
-            "  block overlap of each PROFILE against exact counts (pgokit record --exact-counts)\n");
+            "  block overlap of each PROFILE against exact counts (pgokit record --exact-counts);\n"
+            "  --json: as a JSON array\n");
 }
 
 /* Pads the line to a column like LLVM's formatted_raw_ostream::PadToColumn
@@ -57,6 +63,66 @@ static int row_cmp(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+static double share(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
+static void print_json(const pk_overlap *o, const pk_profset *test, const char *const paths[2],
+                       const struct row *rows, size_t nrows)
+{
+    pk_json j;
+    pk_json_init(&j, stdout);
+    pk_json_begin_object(&j, NULL);
+    pk_json_str(&j, "base_profile", paths[0]);
+    pk_json_str(&j, "test_profile", paths[1]);
+    pk_json_begin_object(&j, "program");
+    pk_json_double(&j, "similarity", o->similarity);
+    pk_json_double(&j, "sample_overlap", share(o->overlap_sample, o->union_sample));
+    pk_json_double(&j, "base_unique_sample_share", share(o->base_unique_sample, o->base_sample));
+    pk_json_double(&j, "test_unique_sample_share", share(o->test_unique_sample, o->test_sample));
+    pk_json_u64(&j, "base_samples", o->base_sample);
+    pk_json_u64(&j, "test_samples", o->test_sample);
+    pk_json_double(&j, "function_overlap", share(o->overlap_funcs, o->union_funcs));
+    pk_json_u64(&j, "overlap_functions", o->overlap_funcs);
+    pk_json_u64(&j, "base_unique_functions", o->base_unique_funcs);
+    pk_json_u64(&j, "test_unique_functions", o->test_unique_funcs);
+    pk_json_double(&j, "hot_function_overlap", share(o->hot_func_overlap, o->hot_func_union));
+    pk_json_u64(&j, "overlap_hot_functions", o->hot_func_overlap);
+    pk_json_u64(&j, "base_unique_hot_functions", o->hot_func_base - o->hot_func_overlap);
+    pk_json_u64(&j, "test_unique_hot_functions", o->hot_func_test - o->hot_func_overlap);
+    pk_json_double(&j, "hot_block_overlap", share(o->hot_block_overlap, o->hot_block_union));
+    pk_json_u64(&j, "overlap_hot_blocks", o->hot_block_overlap);
+    pk_json_u64(&j, "base_unique_hot_blocks", o->hot_block_base - o->hot_block_overlap);
+    pk_json_u64(&j, "test_unique_hot_blocks", o->hot_block_test - o->hot_block_overlap);
+    pk_json_u64(&j, "base_hot_threshold", o->base_hot_threshold);
+    pk_json_u64(&j, "test_hot_threshold", o->test_hot_threshold);
+    pk_json_end_object(&j);
+    pk_json_begin_array(&j, "functions");
+    for (size_t i = 0; i < nrows; i++) {
+        const pk_overlap_func *f = rows[i].f;
+        size_t need = pk_profset_ctx_text(test, f->test->ctx, NULL, 0);
+        char *name = malloc(need + 1);
+        pk_json_begin_object(&j, NULL);
+        if (name) {
+            pk_profset_ctx_text(test, f->test->ctx, name, need + 1);
+            pk_json_str(&j, "name", name);
+            free(name);
+        }
+        pk_json_bool(&j, "in_base", f->base != NULL);
+        pk_json_double(&j, "base_weight", f->base_weight);
+        pk_json_double(&j, "test_weight", f->test_weight);
+        pk_json_double(&j, "similarity", f->similarity);
+        pk_json_double(&j, "overlap", share(f->overlap_sample, f->union_sample));
+        pk_json_double(&j, "base_unique", share(f->base_unique_sample, f->base_sample));
+        pk_json_double(&j, "test_unique", share(f->test_unique_sample, f->test_sample));
+        pk_json_u64(&j, "base_samples", f->base_sample);
+        pk_json_u64(&j, "test_samples", f->test_sample);
+        pk_json_u64(&j, "test_max", f->test_max);
+        pk_json_end_object(&j);
+    }
+    pk_json_end_array(&j);
+    pk_json_end_object(&j);
+    pk_json_finish(&j);
+}
+
 static int load(pk_profset *ps, const char *path, pk_err *err)
 {
     if (pk_profset_init(ps, err))
@@ -68,7 +134,7 @@ int pk_cmd_overlap(int argc, char **argv)
 {
     const char *paths[2] = {NULL, NULL}, *func = NULL;
     unsigned long long value_cutoff = ULLONG_MAX, sim_cutoff = 0;
-    int np = 0;
+    int np = 0, json = 0;
     /* against ground truth: a different comparison (block overlap) */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--exact") || !strncmp(argv[i], "--exact=", 8))
@@ -92,8 +158,10 @@ int pk_cmd_overlap(int argc, char **argv)
             sim_cutoff = strtoull(v, &end, 10);
             if (*end || !*v)
                 return pk_cli_usage("overlap", "bad --similarity-cutoff '%s'", v);
-        } else if (!strcmp(a, "--sample")) {
-            /* accepted for llvm-profdata muscle memory */
+        } else if (!strcmp(a, "--sample") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            /* accepted for llvm-profdata muscle memory; nothing to silence */
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
         } else if (a[0] == '-' && a[1]) {
             return pk_cli_usage("overlap", "unknown option '%s'", a);
         } else if (np < 2) {
@@ -125,7 +193,36 @@ int pk_cmd_overlap(int argc, char **argv)
         rc = pk_cli_fail("overlap", &err);
         goto out;
     }
+    if (json && o.base_sample && o.test_sample) {
+        bool select = func || value_cutoff != ULLONG_MAX || sim_cutoff;
+        struct row *rows = calloc(o.nfuncs ? o.nfuncs : 1, sizeof *rows);
+        size_t nrows = 0;
+        if (!rows) {
+            rc = 1;
+            goto out;
+        }
+        for (size_t i = 0; i < o.nfuncs; i++) {
+            const pk_overlap_func *f = &o.funcs[i];
+            char name[1024];
+            pk_profset_ctx_text(&test, f->test->ctx, name, sizeof name);
+            if (!select || f->test_max >= value_cutoff || (f->base && f->similarity < (double)sim_cutoff / 1000000) ||
+                (f->base && func && strstr(name, func))) {
+                rows[nrows].f = f;
+                rows[nrows].order = i;
+                nrows++;
+            }
+        }
+        qsort(rows, nrows, sizeof *rows, row_cmp);
+        print_json(&o, &test, paths, rows, nrows);
+        free(rows);
+        goto out;
+    }
     if (!o.base_sample || !o.test_sample) {
+        if (json) {
+            pk_err_set(&err, "%s: the sum of sample counts is 0", !o.base_sample ? paths[0] : paths[1]);
+            rc = pk_cli_fail("overlap", &err);
+            goto out;
+        }
         if (!o.base_sample)
             printf("Sum of sample counts for profile %s is 0.\n", paths[0]);
         if (!o.test_sample)

@@ -14,9 +14,13 @@ const char pk_cmd_probes_summary[] = "list the pseudo-probes of a binary (as llv
 
 static void help(void)
 {
-    printf("usage: pgokit probes --binary BIN [--no-desc] [--stats]\n"
+    printf("usage: pgokit probes --binary BIN [--no-desc] [--stats] [-q]\n"
            "Prints the .pseudo_probe_desc table, then every probe as\n"
-           "  ADDR: [Probe]:\tFUNC: name Index: N  Type: Block  Inlined: @ caller:probe ...\n");
+           "  ADDR: [Probe]:\tFUNC: name Index: N  Type: Block  Inlined: @ caller:probe ...\n"
+           "  --binary BIN   a binary built with -fpseudo-probe-for-profiling\n"
+           "  --no-desc      leave out the .pseudo_probe_desc table\n"
+           "  --stats        counts only\n"
+           "  -q, --quiet    accepted (probes prints no progress)\n");
 }
 
 static int desc_by_guid(const void *a, const void *b)
@@ -52,14 +56,16 @@ int pk_cmd_probes(int argc, char **argv)
     bool show_desc = true, stats = false;
     static const struct option opts[] = {
         {"binary", required_argument, 0, 'b'}, {"no-desc", no_argument, 0, 'n'},
-        {"stats", no_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"stats", no_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {"quiet", no_argument, 0, 'q'},
+        {0, 0, 0, 0},
     };
     int c;
-    while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:hq", opts, NULL)) != -1) {
         switch (c) {
         case 'b': binary = optarg; break;
         case 'n': show_desc = false; break;
         case 's': stats = true; break;
+        case 'q': break;
         case 'h': help(); return 0;
         default: return pk_cli_usage("probes", "unknown option");
         }

@@ -6,6 +6,7 @@
 
 #include <malloc.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -207,12 +208,47 @@ static void print_unwind(const pk_pipeline_report *rep)
                 (unsigned long long)tc->unreachable);
 }
 
+/* A GCC .afdo file stores no totals: GCC (and every reader) adds up the
+ * line counts, which the writer folded over discriminators (max). The
+ * totals the generator computed are not in the file, so the summary reads
+ * the file back and reports what `pgokit show` and GCC see. */
+static bool gcc_file_totals(const char *path, size_t *nfuncs, uint64_t *total)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* a pipe or a device: gone */
+        return false;
+    pk_err err;
+    pk_profset ps;
+    if (pk_profset_init(&ps, &err))
+        return false;
+    bool ok = pk_prof_read_file(&ps, path, PK_FMT_GCC, NULL, &err) == 0;
+    *nfuncs = 0;
+    *total = 0;
+    for (size_t i = 0; ok && i < ps.top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps.top, pk_fprof *, i);
+        if (f->removed)
+            continue;
+        (*nfuncs)++;
+        *total = pk_sat_add(*total, f->total);
+    }
+    pk_profset_free(&ps);
+    return ok;
+}
+
 static void print_written(const pk_pipeline_request *rq, const pk_pipeline_report *rep)
 {
     const char *fmt = pk_prof_format_name(rq->write.format);
     const char *shape = rq->no_preinline ? ", flat" : ", pre-inlined, nested";
+    size_t gcc_funcs;
+    uint64_t gcc_total;
     switch (rep->mode) {
     case PK_MODE_LINE:
+        if (rq->write.format == PK_FMT_GCC && gcc_file_totals(rq->output, &gcc_funcs, &gcc_total)) {
+            fprintf(stderr, "profgen: wrote %s (gcc, line-based AutoFDO): %zu functions, total samples %llu "
+                    "(the sum of the line counts, discriminators folded, as GCC reads it)\n", rq->output,
+                    gcc_funcs, (unsigned long long)gcc_total);
+            break;
+        }
         fprintf(stderr, "profgen: wrote %s (%s, line-based AutoFDO): %zu functions, total samples %llu, "
                 "body samples %llu\n", rq->output, fmt, rep->profiles, (unsigned long long)rep->line.total_samples,
                 (unsigned long long)rep->line.body_samples);

@@ -89,7 +89,7 @@ static void usage(FILE *to)
             "SIGINT or SIGTERM, 130 or 143 with a command, 0 with --pid (the usual way to end an\n"
             "attach); 1 when no readable perf.data was written; 2 for usage errors.\n"
             "environment: PGOKIT_QEMU (default qemu-x86_64), PGOKIT_LBR_PLUGIN (default\n"
-            "pgokit-lbr.so next to the pgokit binary or one directory up)\n",
+            "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
             DEFAULT_FREQ, DEFAULT_PERIOD, DEFAULT_IP_PERIOD);
 }
 
@@ -115,8 +115,10 @@ static char *find_plugin(void)
         return NULL;
     exe[n] = 0;
     char *dir = dirname(exe);
-    const char *cands[] = {"%s/pgokit-lbr.so", "%s/../pgokit-lbr.so"};
-    for (unsigned i = 0; i < 2; i++) {
+    /* the build tree (build/pgokit, build/san/pgokit), then `make install`'s
+     * layout: PREFIX/bin/pgokit and PREFIX/lib/pgokit/pgokit-lbr.so */
+    const char *cands[] = {"%s/pgokit-lbr.so", "%s/../pgokit-lbr.so", "%s/../lib/pgokit/pgokit-lbr.so"};
+    for (unsigned i = 0; i < sizeof cands / sizeof cands[0]; i++) {
         char *p = NULL;
         if (asprintf(&p, cands[i], dir) < 0)
             return NULL;
@@ -470,7 +472,7 @@ int pk_cmd_record(int argc, char **argv)
         plugin = find_plugin();
         if (!plugin) {
             fprintf(stderr, "pgokit record: cannot find pgokit-lbr.so next to the pgokit binary "
-                            "(set PGOKIT_LBR_PLUGIN)\n");
+                            "or in ../lib/pgokit/ (set PGOKIT_LBR_PLUGIN)\n");
             return 1;
         }
         const char *qemu = getenv("PGOKIT_QEMU");

@@ -1,7 +1,10 @@
 /* cmd_show.c — `pgokit show PROFILE`: what a sample profile holds (format,
- * kind, totals, summary, hottest functions), one function's profile, or
- * every function's. */
+ * kind, totals, summary, hottest functions), one function's profile, every
+ * function's, as JSON, or llvm-profdata's hot-function list. Every other
+ * file pgokit writes gets its own summary (show_files.c, temporal_cli.c);
+ * anything else is "not a profile in any known format". */
 #include "cli/cli.h"
+#include "cli/show.h"
 #include "cli/temporal_cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
@@ -9,19 +12,31 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-const char pk_cmd_show_summary[] = "show a sample profile: totals, summary, top functions, one function";
+const char pk_cmd_show_summary[] = "what a profile or samples file holds: totals, hot functions, JSON";
 
 static void usage(FILE *to)
 {
     fprintf(to,
             "usage: pgokit show PROFILE [options]\n"
+            "PROFILE: a sample profile (LLVM text, binary, extbinary; GCC .afdo), a pgokit raw\n"
+            "profile (profgen --raw-only), perf.data or pprof samples, exact counts\n"
+            "(record --exact-counts), or a temporal profile (options below).\n"
             "  --function NAME      print the profile of NAME (every context whose leaf is NAME)\n"
-            "  --top N              list the N hottest functions by total samples (default 20; 0 = all)\n"
+            "  --top N, --topn N    list the N hottest functions by total samples (default 20; 0 = all)\n"
             "  --counts             print the body of every listed function (text format)\n"
-            "  --all                print the whole profile in text format\n"
+            "  --all, --all-functions  print the whole profile in text format\n"
+            "  --json               every function as JSON (llvm-profdata show --sample --json's\n"
+            "                       layout, plus \"context\" and \"checksum\"); with --function or\n"
+            "                       --top, only those (also --show-format=json)\n"
+            "  --hot-func-list      the functions whose max sample reaches the 99%% cutoff, as\n"
+            "                       llvm-profdata show --hot-func-list lists them\n"
             "  --detailed-summary   print the profile summary with every cutoff\n"
             "  --show-prof-sym-list print the profile symbol list (extbinary), one name a line\n"
-            "  --format F           force the input format (text, binary, extbinary, gcc)\n");
+            "  --format F           force the input format (text, binary, extbinary, gcc)\n"
+            "  --sample             accepted and ignored (llvm-profdata's spelling)\n"
+            "  -q, --quiet          accepted (show prints no progress)\n"
+            "\n");
+    pk_cli_show_temporal_usage(to);
 }
 
 static void print_kind(const pk_profset *ps, pk_prof_format fmt)
@@ -81,7 +96,7 @@ int pk_cmd_show(int argc, char **argv)
         return pk_cli_show_temporal(argc, argv);
     const char *path = NULL, *func = NULL;
     long top = 20;
-    int counts = 0, all = 0, detailed = 0, syms = 0;
+    int counts = 0, all = 0, detailed = 0, syms = 0, json = 0, hot = 0, top_given = 0;
     pk_prof_format fmt = PK_FMT_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -92,16 +107,27 @@ int pk_cmd_show(int argc, char **argv)
             func = argv[++i];
         } else if (!strncmp(a, "--function=", 11)) {
             func = a + 11;
-        } else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
-            const char *v = a[5] == '=' ? a + 6 : argv[++i];
+        } else if (((!strcmp(a, "--top") || !strcmp(a, "--topn")) && i + 1 < argc) || !strncmp(a, "--top=", 6) ||
+                   !strncmp(a, "--topn=", 7)) {
+            const char *eq = strchr(a, '=');
+            const char *v = eq ? eq + 1 : argv[++i];
             char *end;
             top = strtol(v, &end, 10);
-            if (*end || top < 0)
+            if (!*v || *end || top < 0)
                 return pk_cli_usage("show", "bad --top value '%s'", v);
+            top_given = 1;
         } else if (!strcmp(a, "--counts")) {
             counts = 1;
-        } else if (!strcmp(a, "--all")) {
+        } else if (!strcmp(a, "--all") || !strcmp(a, "--all-functions")) {
             all = 1;
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--show-format=json")) {
+            json = 1;
+        } else if (!strcmp(a, "--show-format=text")) {
+            json = 0;
+        } else if (!strcmp(a, "--hot-func-list")) {
+            hot = 1;
+        } else if (!strcmp(a, "--sample") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            /* llvm-profdata's profile kind; quiet: nothing to silence */
         } else if (!strcmp(a, "--show-prof-sym-list")) {
             syms = 1;
         } else if (!strcmp(a, "--detailed-summary")) {
@@ -120,6 +146,26 @@ int pk_cmd_show(int argc, char **argv)
     }
     if (!path)
         return pk_cli_usage("show", "no profile given");
+    if (json + hot + all + syms > 1)
+        return pk_cli_usage("show", "--json, --hot-func-list, --all and --show-prof-sym-list exclude each other");
+
+    /* the other files pgokit writes: a summary of each */
+    if (fmt == PK_FMT_AUTO) {
+        uint8_t head[16];
+        size_t got_n = 0;
+        FILE *fp = fopen(path, "rb");
+        if (fp) {
+            got_n = fread(head, 1, sizeof head, fp);
+            fclose(fp);
+        }
+        switch (got_n ? pk_file_identify(head, got_n) : PK_KIND_TEXT) {
+        case PK_KIND_RAWPROF: return pk_show_rawprof(path, (size_t)top);
+        case PK_KIND_PERF_DATA: return pk_show_samples(path, false);
+        case PK_KIND_PPROF: return pk_show_samples(path, true);
+        case PK_KIND_EXACT: return pk_show_exact(path);
+        default: break; /* sample profiles; the reader names anything else */
+        }
+    }
 
     pk_err err = {{0}};
     pk_profset ps;
@@ -137,6 +183,28 @@ int pk_cmd_show(int argc, char **argv)
         for (size_t i = 0; i < pk_u64map_end(&ps.symbols); i++)
             if (pk_u64map_used(&ps.symbols, i))
                 printf("%s\n", pk_profset_name(&ps, (pk_name_id)pk_u64map_key(&ps.symbols, i)));
+        goto out;
+    }
+    if (json) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) /* --function: every context of that leaf */
+            if (!func || !strcmp(pk_profset_name(&ps, fs[i]->name), func))
+                fs[k++] = fs[i];
+        if (func && !k) {
+            fprintf(stderr, "pgokit show: %s: no profile for function '%s'\n", path, func);
+            rc = 1;
+            goto out;
+        }
+        pk_show_json(stdout, &ps, fs, top_given && top && (size_t)top < k ? (size_t)top : k);
+        goto out;
+    }
+    if (hot) {
+        pk_summary hs;
+        if (!ps.has_summary && pk_profset_summary(&ps, &hs, &err)) {
+            rc = pk_cli_fail("show", &err);
+            goto out;
+        }
+        pk_show_hot_list(stdout, &ps, fs, n, ps.has_summary ? &ps.summary : &hs, top_given ? (size_t)top : 0);
         goto out;
     }
     if (all) {

@@ -25,7 +25,8 @@ static void usage(FILE *to)
             "  --functions               list the DWARF functions instead: one line per\n"
             "                            address range, \"begin end name start_line\"\n"
             "  --prepare                 index every unit up front (timing)\n"
-            "  --stats                   print timing to stderr\n");
+            "  --stats                   print timing to stderr\n"
+            "  -q, --quiet               accepted (symbolize prints no progress)\n");
 }
 
 static void json_str(FILE *o, const char *s)
@@ -187,6 +188,8 @@ int pk_cmd_symbolize(int argc, char **argv)
             prepare = 1;
         } else if (!strcmp(a, "--stats")) {
             stats = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            /* nothing to silence */
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "--no-demangle")) {
             /* always on: accepted for command-line compatibility */
         } else if (a[0] == '-' && a[1] == '-') {

@@ -1,6 +1,7 @@
 /* main.c — `pgokit <command> ...`: dispatch to src/cli/cmd_<command>.c.
  * The command table is generated at build time from the cmd_*.c files. */
 #include "cli/cli.h"
+#include "version.h" /* generated: PK_VERSION, from VERSION and git (mk/install.mk) */
 
 #include <stdarg.h>
 #include <string.h>
@@ -18,19 +19,32 @@ static const struct command commands[] = {
 #undef PK_COMMAND
 };
 
+/* Messages quote file contents and names: control bytes are escaped so
+ * that nothing read from a file reaches the terminal raw. */
+static void put_escaped(const char *msg)
+{
+    char buf[PK_ERR_MAX * 4 + 1];
+    pk_escape(buf, sizeof buf, msg, strnlen(msg, PK_ERR_MAX), PK_ESC_KEEP_UTF8);
+    fputs(buf, stderr);
+}
+
 int pk_cli_fail(const char *cmd, const pk_err *err)
 {
-    fprintf(stderr, "pgokit %s: %s\n", cmd, err->msg);
+    fprintf(stderr, "pgokit %s: ", cmd);
+    put_escaped(err->msg);
+    fputc('\n', stderr);
     return 1;
 }
 
 int pk_cli_usage(const char *cmd, const char *fmt, ...)
 {
+    char msg[PK_ERR_MAX];
     va_list ap;
-    fprintf(stderr, "pgokit %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "pgokit %s: ", cmd);
+    put_escaped(msg);
     fprintf(stderr, "\n(see `pgokit %s --help`)\n", cmd);
     return 2;
 }
@@ -42,10 +56,20 @@ bool pk_cli_progress_wanted(bool quiet)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: pgokit <command> [options]\n\ncommands:\n");
+    fprintf(to, "usage: pgokit <command> [options]\n"
+                "       pgokit help [COMMAND]\n"
+                "       pgokit --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(to, "\n`pgokit <command> --help` describes a command.\n");
+    fprintf(to, "\n`pgokit help <command>` (or `pgokit <command> --help`) describes a command.\n");
+}
+
+static const struct command *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return &commands[i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -54,14 +78,33 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(stdout);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+        printf("pgokit %s\n", PK_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "pgokit: unknown command '%s'\n", argv[1]);
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        /* `pgokit help CMD` is `pgokit CMD --help` */
+        const struct command *c = find(argv[2]);
+        if (!c) {
+            fputs("pgokit help: unknown command '", stderr);
+            put_escaped(argv[2]);
+            fputs("'\n", stderr);
+            usage(stderr);
+            return 2;
+        }
+        char *av[] = {argv[2], (char *)"--help", NULL};
+        return c->run(2, av);
+    }
+    const struct command *c = find(argv[1]);
+    if (c)
+        return c->run(argc - 1, argv + 1);
+    fputs("pgokit: unknown command '", stderr);
+    put_escaped(argv[1]);
+    fputs("'\n", stderr);
     usage(stderr);
     return 2;
 }

@@ -7,6 +7,7 @@
 #include "aggregate/aggregate.h"
 #include "binary/probe_loader.h"
 #include "cli/cli.h"
+#include "cli/json_out.h"
 #include "cli/overlap_exact.h"
 #include "format/format.h"
 #include "profgen/probe_gen.h"
@@ -95,13 +96,15 @@ int pk_cli_overlap_exact(int argc, char **argv)
 {
     const char *exact[64], *binary = NULL;
     size_t nexact = 0;
+    bool json = false;
     static const struct option opts[] = {
         {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"quiet", no_argument, 0, 'q'},
+        {0, 0, 0, 0},
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:hq", opts, NULL)) != -1) {
         switch (c) {
         case 'e':
             if (nexact == sizeof exact / sizeof exact[0])
@@ -109,10 +112,14 @@ int pk_cli_overlap_exact(int argc, char **argv)
             exact[nexact++] = optarg;
             break;
         case 'b': binary = optarg; break;
+        case 'j': json = true; break;
+        case 'q': break; /* nothing to silence */
         case 'h':
             printf("usage: pgokit overlap --exact EXACT [--exact EXACT...] --binary BIN PROFILE...\n"
                    "Block-overlap degree (CSSPGO paper, §IV-C) of each PROFILE against the\n"
-                   "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n");
+                   "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n"
+                   "  --json   a JSON array: profile, block_overlap, common_functions,\n"
+                   "           reference_functions, reference_weight_covered\n");
             return 0;
         default: return pk_cli_usage("overlap", "unknown option");
         }
@@ -126,6 +133,10 @@ int pk_cli_overlap_exact(int argc, char **argv)
     int rc = 0;
     pk_profset truth[2];
     bool built[2] = {false, false};
+    pk_json j;
+    pk_json_init(&j, stdout);
+    if (json)
+        pk_json_begin_array(&j, NULL);
     for (int i = optind; i < argc && !rc; i++) {
         pk_profset test;
         if (pk_profset_init(&test, &err) || pk_prof_read_file(&test, argv[i], PK_FMT_AUTO, NULL, &err)) {
@@ -145,12 +156,24 @@ int pk_cli_overlap_exact(int argc, char **argv)
         pk_block_overlap o;
         if (pk_profset_block_overlap(&test, &truth[kind], &o, &err)) {
             rc = pk_cli_fail("overlap", &err);
+        } else if (json) {
+            pk_json_begin_object(&j, NULL);
+            pk_json_str(&j, "profile", argv[i]);
+            pk_json_double(&j, "block_overlap", o.overlap);
+            pk_json_u64(&j, "common_functions", o.common_functions);
+            pk_json_u64(&j, "reference_functions", o.ref_functions);
+            pk_json_double(&j, "reference_weight_covered", o.ref_weight_covered);
+            pk_json_end_object(&j);
         } else {
             printf("%s: block overlap %.4f (%llu of %llu reference functions, covering %.1f%% of the reference)\n",
                    argv[i], o.overlap, (unsigned long long)o.common_functions,
                    (unsigned long long)o.ref_functions, 100.0 * o.ref_weight_covered);
         }
         pk_profset_free(&test);
+    }
+    if (json) { /* well-formed even after a failure (the exit status tells) */
+        pk_json_end_array(&j);
+        pk_json_finish(&j);
     }
     for (int k = 0; k < 2; k++)
         if (built[k])

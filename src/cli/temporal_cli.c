@@ -52,7 +52,7 @@ int pk_cli_wants_temporal(int argc, char **argv)
 
 /* ------------------------------------------------------------------ show */
 
-static void show_usage(FILE *o)
+void pk_cli_show_temporal_usage(FILE *o)
 {
     fprintf(o, "usage: pgokit show [--temporal] [--binary BIN] [--functions|--traces] PROFILE\n"
                "  PROFILE: a raw temporal profile (*.pgoraw) or an indexed one (merge output).\n"
@@ -158,8 +158,8 @@ int pk_cli_show_temporal(int argc, char **argv)
     int funcs = 1, traces = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { show_usage(stdout); return 0; }
-        else if (!strcmp(a, "--temporal")) {}
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { pk_cli_show_temporal_usage(stdout); return 0; }
+        else if (!strcmp(a, "--temporal") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {}
         else if (!strcmp(a, "--binary") && i + 1 < argc) binary = argv[++i];
         else if (!strcmp(a, "--functions")) traces = 0;
         else if (!strcmp(a, "--traces")) funcs = 0;
@@ -174,7 +174,7 @@ int pk_cli_show_temporal(int argc, char **argv)
 
 /* ----------------------------------------------------------------- merge */
 
-static void merge_usage(FILE *o)
+void pk_cli_merge_temporal_usage(FILE *o)
 {
     fprintf(o, "usage: pgokit merge --temporal --binary BIN -o OUT [options] INPUT...\n"
                "  INPUT: raw temporal profiles (*.pgoraw), indexed temporal profiles, or\n"
@@ -185,7 +185,7 @@ static void merge_usage(FILE *o)
                "  --weight W          weight of the traces of raw inputs (default 1)\n"
                "  --skip-bad          report bad inputs and merge the others (default: any\n"
                "                      bad input fails the merge and nothing is written)\n"
-               "  -q                  no summary on stderr\n",
+               "  -q, --quiet         no summary on stderr\n",
                PK_TEMPORAL_DEFAULT_RESERVOIR, PK_TEMPORAL_DEFAULT_MAX_TRACE_LEN);
 }
 
@@ -239,7 +239,7 @@ int pk_cli_merge_temporal(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { merge_usage(stdout); rc = 0; goto done; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { pk_cli_merge_temporal_usage(stdout); rc = 0; goto done; }
         else if (!strcmp(a, "--temporal")) {}
         else if (!strcmp(a, "--binary") && has) binary = argv[++i];
         else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has) out = argv[++i];
@@ -250,7 +250,7 @@ int pk_cli_merge_temporal(int argc, char **argv)
         } else if (!strcmp(a, "--weight") && has) {
             if (parse_u64(argv[++i], &weight)) { rc = pk_cli_usage("merge", "bad --weight '%s'", argv[i]); goto done; }
         } else if (!strcmp(a, "--skip-bad")) skip_bad = 1;
-        else if (!strcmp(a, "-q")) quiet = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-') { rc = pk_cli_usage("merge", "unknown option '%s'", a); goto done; }
         else if (collect(&inputs, a, &err) != 0) { rc = pk_cli_fail("merge", &err); goto done; }
     }

@@ -5,7 +5,12 @@
 #ifndef PK_TEMPORAL_CLI_H
 #define PK_TEMPORAL_CLI_H
 
+#include <stdio.h>
+
 int pk_cli_show_temporal(int argc, char **argv);
+/* The temporal parts of `show --help` and `merge --help`. */
+void pk_cli_show_temporal_usage(FILE *to);
+void pk_cli_merge_temporal_usage(FILE *to);
 int pk_cli_merge_temporal(int argc, char **argv);
 /* True when argv (after argv[0]) holds --temporal, an input file that is a
  * temporal profile, or a directory of *.pgoraw / *.pgotemporal files: the test

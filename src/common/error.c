@@ -49,3 +49,49 @@ int pk_err_errno(pk_err *err, const char *fmt, ...)
     snprintf(err->msg, sizeof err->msg, "%s: %s", what, strerror(saved));
     return -1;
 }
+
+/* Length of the valid UTF-8 sequence (2..4 bytes, no overlongs, no
+ * surrogates) starting at p, or 0. */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+    size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) || (p[0] == 0xf0 && p[1] < 0x90) ||
+        (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+size_t pk_escape(char *out, size_t cap, const void *data, size_t n, unsigned flags)
+{
+    const uint8_t *p = data;
+    size_t at = 0;
+#define PUT(c) do { if (at + 1 < cap) out[at] = (char)(c); at++; } while (0)
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        size_t u;
+        if (c >= 0x20 && c < 0x7f && !(c == '\\' && (flags & PK_ESC_BACKSLASH))) {
+            PUT(c);
+        } else if (c >= 0x80 && (flags & PK_ESC_KEEP_UTF8) && (u = utf8_seq(p + i, n - i))) {
+            for (size_t k = 0; k < u; k++)
+                PUT(p[i + k]);
+            i += u - 1;
+        } else if (c == '\n' || c == '\t' || c == '\r' || c == '\\') {
+            PUT('\\');
+            PUT(c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : '\\');
+        } else {
+            PUT('\\');
+            PUT('x');
+            PUT("0123456789abcdef"[c >> 4]);
+            PUT("0123456789abcdef"[c & 15]);
+        }
+    }
+#undef PUT
+    if (cap)
+        out[at < cap ? at : cap - 1] = 0;
+    return at;
+}

@@ -130,7 +130,9 @@ int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
     snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
     o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0) {
-        pk_err_errno(err, "%s: cannot create", o->tmp_path);
+        /* the user's path: the temporary is an implementation detail (a
+         * missing or read-only directory fails the same for both) */
+        pk_err_errno(err, "%s: cannot create", path);
         free(o->path);
         free(o->tmp_path);
         o->path = o->tmp_path = NULL;
@@ -148,7 +150,7 @@ static int out_flush(pk_out_file *o, pk_err *err)
             continue;
         if (n <= 0) {
             o->failed = 1;
-            return pk_err_errno(err, "%s: write failed", o->tmp_path);
+            return pk_err_errno(err, "%s: write failed", o->path);
         }
         off += (size_t)n;
     }
@@ -159,7 +161,7 @@ static int out_flush(pk_out_file *o, pk_err *err)
 int pk_out_write(pk_out_file *o, const void *data, size_t len, pk_err *err)
 {
     if (o->failed)
-        return pk_err_set(err, "%s: an earlier write failed", o->tmp_path);
+        return pk_err_set(err, "%s: an earlier write failed", o->path);
     const uint8_t *p = data;
     o->written += len;
     while (len) {
@@ -186,12 +188,12 @@ int pk_out_printf(pk_out_file *o, pk_err *err, const char *fmt, ...)
     int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0)
-        return pk_err_set(err, "%s: formatting failed", o->tmp_path);
+        return pk_err_set(err, "%s: formatting failed", o->path);
     if ((size_t)n < sizeof small)
         return pk_out_write(o, small, (size_t)n, err);
     char *big = malloc((size_t)n + 1);
     if (!big)
-        return pk_err_set(err, "%s: out of memory", o->tmp_path);
+        return pk_err_set(err, "%s: out of memory", o->path);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -207,10 +209,10 @@ int pk_out_pwrite(pk_out_file *o, const void *data, size_t len, uint64_t offset,
     if (o->direct) /* a pipe cannot be patched; /dev/null need not be */
         return pk_err_set(err, "%s: cannot patch bytes already written to a device or pipe", o->path);
     if (offset + len > o->written)
-        return pk_err_set(err, "%s: patch at %llu beyond end", o->tmp_path, (unsigned long long)offset);
+        return pk_err_set(err, "%s: patch at %llu beyond end", o->path, (unsigned long long)offset);
     if (pwrite(o->fd, data, len, (off_t)offset) != (ssize_t)len) {
         o->failed = 1;
-        return pk_err_errno(err, "%s: write failed", o->tmp_path);
+        return pk_err_errno(err, "%s: write failed", o->path);
     }
     return 0;
 }
@@ -228,13 +230,13 @@ int pk_out_commit(pk_out_file *o, pk_err *err)
     }
     if (close(o->fd) < 0) {
         o->fd = -1;
-        pk_err_errno(err, "%s: close failed", o->tmp_path);
+        pk_err_errno(err, "%s: close failed", o->path);
         pk_out_abort(o);
         return -1;
     }
     o->fd = -1;
     if (!o->direct && rename(o->tmp_path, o->path) < 0) {
-        pk_err_errno(err, "%s: cannot rename to %s", o->tmp_path, o->path);
+        pk_err_errno(err, "%s: cannot replace it", o->path);
         pk_out_abort(o);
         return -1;
     }

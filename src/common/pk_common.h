@@ -29,6 +29,15 @@ int pk_err_prefix(pk_err *err, const char *fmt, ...) __attribute__((format(print
 /* Message for errno-style failures: "<what>: <strerror(errno)>"; returns -1. */
 int pk_err_errno(pk_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Escapes bytes for a message or a terminal (never raw control bytes):
+ * printable ASCII is kept, \n \t \r as such, anything else as \xNN. With
+ * PK_ESC_KEEP_UTF8, valid UTF-8 sequences are kept (names in messages);
+ * with PK_ESC_BACKSLASH a backslash is doubled (an unambiguous rendering of
+ * file bytes). Writes at most cap bytes including the NUL; returns the length
+ * the whole escape needs (snprintf-style). */
+enum { PK_ESC_KEEP_UTF8 = 1, PK_ESC_BACKSLASH = 2 };
+size_t pk_escape(char *out, size_t cap, const void *data, size_t n, unsigned flags);
+
 /* ---- unaligned little-endian loads and stores (perf.data in pipe mode is
  * not 8-byte aligned, ELF/DWARF fields rarely are) ---- */
 static inline uint16_t pk_ld16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }

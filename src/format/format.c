@@ -129,6 +129,40 @@ pk_prof_format pk_prof_detect(const uint8_t *d, size_t n)
     return PK_FMT_TEXT;
 }
 
+/* The first line that is not blank or a '#' comment is a function header,
+ * "NAME:TOTAL:HEAD" (or "[CONTEXT]:TOTAL:HEAD"), unindented; a file of
+ * comments only is an empty profile. */
+static bool text_profile_start(const uint8_t *d, size_t n)
+{
+    const char *p = (const char *)d, *end = p + n;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *s = p;
+        p = nl ? nl + 1 : end;
+        while (le > s && (le[-1] == '\r' || le[-1] == ' ' || le[-1] == '\t'))
+            le--;
+        const char *t = s;
+        while (t < le && (*t == ' ' || *t == '\t'))
+            t++;
+        if (t == le || *t == '#')
+            continue;
+        if (t != s)
+            return false;
+        /* ":digits:digits" at the end */
+        for (int field = 0; field < 2; field++) {
+            const char *q = le;
+            while (q > s && q[-1] >= '0' && q[-1] <= '9')
+                q--;
+            if (q == le || q == s || q[-1] != ':')
+                return false;
+            le = q - 1;
+        }
+        return le > s;
+    }
+    return true;
+}
+
 int pk_prof_read_mem(pk_profset *ps, const uint8_t *data, size_t size, const char *path, pk_prof_format fmt,
                      pk_prof_format *fmt_out, pk_err *err)
 {
@@ -136,8 +170,15 @@ int pk_prof_read_mem(pk_profset *ps, const uint8_t *data, size_t size, const cha
      * behind: refuse it rather than read it as an empty profile */
     if (size == 0)
         return pk_err_set(err, "%s: offset 0: the file is empty (not a profile)", path);
-    if (fmt == PK_FMT_AUTO)
+    if (fmt == PK_FMT_AUTO) {
+        /* other pgokit files, binaries and random bytes get a message that
+         * says what they are, not a text parser's complaint about line 1 */
+        pk_file_kind k = pk_file_identify(data, size);
+        if ((k == PK_KIND_TEXT && !text_profile_start(data, size)) ||
+            (k != PK_KIND_TEXT && k != PK_KIND_LLVM_BINARY && k != PK_KIND_LLVM_EXTBINARY && k != PK_KIND_GCC))
+            return pk_file_not_a_profile(err, path, k == PK_KIND_TEXT ? PK_KIND_UNKNOWN : k, data, size);
         fmt = pk_prof_detect(data, size);
+    }
     if (fmt_out)
         *fmt_out = fmt;
     switch (fmt) {

@@ -54,6 +54,34 @@ int pk_prof_format_parse(const char *s, pk_prof_format *f);
 /* Guesses the format from the first bytes (PK_FMT_TEXT when nothing else matches). */
 pk_prof_format pk_prof_detect(const uint8_t *data, size_t size);
 
+/* ---- what a file is (identify.c): every kind of file pgokit writes, and a
+ * few it is often handed by mistake. Sample-profile readers refuse the
+ * others with a message naming the kind. ---- */
+typedef enum pk_file_kind {
+    PK_KIND_UNKNOWN = 0,      /* binary data of no known kind */
+    PK_KIND_EMPTY,
+    PK_KIND_TEXT,             /* printable text: an LLVM text profile, or not a profile */
+    PK_KIND_LLVM_BINARY,
+    PK_KIND_LLVM_EXTBINARY,
+    PK_KIND_GCC,
+    PK_KIND_RAWPROF,          /* "PKRAWPRF": aggregate/rawprof.c */
+    PK_KIND_TEMPORAL_RAW,     /* libpgokit_rt output */
+    PK_KIND_TEMPORAL_INDEXED, /* merge --temporal output */
+    PK_KIND_PERF_DATA,
+    PK_KIND_PPROF,            /* gzip (a pprof profile as pgokit and Go write them) */
+    PK_KIND_EXACT,            /* record --exact-counts */
+    PK_KIND_ELF,
+    PK_KIND_LLVM_INSTR,       /* .profraw / .profdata */
+} pk_file_kind;
+
+pk_file_kind pk_file_identify(const uint8_t *data, size_t size);
+/* "a perf.data file (samples; ...)": a phrase for messages. */
+const char *pk_file_kind_describe(pk_file_kind k);
+/* Sets the error for a file that is not a sample profile: names the kind,
+ * or for unknown data "not a profile in any known format" with its first
+ * bytes escaped (never raw bytes in a message). Returns -1. */
+int pk_file_not_a_profile(pk_err *err, const char *path, pk_file_kind k, const uint8_t *data, size_t size);
+
 /* path is only used in error messages. *fmt_out (may be NULL) gets the format read. */
 int pk_prof_read_mem(pk_profset *ps, const uint8_t *data, size_t size, const char *path, pk_prof_format fmt,
                      pk_prof_format *fmt_out, pk_err *err);

@@ -10,7 +10,8 @@
  * (max of the counts, as GCC's block counts are maxima of statement counts)
  * and merges inlined instances that only differ by discriminator. Totals are
  * not stored; the reader computes them as GCC does (every position count
- * adds to its instance and all enclosing ones). */
+ * adds to its instance and all enclosing ones). A sampled function is never
+ * written with a head count of 0 (see pk_gcc_write). */
 #include "format/format.h"
 
 #include <stdlib.h>
@@ -144,7 +145,13 @@ int pk_gcc_write(const pk_profset *ps, pk_buf *out, pk_err *err)
             rc = -1;
             break;
         }
-        d->head = fs[i]->head;
+        /* gcc-12 takes the head count as the function's entry count and
+         * scales the function by it: a sampled function whose entry was
+         * never sampled (head 0: called once, looping long) has all its
+         * blocks annotated 0, as if it never ran. Such a function gets
+         * LLVM's head estimate (the count at its lowest location, at least
+         * 1), as clang would use. */
+        d->head = pk_fprof_head_estimate(fs[i]);
         d->total = fs[i]->total;
         rc = fold(&tmp, d, ps, fs[i], err);
     }

@@ -20,7 +20,7 @@ RANDOM=12345
 u64() { od -An -tu8 -j "$2" -N 8 "$1" | tr -d ' '; }
 u16() { od -An -tu2 -j "$2" -N 2 "$1" | tr -d ' '; }
 san() { # FILE -> sets rc, out
-    "$SAN" dump -q "$1" >/dev/null 2>"$T/err"
+    "$SAN" dump --stats "$1" >/dev/null 2>"$T/err"
     rc=$?
 }
 bad_report() { grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$T/err"; }

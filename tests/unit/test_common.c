@@ -2,8 +2,10 @@
 #include "test.h"
 #include "common/pk_common.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,6 +58,41 @@ TEST(out_file_commit_and_abort)
     pk_out_abort(&o);
     CHECK(stat(path2, &st) != 0);
     CHECK(stat(tmp, &st) != 0);
+}
+
+/* Errors name the path the user gave, never the internal "<path>.tmp.<pid>". */
+TEST(out_file_errors_name_the_users_path)
+{
+    pk_out_file o;
+    pk_err e;
+    const char *missing = "/nonexistent-pgokit-dir/out.prof";
+    CHECK(pk_out_open(&o, missing, &e) == -1);
+    CHECK(!strncmp(e.msg, "/nonexistent-pgokit-dir/out.prof: cannot create", 47));
+    CHECK(strstr(e.msg, ".tmp.") == NULL);
+
+    /* a write that fails (file size limit, EFBIG with SIGXFSZ ignored) */
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.bin", pk_test_tmpdir());
+    struct rlimit old, small;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    small = old;
+    small.rlim_cur = 4096;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK_OK(pk_out_open(&o, path, &e), &e);
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    static char block[1 << 17];
+    int wrc = pk_out_write(&o, block, sizeof block, &e);
+    if (!wrc)
+        wrc = pk_out_commit(&o, &e);
+    else
+        pk_out_abort(&o);
+    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, prev);
+    CHECK(wrc == -1);
+    CHECK(!strncmp(e.msg, path, strlen(path)) && e.msg[strlen(path)] == ':');
+    CHECK(strstr(e.msg, ".tmp.") == NULL);
+    struct stat st;
+    CHECK(stat(path, &st) != 0); /* nothing left under the final name */
 }
 
 TEST(out_file_to_a_device_writes_in_place)

@@ -105,6 +105,31 @@ TEST(round_trips)
                "  2: 100 baz:100\n");
 }
 
+/* gcc-12 annotates a function whose head count is 0 as never run: a sampled
+ * function gets LLVM's head estimate instead (lowest location's count, at
+ * least 1); an unsampled one keeps 0. */
+TEST(gcc_head_never_zero_for_sampled_functions)
+{
+    pk_write_opts gcc = {PK_FMT_GCC, 0, 0, 0};
+    round_trip("loop:300:0\n"
+               " 0: 0\n"
+               " 3: 300\n"
+               "low:90:0\n"
+               " 1: 40\n"
+               " 2: 50\n"
+               "idle:0:0\n"
+               " 1: 0\n",
+               &gcc,
+               "loop:300:1\n"
+               " 0: 0\n"
+               " 3: 300\n"
+               "low:90:40\n"
+               " 1: 40\n"
+               " 2: 50\n"
+               "idle:0:0\n"
+               " 1: 0\n");
+}
+
 TEST(md5_names)
 {
     pk_profset ps, back;
