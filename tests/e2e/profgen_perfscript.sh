@@ -14,7 +14,7 @@ need clang-19 llvm-profgen-19 perf qemu-x86_64
 PROG=$PK_ROOT/tests/programs
 [ -f "$PK_BUILD/pgokit-lbr.so" ] || { echo "skipped: $PK_BUILD/pgokit-lbr.so not built"; exit 77; }
 
-rec() { "$PGOKIT" record -q -o "$1" -- "${@:2}" >/dev/null; } # DATA CMD...
+rec() { "$PGOKIT" record --emulate -q -o "$1" -- "${@:2}" >/dev/null; } # DATA CMD...
 # the forms: llvm-profgen's documented one, perf's longer ones
 FORMS=("ip,brstack" "pid,tid,ip,sym,dso,brstack" "comm,pid,time,event,ip,sym,symoff,dso,brstack")
 
