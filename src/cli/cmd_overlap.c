@@ -2,7 +2,7 @@
  * profiles are, with the metrics and layout of `llvm-profdata overlap
  * --sample` (definitions in src/profile/overlap.h). */
 #include "cli/cli.h"
-#include "cli/json_out.h"
+#include "common/json_out.h"
 #include "cli/overlap_exact.h"
 #include "format/format.h"
 #include "profile/overlap.h"

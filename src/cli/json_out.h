@@ -1,38 +1,4 @@
-/* json_out.h — a small streaming JSON writer for `--json` outputs, pretty-
- * printed as LLVM's json::OStream does with an indent of 2 (so `pgokit show
- * --json` output can be compared byte for byte with `llvm-profdata show
- * --sample --json`). Keys and values are written in call order; strings are
- * escaped as LLVM does (\" \\ \t \n \r, other controls as \u00XX) and
- * invalid UTF-8 becomes U+FFFD, so the output is always valid JSON. */
-#ifndef PK_JSON_OUT_H
-#define PK_JSON_OUT_H
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-
-#define PK_JSON_MAX_DEPTH 256
-
-typedef struct pk_json {
-    FILE *out;
-    int depth;
-    bool has_value[PK_JSON_MAX_DEPTH + 1];
-} pk_json;
-
-void pk_json_init(pk_json *j, FILE *out);
-/* key: the attribute name inside an object, NULL inside an array or at the top. */
-void pk_json_begin_object(pk_json *j, const char *key);
-void pk_json_end_object(pk_json *j);
-void pk_json_begin_array(pk_json *j, const char *key);
-void pk_json_end_array(pk_json *j);
-void pk_json_u64(pk_json *j, const char *key, uint64_t v);
-void pk_json_i64(pk_json *j, const char *key, int64_t v);
-void pk_json_double(pk_json *j, const char *key, double v);
-void pk_json_bool(pk_json *j, const char *key, bool v);
-void pk_json_str(pk_json *j, const char *key, const char *s);
-void pk_json_strn(pk_json *j, const char *key, const char *s, size_t len);
-/* Ends the document with a newline. */
-void pk_json_finish(pk_json *j);
-
-#endif
+/* json_out.h — the JSON writer moved to the library (common/json_out.h) so
+ * that the report page and the --json outputs share one producer; this
+ * header stays so that subcommands including the old path still build. */
+#include "common/json_out.h"

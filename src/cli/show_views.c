@@ -1,6 +1,6 @@
 /* show_views.c — `pgokit show --json` and `--hot-func-list` (see show.h). */
 #include "cli/cli.h"
-#include "cli/json_out.h"
+#include "common/json_out.h"
 #include "cli/show.h"
 
 #include <inttypes.h>

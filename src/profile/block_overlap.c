@@ -5,6 +5,7 @@
 
 /* One function folded over all its instances: location → count. */
 struct folded {
+    pk_name_id name;              /* of its first instance */
     pk_u64map locs;
     pk_u64map calls;              /* locations holding call targets (call sites) */
     uint64_t total;
@@ -35,6 +36,7 @@ static int fold_one(const pk_profset *ps, const pk_fprof *f, struct fold *out, p
         struct folded *n = pk_vec_push(&out->funcs);
         if (!n || pk_u64map_init(&n->locs, 64) || pk_u64map_init(&n->calls, 16))
             return pk_err_set(err, "out of memory");
+        n->name = f->name;
         *idx = out->funcs.len;
     }
     size_t fi = *idx - 1;
@@ -90,9 +92,25 @@ static uint64_t folded_total(const struct folded *f, const struct folded *other,
     return sum;
 }
 
+static int func_cmp(const void *a, const void *b)
+{
+    const pk_block_overlap_func *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
 int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out, pk_err *err)
 {
+    return pk_profset_block_overlap_funcs(test, ref, out, NULL, NULL, err);
+}
+
+int pk_profset_block_overlap_funcs(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out,
+                                   pk_block_overlap_func **funcs, size_t *nfuncs, pk_err *err)
+{
     memset(out, 0, sizeof *out);
+    pk_vec rows;
+    pk_vec_init(&rows, sizeof(pk_block_overlap_func));
     /* Probe ids tell blocks from call sites, and profile kinds count call
      * probes differently (range count, branch count, raised to the calls):
      * compare blocks only there. Source lines mix both and are kept. */
@@ -120,6 +138,17 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
         out->ref_functions++;
         double weight = (double)folded_total(rf, NULL, skip_calls) / (double)ref_total;
         uint64_t ttot = tf ? folded_total(tf, rf, skip_calls) : 0;
+        pk_block_overlap_func *row = NULL;
+        if (funcs) {
+            if (!(row = pk_vec_push(&rows))) {
+                pk_err_set(err, "out of memory");
+                goto done;
+            }
+            row->name = rf->name;
+            row->weight = weight;
+            row->ref_samples = rtot;
+            row->test_samples = ttot;
+        }
         if (!ttot)
             continue;
         out->common_functions++;
@@ -138,9 +167,18 @@ int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_b
             sum += a < b ? a : b;
         }
         out->overlap += weight * sum;
+        if (row)
+            row->overlap = sum;
+    }
+    if (funcs) {
+        qsort(rows.data, rows.len, sizeof(pk_block_overlap_func), func_cmp);
+        *funcs = rows.data;
+        *nfuncs = rows.len;
+        pk_vec_init(&rows, sizeof(pk_block_overlap_func));
     }
     rc = 0;
 done:
+    pk_vec_free(&rows);
     fold_free(&t);
     fold_free(&r);
     return rc;

@@ -24,4 +24,19 @@ typedef struct pk_block_overlap {
 
 int pk_profset_block_overlap(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out, pk_err *err);
 
+/* One reference function's part of the program overlap. */
+typedef struct pk_block_overlap_func {
+    pk_name_id name;              /* in the reference set */
+    double overlap;               /* Σ min over its locations, in [0, 1]; 0 when the test lacks it */
+    double weight;                /* its share of the reference */
+    uint64_t ref_samples;         /* Σ counts compared (reference) */
+    uint64_t test_samples;        /* Σ counts compared (test; 0: not in the test profile) */
+} pk_block_overlap_func;
+
+/* The same, and every reference function with samples (heaviest first) in
+ * *funcs (caller frees; *n of them): Σ weight × overlap over them is the
+ * program overlap. */
+int pk_profset_block_overlap_funcs(const pk_profset *test, const pk_profset *ref, pk_block_overlap *out,
+                                   pk_block_overlap_func **funcs, size_t *n, pk_err *err);
+
 #endif

@@ -2,6 +2,8 @@
 #include "test.h"
 #include "profile/block_overlap.h"
 
+#include <stdlib.h>
+
 static pk_fprof *func(pk_profset *ps, const char *name)
 {
     pk_name_id id;
@@ -52,6 +54,43 @@ TEST(inlined_instances_fold_into_their_function)
     pk_block_overlap o;
     CHECK_OK(pk_profset_block_overlap(&a, &b, &o, &err), &err);
     CHECK(o.overlap > 0.9999);
+    pk_profset_free(&a);
+    pk_profset_free(&b);
+}
+
+TEST(per_function_rows_add_up_to_the_program_overlap)
+{
+    pk_profset a, b;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&a, &err), &err);
+    CHECK_OK(pk_profset_init(&b, &err), &err);
+    pk_fprof *fa = func(&a, "f"), *fb = func(&b, "f"), *gb = func(&b, "g");
+    /* f: test 1:1 against reference 1:3 → overlap 0.25 + 0.5 = 0.75;
+     * g: only in the reference */
+    pk_fprof_add_body(fa, 1, 0, 50, &err);
+    pk_fprof_add_body(fa, 2, 0, 50, &err);
+    pk_fprof_add_body(fb, 1, 0, 100, &err);
+    pk_fprof_add_body(fb, 2, 0, 300, &err);
+    pk_fprof_add_body(gb, 1, 0, 100, &err);
+    pk_block_overlap o;
+    pk_block_overlap_func *rows = NULL;
+    size_t n = 0;
+    CHECK_OK(pk_profset_block_overlap_funcs(&a, &b, &o, &rows, &n, &err), &err);
+    CHECK_EQ_U64(n, 2);
+    if (n == 2) {
+        CHECK_STR(pk_profset_name(&b, rows[0].name), "f"); /* heaviest first */
+        CHECK(rows[0].overlap > 0.7499 && rows[0].overlap < 0.7501);
+        CHECK(rows[0].weight > 0.7999 && rows[0].weight < 0.8001);
+        CHECK_EQ_U64(rows[0].ref_samples, 400);
+        CHECK_EQ_U64(rows[0].test_samples, 100);
+        CHECK_STR(pk_profset_name(&b, rows[1].name), "g");
+        CHECK_EQ_U64(rows[1].test_samples, 0);
+        CHECK(rows[1].overlap == 0);
+        double sum = rows[0].weight * rows[0].overlap + rows[1].weight * rows[1].overlap;
+        CHECK(sum > o.overlap - 1e-9 && sum < o.overlap + 1e-9);
+    }
+    CHECK(o.overlap > 0.5999 && o.overlap < 0.6001);
+    free(rows);
     pk_profset_free(&a);
     pk_profset_free(&b);
 }

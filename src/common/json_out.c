@@ -1,5 +1,5 @@
 /* json_out.c — see json_out.h. */
-#include "cli/json_out.h"
+#include "common/json_out.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +13,8 @@ void pk_json_init(pk_json *j, FILE *out)
 
 static void newline(pk_json *j)
 {
+    if (j->compact)
+        return;
     fputc('\n', j->out);
     for (int i = 0; i < j->depth; i++)
         fputs("  ", j->out);
@@ -36,6 +38,8 @@ static void quote(pk_json *j, const char *s, size_t len)
                 fputs("\\r", j->out);
             else
                 fprintf(j->out, "\\u%04x", c);
+        } else if (j->html_safe && (c == '<' || c == '>' || c == '&')) {
+            fprintf(j->out, "\\u%04x", c);
         } else if (c < 0x80) {
             fputc(c, j->out);
         } else {
@@ -68,7 +72,7 @@ static void value_begin(pk_json *j, const char *key)
     j->has_value[j->depth] = true;
     if (key) {
         quote(j, key, strlen(key));
-        fputs(": ", j->out);
+        fputs(j->compact ? ":" : ": ", j->out);
     }
 }
 
