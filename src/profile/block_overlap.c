@@ -171,7 +171,8 @@ int pk_profset_block_overlap_funcs(const pk_profset *test, const pk_profset *ref
             row->overlap = sum;
     }
     if (funcs) {
-        qsort(rows.data, rows.len, sizeof(pk_block_overlap_func), func_cmp);
+        if (rows.len > 1)
+            qsort(rows.data, rows.len, sizeof(pk_block_overlap_func), func_cmp);
         *funcs = rows.data;
         *nfuncs = rows.len;
         pk_vec_init(&rows, sizeof(pk_block_overlap_func));

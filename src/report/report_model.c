@@ -423,7 +423,8 @@ int rep_json_decisions(rep *r, pk_err *err)
         else
             nnot++, snot = pk_sat_add(snot, d->samples);
     }
-    qsort(ds.data, ds.len, sizeof(struct decision), decision_cmp);
+    if (ds.len > 1)
+        qsort(ds.data, ds.len, sizeof(struct decision), decision_cmp);
     /* code sizes, as the pre-inliner weighed them (needs the binary) */
     pk_ctx_sizes *sizes = NULL;
     const char *size_note = NULL;

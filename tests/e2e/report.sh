@@ -17,11 +17,11 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 CHROME=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
         --disable-background-networking --disable-component-update --disable-sync)
 ud=0
-# dom PAGE -> $T/PAGE.dom (the DOM after the page's script ran), $T/PAGE.log (console)
+# dom PAGE [#FRAGMENT] -> $T/PAGE.dom (the DOM after the page's script ran), $T/PAGE.log (console)
 dom() {
     ud=$((ud + 1))
     timeout 60 "${CHROME[@]}" --user-data-dir="$T/ud$ud" --enable-logging=stderr --v=0 --window-size=1280,1000 \
-        --dump-dom "file://$T/$1" > "$T/$1.dom" 2> "$T/$1.log"
+        --dump-dom "file://$T/$1${2:-}" > "$T/$1.dom" 2> "$T/$1.log"
 }
 # shot PAGE -> $OUT/PAGE.png
 shot() {
@@ -55,6 +55,13 @@ check "profgen line-based" "$PGOKIT" profgen -q --binary "$T/demo_l" --perf "$T/
 check "report CSSPGO against exact counts" "$PGOKIT" report -q "$T/cs.prof" --binary "$T/demo_p" --exact "$T/p.exact" -o "$T/cs.html"
 check "report line-based against exact counts" "$PGOKIT" report -q "$T/line.prof" --binary "$T/demo_l" --exact "$T/l.exact" -o "$T/line.html"
 check "report flat CS against the nested profile" "$PGOKIT" report -q "$T/flat.prof" --binary "$T/demo_p" --compare "$T/cs.prof" -o "$T/flat.html"
+# the sanitizer build writes the same pages (ASan+UBSan clean, deterministic)
+"$PGOKIT_SAN" report -q "$T/cs.prof" --binary "$T/demo_p" --exact "$T/p.exact" -o "$T/cs.san.html"
+check_eq "ASan+UBSan build: CSSPGO report, exit status 0" 0 $?
+check "ASan+UBSan build: the same page" cmp -s "$T/cs.html" "$T/cs.san.html"
+"$PGOKIT_SAN" report -q "$T/line.prof" --binary "$T/demo_l" --exact "$T/l.exact" -o "$T/line.san.html"
+check_eq "ASan+UBSan build: line-based report, exit status 0" 0 $?
+check "ASan+UBSan build: the same page" cmp -s "$T/line.html" "$T/line.san.html"
 for p in cs line flat; do
     check "$p.html is self-contained (nothing to load, CSP says so)" self_contained $p.html
 done
@@ -117,7 +124,7 @@ t0=$(date +%s.%N)
 check "report of a 50,000-context profile" "$PGOKIT" report -q "$T/big.prof" -o "$T/big.html"
 t1=$(date +%s.%N)
 echo "50,000 contexts: report written in $(echo "$t1 - $t0" | bc) s, $(stat -c %s "$T/big.html") bytes"
-dom big.html
+dom big.html '#pk-bench'   # the page also times three zooms of its icicle
 shot big.html
 check "big.html: no console message" no_console big.html
 python3 "$HERE/report_dom.py" "$T/big.html.dom" rendered size:pk-icicle size:pk-functions-table 'nodes>=50000' \
@@ -125,8 +132,10 @@ python3 "$HERE/report_dom.py" "$T/big.html.dom" rendered size:pk-icicle size:pk-
 cat "$T/big.check"
 check_eq "big.html renders its charts" 0 $rc
 ms=$(sed -n 's/^render-ms: \([0-9.]*\).*/\1/p' "$T/big.check")
-echo "50,000 contexts: time to first render ${ms:-?} ms (since navigation start, in headless Chromium)"
+zms=$(sed -n 's/^render-ms: .* zoom-ms: \([0-9.]*\).*/\1/p' "$T/big.check")
+echo "50,000 contexts: time to first render ${ms:-?} ms (since navigation start, in headless Chromium); icicle zoom ${zms:-?} ms"
 check "50,000 contexts render in under 10 s" python3 -c "import sys; sys.exit(0 if 0 < float('${ms:-0}') < 10000 else 1)"
+check "a zoom of the 50,000-context icicle takes under 2 s" python3 -c "import sys; sys.exit(0 if 0 < float('${zms:-0}') < 2000 else 1)"
 
 # bad input: a clear error, no page
 printf 'not a profile\0\1\2' > "$T/junk.prof"

@@ -54,7 +54,8 @@ def main():
         fails += not ok
 
     sizes = json.loads(body.get("data-sizes", "{}"))
-    print("render-ms: %s script-ms: %s" % (body.get("data-render-ms"), body.get("data-script-ms")))
+    print("render-ms: %s script-ms: %s zoom-ms: %s" % (body.get("data-render-ms"), body.get("data-script-ms"),
+                                                      body.get("data-zoom-ms", "-")))
     for c in sys.argv[2:]:
         if c == "rendered":
             check(body.get("data-rendered") == "1" and "data-js-error" not in body,

@@ -11,6 +11,7 @@
   var D = JSON.parse(document.getElementById('pk-data').textContent);
   var N = D.names;
   var main = document.getElementById('pk-main');
+  var zoomBench = null; // set by the icicle: zooms in and out, for #pk-bench
 
   function esc(s) {
     return String(s).replace(/[&<>"]/g, function (c) {
@@ -203,6 +204,15 @@
         (what.length ? ' · ' + what.join(', ') : '');
     });
     if (n > 1) render(); else div(s, 'note', 'The profile has no samples.');
+    zoomBench = function () {
+      var c = cnt[0] < cnt[1] ? kids[cnt[0]] : 0; // the heaviest top-level node
+      var d = c;
+      while (cnt[d] < cnt[d + 1]) d = kids[cnt[d]]; // its heaviest leaf
+      // each followed by a forced layout, as a click would get before paint
+      zoom = c; render(); void wrap.firstChild.getBoundingClientRect();
+      zoom = d; render(); void wrap.firstChild.getBoundingClientRect();
+      zoom = 0; render(); void wrap.firstChild.getBoundingClientRect();
+    };
     window.addEventListener('resize', function () { if (n > 1) render(); });
   })();
 
@@ -320,4 +330,11 @@
   body.setAttribute('data-script-ms', (t1 - t0).toFixed(1));
   body.setAttribute('data-render-ms', t1.toFixed(1));
   body.setAttribute('data-rendered', '1');
+  // page.html#pk-bench: three zooms of the icicle (in, to a leaf, out),
+  // timed, after the first render: how responsive a click is
+  if (location.hash === '#pk-bench' && zoomBench) {
+    var z0 = performance.now();
+    zoomBench();
+    body.setAttribute('data-zoom-ms', ((performance.now() - z0) / 3).toFixed(1));
+  }
 })();
