@@ -467,6 +467,14 @@ int rep_json_decisions(rep *r, pk_err *err)
     }
     pk_json_end_array(j);
     /* nested: the base profiles hold what was not inlined */
+    uint64_t nbases = 0, sbases = 0;
+    for (size_t i = 1; i < r->nodes.len && r->nested_inline; i++) {
+        const rep_node *nd = &PK_VEC_AT(&r->nodes, rep_node, i);
+        if (nd->depth == 1 && (nd->flags & REP_NODE_PROFILE))
+            nbases++, sbases = pk_sat_add(sbases, nd->self);
+    }
+    pk_json_u64(j, "base_profiles", nbases);
+    pk_json_u64(j, "base_samples", sbases);
     pk_json_begin_array(j, "bases");
     size_t nb = 0;
     for (size_t i = 1; i < r->nodes.len && r->nested_inline && nb < top_rows(r); i++) {

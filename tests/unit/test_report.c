@@ -135,6 +135,7 @@ TEST(nested_decisions_are_the_marked_callsites)
     if (html) {
         CHECK(strstr(html, "\"mode\":\"nested\",\"inlined\":1,\"not_inlined\":0,\"inlined_samples\":70") != NULL);
         CHECK(strstr(html, "\"binary_inlined\":true") != NULL);
+        CHECK(strstr(html, "\"base_profiles\":2,\"base_samples\":35,") != NULL);
         /* base profiles [name, own, with inlinees]: main 5/75, foo 30/30 (name indexes vary) */
         CHECK(strstr(html, ",5,75]") != NULL);
         CHECK(strstr(html, ",30,30]") != NULL);

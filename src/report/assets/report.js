@@ -232,9 +232,15 @@
       'its caller; one without the mark was not (the compiler merges it into the function’s base profile).') +
       (P.sizes ? ' Size: the bytes of that context’s code in the profiled binary, the size the pre-inliner weighs.' :
         P.size_note ? ' (Code sizes unavailable: ' + esc(P.size_note) + ')' : ''));
-    div(s, '', '<p><span class="big">' + fmt(P.inlined) + '</span> contexts inlined (' + fmt(P.inlined_samples) +
-      ' samples), <span class="big">' + fmt(P.not_inlined) + '</span> not inlined (' + fmt(P.not_inlined_samples) +
-      ' samples).</p>');
+    if (P.mode === 'nested') {
+      div(s, '', '<p><span class="big">' + fmt(P.inlined) + '</span> contexts inlined (' + fmt(P.inlined_samples) +
+        ' samples); what was not inlined is in the <span class="big">' + fmt(P.base_profiles) +
+        '</span> base profiles (' + fmt(P.base_samples) + ' samples of their own).</p>');
+    } else {
+      div(s, '', '<p><span class="big">' + fmt(P.inlined) + '</span> contexts inlined (' + fmt(P.inlined_samples) +
+        ' samples), <span class="big">' + fmt(P.not_inlined) + '</span> not inlined (' + fmt(P.not_inlined_samples) +
+        ' samples).</p>');
+    }
     var h = ['<table id="pk-decisions-table"><thead><tr><th>context</th><th class="n">samples</th><th>decision</th>' +
       '<th>inlined in the binary</th>' + (P.sizes ? '<th class="n">size (bytes)</th>' : '') + '</tr></thead><tbody>'];
     P.rows.forEach(function (r) {
