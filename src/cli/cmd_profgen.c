@@ -114,9 +114,12 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     if (s->no_user_frames)
         fprintf(stderr, ", %llu without user frames", (unsigned long long)s->no_user_frames);
     fprintf(stderr, "; %llu distinct stacks; stacks cut: %llu at other code, %llu at a non-call return address, "
-            "%llu in a prologue or at a ret",
+            "%llu with the direct caller unknown (a leaf without frame pointer, a prologue, a ret: shared out over "
+            "the function's contexts)",
             (unsigned long long)s->distinct_stacks, (unsigned long long)s->stack_cut_external,
             (unsigned long long)s->stack_cut_not_call, (unsigned long long)s->stack_cut_frame);
+    if (s->frames_repaired)
+        fprintf(stderr, ", %llu with a skipped caller put back", (unsigned long long)s->frames_repaired);
     if (s->frames_minus_one)
         fprintf(stderr, ", %llu frames were return address - 1", (unsigned long long)s->frames_minus_one);
     fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "

@@ -37,6 +37,7 @@ int pk_ipraw_init(pk_ipraw *r, const pk_unwind_code *code, uint64_t base, int ma
     pk_pairmap_free(&r->stacks.ranges);
     pk_pairmap_free(&r->stacks.branches);
     if (pk_pairmap_init(&r->hits, 1 << 12) || pk_pairmap_init(&r->calls, 1 << 10) ||
+        pk_pairmap_init(&r->unplaced, 1 << 8) || pk_pairmap_init(&r->repairs, 1 << 6) ||
         !(r->cache = calloc((size_t)1 << CACHE_BITS, sizeof *r->cache))) {
         pk_ipraw_free(r);
         return pk_err_set(err, "out of memory");
@@ -50,6 +51,8 @@ void pk_ipraw_free(pk_ipraw *r)
     pk_csraw_free(&r->stacks);
     pk_pairmap_free(&r->hits);
     pk_pairmap_free(&r->calls);
+    pk_pairmap_free(&r->unplaced);
+    pk_pairmap_free(&r->repairs);
     pk_vec_free(&r->stack_info);
     free(r->scratch);
     free(r->cache);
@@ -119,26 +122,59 @@ static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
     return e->frame_ready;
 }
 
+/* The direct call target of the call instruction ending at `ret`; 0 when
+ * ret follows no direct call. */
+static uint64_t direct_target(pk_ipraw *r, uint64_t ret)
+{
+    uint64_t site = ret == PK_AGG_EXTERNAL || !fits(r, ret) ? 0 : call_before(r, ret);
+    const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret - site)) : NULL;
+    pk_insn in;
+    return b && pk_x86_decode(b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL ? in.target : 0;
+}
+
 /* True when a frame-pointer chain sampled at `leaf` misses the direct
- * caller: before the prologue has set up %rbp, or at the ret after the
- * epilogue restored it, the first return address is the caller's own. A
- * chain whose first call site calls the leaf's function directly is right
- * after all (an emulator's shadow stack, or a frame set up otherwise). */
+ * caller: in a function that never sets up %rbp (a leaf built without a
+ * leaf frame pointer), before the prologue has set it up, or at the ret
+ * after the epilogue restored it, the first return address is the caller's
+ * own. A chain whose first call site calls the leaf's function directly is
+ * right after all (an emulator's shadow stack, a frame set up otherwise). */
 static bool caller_skipped(pk_ipraw *r, uint64_t leaf, uint64_t entry, uint64_t ret1)
 {
     if (!r->elf)
         return false;
     uint64_t ready = frame_ready(r, entry);
-    if (ready == entry)
+    if (ready != entry && leaf >= ready && r->code.insn_class(r->code.ctx, leaf) != PK_INSN_RET)
         return false;
-    if (leaf >= ready && r->code.insn_class(r->code.ctx, leaf) != PK_INSN_RET)
-        return false;
-    uint64_t site = ret1 == PK_AGG_EXTERNAL || !fits(r, ret1) ? 0 : call_before(r, ret1);
-    const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret1 - site)) : NULL;
-    pk_insn in;
-    if (b && pk_x86_decode(b, (size_t)(ret1 - site), site, &in) && in.cls == PK_INSN_CALL && in.target == entry)
-        return false;
-    return true;
+    return direct_target(r, ret1) != entry;
+}
+
+/* The one direct call to `callee` inside the function at `caller`: the
+ * frame a chain skipped, when the first call site named the caller. 0 when
+ * there is none or more than one (cached per pair). */
+static uint64_t unique_call_site(pk_ipraw *r, uint64_t caller, uint64_t callee)
+{
+    uint64_t v = pk_pairmap_get(&r->repairs, caller, callee);
+    if (v)
+        return v - 1;
+    uint64_t found = 0;
+    const pk_elf_symbol *f = pk_elf_func_at(r->elf, caller);
+    const uint8_t *b = f && f->addr == caller && f->size ? pk_elf_vaddr_bytes(r->elf, f->addr, f->size) : NULL;
+    for (uint64_t off = 0; b && off < f->size;) {
+        pk_insn in;
+        size_t len = pk_x86_decode(b + off, (size_t)(f->size - off), f->addr + off, &in);
+        if (!len)
+            len = 1;
+        if (in.cls == PK_INSN_CALL && in.target == callee) {
+            if (found) {
+                found = 0;
+                break;
+            }
+            found = f->addr + off;
+        }
+        off += len;
+    }
+    pk_pairmap_add(&r->repairs, caller, callee, found + 1); /* (a failed cache add only costs a decode) */
+    return found;
 }
 
 static int room(pk_ipraw *r, size_t n, pk_err *err)
@@ -213,8 +249,25 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     uint64_t *key = r->scratch;
     size_t m = 0;
     key[m++] = entry;
+    uint64_t repaired = 0;
     if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
+        uint64_t t = direct_target(r, frames[1]);
+        repaired = t && fits(r, t) ? unique_call_site(r, t, entry) : 0;
+    }
+    if (repaired) {
+        /* the skipped frame put back: its only call to the leaf's function */
+        r->stats.frames_repaired += weight;
+        key[m++] = repaired;
+    } else if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         r->stats.stack_cut_frame += weight;
+        r->stats.used += weight;
+        /* contexts wanted: placed at the end, in the function's contexts */
+        if (r->max_depth != 0) {
+            if (pk_pairmap_add(&r->unplaced, entry - r->ctxs.base, leaf - r->ctxs.base, weight))
+                return pk_err_set(err, "out of memory");
+            return 0;
+        }
+        r->stats.used -= weight;
         n = 1;
     }
     for (size_t j = 1; j < n; j++) {
@@ -257,8 +310,82 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     return 0;
 }
 
+/* The hits of r->unplaced into the contexts of their functions (see
+ * pk_ipraw_finish), by largest remainder so that no sample is lost. */
+static int place_unplaced(pk_ipraw *r, pk_err *err)
+{
+    if (!r->unplaced.len)
+        return 0;
+    size_t nctx = pk_csraw_num_ctxs(&r->ctxs);
+    uint64_t *ctx_hits = calloc(nctx + 1, sizeof *ctx_hits);
+    pk_u64map first = {0}; /* leaf entry offset → first context id + 1 in the chain */
+    uint32_t *next = calloc(nctx + 1, sizeof *next);
+    size_t nu = 0;
+    pk_pair_count *u = NULL;
+    int rc = 0;
+    if (!ctx_hits || !next || pk_u64map_init(&first, 64)) {
+        rc = pk_err_set(err, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < r->hits.cap; i++)
+        if (r->hits.e[i].n)
+            ctx_hits[r->hits.e[i].a >> 32] += r->hits.e[i].n;
+    for (uint32_t c = 0; c < nctx; c++) {
+        uint32_t len;
+        const uint64_t *f = pk_csraw_ctx(&r->ctxs, c, &len);
+        uint64_t *v = pk_u64map_slot(&first, f[len - 1] - r->ctxs.base);
+        if (!v) {
+            rc = pk_err_set(err, "out of memory");
+            goto out;
+        }
+        next[c] = (uint32_t)*v; /* id + 1 of the previous head, 0: end */
+        *v = (uint64_t)c + 1;
+    }
+    if (!(u = pk_pairmap_sorted(&r->unplaced, &nu))) {
+        rc = pk_err_set(err, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nu && !rc; i++) {
+        uint64_t entry_off = u[i].a, addr_off = u[i].b, w = u[i].n, total = 0;
+        uint64_t *head = pk_u64map_get(&first, entry_off);
+        for (uint32_t c = head ? (uint32_t)*head : 0; c; c = next[c - 1])
+            total += ctx_hits[c - 1];
+        if (!total) { /* no context of this function has samples: its own */
+            uint32_t ctx;
+            uint64_t e = r->ctxs.base + entry_off;
+            if (intern_ctx(r, NULL, 0, e, &ctx, err))
+                rc = -1;
+            else if (pk_pairmap_add(&r->hits, (uint64_t)ctx << 32 | addr_off, 0, w))
+                rc = pk_err_set(err, "out of memory");
+            continue;
+        }
+        /* floor shares; the rounding remainder (fewer samples than
+         * contexts) to the context with the most hits (ties: lowest id) */
+        uint64_t given = 0;
+        uint32_t best = 0;
+        for (uint32_t c = (uint32_t)*head; c && !rc; c = next[c - 1]) {
+            uint64_t share = (uint64_t)((unsigned __int128)w * ctx_hits[c - 1] / total);
+            given += share;
+            if (!best || ctx_hits[c - 1] > ctx_hits[best - 1] || (ctx_hits[c - 1] == ctx_hits[best - 1] && c < best))
+                best = c;
+            if (share && pk_pairmap_add(&r->hits, (uint64_t)(c - 1) << 32 | addr_off, 0, share))
+                rc = pk_err_set(err, "out of memory");
+        }
+        if (!rc && w > given && pk_pairmap_add(&r->hits, (uint64_t)(best - 1) << 32 | addr_off, 0, w - given))
+            rc = pk_err_set(err, "out of memory");
+    }
+out:
+    free(u);
+    free(ctx_hits);
+    free(next);
+    pk_u64map_free(&first);
+    return rc;
+}
+
 int pk_ipraw_finish(pk_ipraw *r, pk_err *err)
 {
+    if (place_unplaced(r, err))
+        return -1;
     size_t ns = pk_csraw_num_ctxs(&r->stacks);
     for (uint32_t sid = 0; sid < ns; sid++) {
         uint32_t m;

@@ -33,9 +33,12 @@ typedef struct pk_ip_stats {
     uint64_t no_user_frames;     /* a kernel-only chain */
     uint64_t stack_cut_external; /* callers dropped above a frame in other code */
     uint64_t stack_cut_not_call; /* callers dropped above a return address not after a call */
-    uint64_t stack_cut_frame;    /* callers dropped: the leaf was in a prologue or at a ret, where
-                                    a frame-pointer chain skips the direct caller (unless the
-                                    first call site calls the leaf's function directly) */
+    uint64_t stack_cut_frame;    /* the direct caller unknown: the leaf has no frame pointer of its
+                                    own, or was in a prologue or at a ret, where a frame-pointer
+                                    chain skips it; its hit is shared out over the function's
+                                    contexts (see pk_ipraw_finish) */
+    uint64_t frames_repaired;    /* ... and put back: the first call site called a function with
+                                    exactly one direct call to the leaf's function */
     uint64_t frames_minus_one;   /* return addresses found one byte further (pprof's pc-1 convention) */
     uint64_t recursion_compressed, depth_trimmed;
     uint64_t distinct_stacks;
@@ -45,6 +48,11 @@ typedef struct pk_ipraw {
     pk_csraw ctxs;               /* contexts only (its range and branch maps stay empty) */
     pk_pairmap hits;             /* (ctx << 32 | offset, 0) → samples */
     pk_pairmap calls;            /* (ctx << 32 | call-site offset, callee entry offset) → samples below */
+    /* hits whose callers a frame-pointer chain skipped (leaf in a prologue
+     * or at a ret): (leaf entry offset, address offset) → samples, shared
+     * out over the leaf function's contexts at the end */
+    pk_pairmap unplaced;
+    pk_pairmap repairs;          /* (caller entry, callee entry) → its unique call site + 1, or 1 */
     pk_ip_stats stats;
     /* distinct stacks (callers and leaf entry), so that the contexts and
      * call observations of a stack are built once, not per sample */
@@ -68,8 +76,13 @@ int pk_ipraw_init(pk_ipraw *r, const pk_unwind_code *code, uint64_t base, int ma
 void pk_ipraw_free(pk_ipraw *r);
 /* One sample: frames leaf first (translated), weight = how many samples. */
 int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err);
-/* Builds the call observations of every distinct stack seen so far (call
- * once after the last sample; adding more samples afterwards is an error). */
+/* Builds the call observations of every distinct stack seen so far, and
+ * shares the hits whose callers are unknown (a prologue or a ret under a
+ * frame-pointer chain) out over their function's contexts in proportion to
+ * the samples each context has: a prologue runs once per call, in the same
+ * contexts as the rest of the function (left in the leaf-only context,
+ * such hits starved the entry block of every real context). Call once after
+ * the last sample; adding more samples afterwards is an error. */
 int pk_ipraw_finish(pk_ipraw *r, pk_err *err);
 
 /* The context of `callee` called from `site` inside context `parent`
