@@ -20,6 +20,13 @@ typedef struct feed {
     uint64_t *frames;            /* translation scratch for IP samples */
     size_t frames_cap;
     bool weight_is_period;       /* pprof: a sample's value counts samples */
+    /* IP samples whose leaf mapped nowhere yet, kept to try again at the
+     * end: perf writes each CPU's buffer in turn and orders records only by
+     * time, so a sample can come in the file before the MMAP2 of the exec
+     * that made its code (a reader that sorts rounds by time would not see
+     * it; this one reads in file order) */
+    pk_vec late;                 /* uint64_t: pid, weight, n, then n raw user frames */
+    uint64_t late_samples;
     const pk_pipeline_request *req;
     pk_err *err;
     const char *path;
@@ -27,6 +34,8 @@ typedef struct feed {
 } feed;
 
 /* An IP sample: its user frames, leaf first, into the IP profile. */
+#define LATE_MAX (1u << 22) /* samples kept for a second translation */
+
 static int ip_sample(feed *f, const pk_sample *s)
 {
     if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
@@ -48,7 +57,45 @@ static int ip_sample(feed *f, const pk_sample *s)
     } else {
         n = 0;
     }
-    return pk_ipraw_add(f->ip, f->frames, n, f->weight_is_period && s->period ? s->period : 1, f->err);
+    uint64_t w = f->weight_is_period && s->period ? s->period : 1;
+    if (n && f->frames[0] == PK_AGG_EXTERNAL && s->callchain_nr && f->late_samples < LATE_MAX) {
+        /* raw user frames, to translate again once every mapping is known */
+        size_t k = 0, at = f->late.len;
+        if (pk_vec_reserve(&f->late, at + 3 + s->callchain_nr))
+            return pk_err_set(f->err, "out of memory");
+        uint64_t *v = (uint64_t *)f->late.data + at;
+        bool user = true;
+        for (uint64_t i = 0; i < s->callchain_nr; i++) {
+            uint64_t a = pk_ld64((const uint8_t *)s->callchain + 8 * i);
+            if (a >= PK_CONTEXT_MAX)
+                user = a == PK_CONTEXT_USER;
+            else if (user)
+                v[3 + k++] = a;
+        }
+        v[0] = s->pid;
+        v[1] = w;
+        v[2] = k;
+        f->late.len = at + 3 + k;
+        f->late_samples++;
+        return 0;
+    }
+    return pk_ipraw_add(f->ip, f->frames, n, w, f->err);
+}
+
+/* The IP samples kept by ip_sample, translated with every mapping known. */
+static int ip_late(feed *f)
+{
+    const uint64_t *v = (const uint64_t *)f->late.data;
+    for (size_t at = 0; at < f->late.len;) {
+        uint32_t pid = (uint32_t)v[at];
+        uint64_t w = v[at + 1], k = v[at + 2];
+        for (uint64_t i = 0; i < k; i++)
+            f->frames[i] = pk_agg_translate(f->agg, pid, v[at + 3 + i]);
+        if (pk_ipraw_add(f->ip, f->frames, (size_t)k, w, f->err))
+            return -1;
+        at += 3 + k;
+    }
+    return 0;
 }
 
 static int feed_sample(void *c, const pk_sample *s)
@@ -129,6 +176,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (!a)
         return -1;
     feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip};
+    pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
     if (cs) {
         pk_unwind_code code;
@@ -169,6 +217,9 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     }
     if (!rc && f.unw)
         rc = pk_unwinder_finish(f.unw, err);
+    if (!rc && f.late_samples)
+        rc = ip_late(&f);
+    pk_vec_free(&f.late);
     if (req->phase)
         req->phase(req->cb_ctx, NULL);
     if (!rc) {

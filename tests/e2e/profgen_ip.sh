@@ -78,6 +78,17 @@ check "--lbr leaves no output" test ! -e "$T/lbr.afdo"
 "$PGOKIT" profgen --binary "$T/demo" --perf "$T/lbr.data" --ip -o "$T/forced.afdo" --format text 2>"$T/forced.log"
 check "--ip forces IP samples on an LBR recording" grep -q "from IP samples" "$T/forced.log"
 
+# a leaf without a frame pointer (-momit-leaf-frame-pointer): its
+# frame-pointer chains skip the caller, which profgen puts back from the
+# caller's only call to it
+clang-19 -O2 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer -fpseudo-probe-for-profiling \
+  "$PK_ROOT/tests/programs/ip_leaf.c" -o "$T/ipl" || fail "build ip_leaf"
+rec "$T/ipl.data" "$T/ipl" 20000 || fail "record ip_leaf"
+"$PGOKIT" profgen --binary "$T/ipl" --perf "$T/ipl.data" --no-preinline --format text -o "$T/ipl.txt" 2>"$T/ipl.log"
+check "the skipped caller of a frameless leaf is put back" grep -qE '^\[main:[0-9]+ @ middle:[0-9]+ @ leaf_mix\]' "$T/ipl.txt"
+check "no context skips it" bash -c "! grep -qE '^\[main:[0-9]+ @ leaf_mix\]' '$T/ipl.txt'"
+check "the summary counts the frames put back" grep -q "with a skipped caller put back" "$T/ipl.log"
+
 # the emulator's IP mode: one sample every ~20k retired instructions with
 # the exact instruction and shadow call stack (deterministic: the oracle
 # that separates inference from cpu-clock's time weighting)
