@@ -96,6 +96,8 @@ typedef struct lbr_map {
     char *path;               /* NULL: anonymous / [vdso] / not an ELF file */
     pk_elf_facts facts;
     bool has_facts;
+    bool has_bias;            /* an executable PT_LOAD holds the block seen there */
+    uint64_t bias;            /* run-time address - ELF vaddr */
     int bin;                  /* index into the exact-counts binaries, -1 if none */
 } lbr_map;
 
