@@ -49,7 +49,8 @@
 #define SYS_RT_SIGACTION 13
 #define SYS_EXECVE 59
 #define SYS_EXECVEAT 322
-#define MAX_ARG_BYTES (4u << 20)   /* more than the kernel's ARG_MAX share allows */
+#define MAX_ARG_BYTES (64u << 20)  /* argv + envp read at most (the kernel allows a
+                                      quarter of the stack limit) */
 
 /* ---- per-process outputs ---- */
 
@@ -365,8 +366,11 @@ static void on_exec(bool at, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
     pk_exec_plan plan;
     pk_err err;
     memset(&plan, 0, sizeof plan);
-    if (!path) {
-        /* unreadable arguments: the kernel says EFAULT (or it runs, unrecorded) */
+    if (!path && budget < 4096) {
+        note_unrecorded(g.pid, g.comm, "exec with more than 64 MiB of arguments: not followed");
+        lbr_finish(false);
+    } else if (!path) {
+        /* unreadable arguments: the kernel says EFAULT too */
     } else if (pk_record_exec_plan(path, argv, &plan, &err) != 0) {
         note_unrecorded(g.pid, g.comm, "exec: out of memory in the plugin");
         lbr_finish(false);
