@@ -11,7 +11,8 @@
 #      SIGKILL cannot: record names it as unrecorded;
 #  (c) exec (tests/programs/record_exec.c): the same pid records the old
 #      and the new program (COMM exec records), an exec that fails first
-#      (ENOENT, as in a shell's PATH search) stops nothing;
+#      (ENOENT, as in a shell's PATH search) stops nothing; the exec'd
+#      program gets its argv[0], ignored and blocked signals as natively;
 #  (d) a shell script as the command: followed into the programs it runs and
 #      execs (every process image sampled), profgen of a child's binary;
 #      a script whose interpreter is missing fails with the reason;
@@ -76,7 +77,7 @@ check "SIGKILL: the parent's samples are there" test "$(pids_of k.data | wc -l)"
 check "SIGKILL: no temporary left" bash -c "! compgen -G '$T/*.tmp*' > /dev/null"
 
 # (c) exec: the same pid records both programs
-out=$(rec --emulate -o x.data -- ./rx 100000 ./rf $N 2> x.err)
+out=$(rec --emulate -o x.data -- ./rx 100000 ./rf rf $N 2> x.err)
 check "exec: both programs ran" grep -q 'exec_work' <<<"$out"
 check "exec: ... the exec'd one too" grep -q 'parent .* child status exit 7' <<<"$out"
 "$PGOKIT" dump x.data > x.dump
@@ -87,13 +88,18 @@ check "exec: rx's samples (exec_work) are there" grep -qE "^ *rx +$pid +[0-9a-f]
 check "exec: rf's samples in the same pid" grep -qE "^ *rf +$pid" x.txt
 check "exec: the summary counts rx and rf apart" grep -qE "rx\[$pid\] [0-9]+" x.err
 check "exec: a failed exec stopped nothing (nothing unrecorded)" bash -c "! grep -q unrecorded x.err"
+native=$(./rx 1000 ./rx renamed signals | tail -n 1)
+check "exec: natively, the exec'd program has its argv[0], SIGUSR1 ignored and SIGUSR2 blocked" \
+    test "$native" == "argv0 renamed, SIGUSR1 ignored 1, SIGUSR2 blocked 1"
+check_eq "exec: ... and so under the emulator" "$native" \
+    "$(rec --emulate -q -o sig.data -- ./rx 1000 ./rx renamed signals | tail -n 1)"
 
 # (d) a script
 cat > run.sh <<EOF
 #!/bin/sh
 echo script start
 ./rf $N
-exec ./rx 100000 ./rf $N
+exec ./rx 100000 ./rf rf $N
 EOF
 chmod +x run.sh
 native=$(./run.sh)
@@ -129,7 +135,7 @@ fi
 # (f) a program the emulator cannot run
 if clang-19 -m32 -O1 -nostdlib -static -fuse-ld=lld -o i386 "$P/record_i386.c" 2>/dev/null && ./i386 > /dev/null 2>&1
 then
-    out=$(rec --emulate -o n.data -- ./rx 100000 ./i386 2> n.err)
+    out=$(rec --emulate -o n.data -- ./rx 100000 ./i386 i386 2> n.err)
     check "32-bit exec: it ran (natively)" grep -q 'i386 ok' <<<"$out"
     check "32-bit exec: record names it unrecorded, and why" \
         grep -qE 'i386\[[0-9]+\]: exec of ./i386: a 32-bit program; it runs natively' n.err
