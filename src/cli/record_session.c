@@ -161,6 +161,8 @@ int pk_emu_session_finish(const char *dir, const char *out, const char *exact, i
     int rc = -1;
     if (wait_for_the_rest(dir, quiet, &s, &err) != 0) {
         fprintf(stderr, "pgokit record: %s\n", err.msg);
+        if (pk_record_session_remove(dir, &err) != 0)
+            fprintf(stderr, "pgokit record: warning: %s\n", err.msg);
         return -1;
     }
     size_t np = s.parts.len, nd = 0, ne = 0;

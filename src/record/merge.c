@@ -35,7 +35,7 @@ typedef struct msrc {
     int idx;
     const char *path;
     pthread_t th;
-    bool started, done, head;
+    bool started, done, joined, head;
     uint64_t first;          /* time of the file's first event (peek) */
     uint64_t time;           /* of the held event */
     int kind;
@@ -270,14 +270,21 @@ int pk_record_merge_perf(char *const *paths, size_t n, const char *out, pk_err *
         } else {
             break;   /* every file read */
         }
-        for (size_t i = 0; i < next; i++)
-            if (src[i].done && src[i].rc != 0) {
+        for (size_t i = 0; i < next; i++) {
+            if (!src[i].done || src[i].joined)
+                continue;
+            /* a finished file's thread goes now: a run of a thousand
+             * short processes does not keep a thousand stacks */
+            pthread_join(src[i].th, NULL);
+            src[i].joined = true;
+            if (src[i].rc != 0 && !failed) {
                 if (m.wfailed)
                     pk_err_set(err, "%s", m.werr.msg);
                 else
                     *err = src[i].err;
                 failed = true;
             }
+        }
         if (failed)
             break;
     }
@@ -286,7 +293,7 @@ int pk_record_merge_perf(char *const *paths, size_t n, const char *out, pk_err *
     for (size_t i = 0; i < next; i++) {
         if (src[i].started && !src[i].done)
             run_source(&m, &src[i]);
-        if (src[i].started)
+        if (src[i].started && !src[i].joined)
             pthread_join(src[i].th, NULL);
     }
     if (failed) {

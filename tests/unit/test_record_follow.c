@@ -167,6 +167,29 @@ TEST(qemu_command_of_a_session)
     CHECK(strstr(e.msg, "/t/a,b") != NULL);
 }
 
+TEST(perf_commands_inherit_to_children)
+{
+    /* perf record follows children unless told not to: neither -i nor
+     * --no-inherit may appear, in any mode */
+    pk_record_opts o = {.output = "p.data", .period = 1000, .callchain = true};
+    char *prog[] = {"./app", NULL};
+    pk_vec v;
+    pk_err e;
+    for (int mode = 0; mode < 3; mode++) {
+        if (mode == 0)
+            CHECK_OK(pk_record_hw_argv(PK_VENDOR_INTEL, false, &o, prog, &v, &e), &e);
+        else if (mode == 1)
+            CHECK_OK(pk_record_hw_argv(PK_VENDOR_AMD, true, &o, prog, &v, &e), &e);
+        else
+            CHECK_OK(pk_record_perf_ip_argv("cpu-clock:u", &o, prog, &v, &e), &e);
+        for (size_t i = 0; i + 1 < v.len; i++) {
+            const char *a = PK_VEC_AT(&v, char *, i);
+            CHECK(strcmp(a, "-i") != 0 && strcmp(a, "--no-inherit") != 0);
+        }
+        pk_record_argv_free(&v);
+    }
+}
+
 /* ---- per-process files and their merge ---- */
 
 static pk_perf_writer *open_writer(const char *path, bool branches)
