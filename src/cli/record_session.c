@@ -108,7 +108,7 @@ static int wait_for_the_rest(const char *dir, bool quiet, pk_record_session *s, 
             if (!quiet)
                 fprintf(stderr, "pgokit record: stopping %zu process%s still running\n", n, n == 1 ? "" : "es");
         }
-        if (forward)
+        if (forward && sig)
             for (size_t i = 0; i < n; i++)
                 kill((pid_t)pids[i], sig);
         if (!told && !quiet && waited >= TELL_AFTER_MS) {

@@ -8,7 +8,8 @@
 #      exactly N - 1 times, the parent's N/3 - 1); profgen of the binary
 #      works from the recording; no temporary left;
 #  (b) a child that dies of abort() keeps its samples; a child killed by
-#      SIGKILL cannot: record names it as unrecorded;
+#      SIGKILL cannot: record names it as unrecorded; SIGTERM to record or
+#      SIGINT to its process group stops parent and child, with their samples;
 #  (c) exec (tests/programs/record_exec.c): the same pid records the old
 #      and the new program (COMM exec records), an exec that fails first
 #      (ENOENT, as in a shell's PATH search) stops nothing; the exec'd
@@ -22,7 +23,7 @@
 #      gets the kernel's MMAP2 (page of the text, pgoff 0): perf symbolizes
 #      its samples, profgen reads them.
 source "$(dirname "$0")/../lib.sh"
-need qemu-x86_64 perf clang-19 llvm-readelf-19 timeout
+need qemu-x86_64 perf clang-19 llvm-readelf-19 timeout setsid
 [ -f "$PK_BUILD/pgokit-lbr.so" ] || { echo "skipped: $PK_BUILD/pgokit-lbr.so not built"; exit 77; }
 P=$PK_ROOT/tests/programs
 ulimit -c 0   # QEMU writes a guest core on SIGABRT when allowed
@@ -75,6 +76,22 @@ check "SIGKILL: record names the process that ran unrecorded" \
 check "SIGKILL: ... with its pid and why" grep -qE 'rf\[[0-9]+\]: ended without finishing its recording' k.err
 check "SIGKILL: the parent's samples are there" test "$(pids_of k.data | wc -l)" -eq 1
 check "SIGKILL: no temporary left" bash -c "! compgen -G '$T/*.tmp*' > /dev/null"
+
+# SIGTERM to record, and SIGINT to its process group (a terminal's ^C),
+# while parent and child run: both stop, both keep their samples
+for how in TERM INT; do
+    if [ $how = TERM ]; then
+        "$PGOKIT" record --emulate -o t$how.data -- ./rf 3000000000 > /dev/null 2> t$how.err & rp=$!
+    else   # its own process group, SIGINT not ignored as in a script's background job
+        setsid env --default-signal=INT "$PGOKIT" record --emulate -o t$how.data -- ./rf 3000000000 \
+            > /dev/null 2> t$how.err & rp=$!
+    fi
+    sleep 1.5
+    if [ $how = TERM ]; then kill -TERM $rp; else kill -INT -- -$rp; fi
+    wait $rp; rc=$?
+    check_eq "SIG$how: record ends with the signal's status" $((128 + $(kill -l $how))) "$rc"
+    check_eq "SIG$how: the parent's and the child's samples are kept" 2 "$(pids_of t$how.data | wc -l)"
+done
 
 # (c) exec: the same pid records both programs
 out=$(rec --emulate -o x.data -- ./rx 100000 ./rf rf $N 2> x.err)
