@@ -7,10 +7,12 @@
  * the guest. With dir= (follow mode) the child records itself: the
  * pthread_atfork child handler leaves the parent's writer untouched (its
  * buffered bytes and its temporary file are the parent's; closing or
- * flushing it here would corrupt them), opens "<dir>/<pid>-<ns>.data", and
- * writes a FORK record; the mappings are inherited, as a reader of FORK
+ * flushing it here would corrupt them), opens "<dir>/<pid>-<ns>-<comm>.data",
+ * and writes a FORK record; the mappings are inherited, as a reader of FORK
  * knows. Exact counts start from zero in the child (the parent counts what
- * ran before the fork). Without dir= the child records nothing and says so.
+ * ran before the fork). QEMU's atexit callback and the kill() hook
+ * (finish.c) are inherited: a child that exits, or dies of a signal, closes
+ * its own file. Without dir= the child records nothing and says so.
  *
  * exec. QEMU 7.2 runs a guest execve() as a host execve() of the new
  * program, natively: it would leave the emulator unrecorded. In follow mode
@@ -23,7 +25,8 @@
  *    (argv[0] through -0) and environment: the same pid goes on recording
  *    in a new file, announced by a COMM exec record. Signals the guest
  *    ignores stay ignored (QEMU takes the host's ignored signals as the
- *    guest's at start);
+ *    guest's at start), and blocked ones blocked (the host mask at the
+ *    syscall is the guest's, and so is the new QEMU's at start);
  *  - when it cannot run under the emulator (another architecture, set-user-ID),
  *    finishes the files and lets the kernel run it, natively, and notes it.
  * Processes that run unrecorded are noted in "<dir>/unrecorded" (pid, name,
