@@ -480,6 +480,22 @@ int pk_cmd_record(int argc, char **argv)
             free(resolved);
             return 1;
         }
+        if (plan.how == PK_EXEC_FAILS && plan.err == ENOEXEC) {
+            /* a script without "#!": /bin/sh runs it, as execvp (and so
+             * perf record, and a shell) would */
+            size_t n = 0;
+            while (a.cmd[n])
+                n++;
+            char **sh = calloc(n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = "/bin/sh";
+                sh[1] = resolved;
+                memcpy(sh + 2, a.cmd + 1, n * sizeof *sh);   /* a.cmd[1..n], NULL included */
+                if (pk_record_exec_plan("/bin/sh", sh, &plan, &err) != 0)
+                    plan.how = PK_EXEC_FAILS;
+            }
+            free(sh);
+        }
         if (plan.how != PK_EXEC_EMULATE) {
             if (plan.how == PK_EXEC_FAILS)
                 fprintf(stderr, "pgokit record: cannot run %s: %s%s\n", a.cmd[0], strerror(plan.err),

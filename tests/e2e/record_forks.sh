@@ -129,6 +129,10 @@ check "script: its exec'd programs are recorded" test "$(grep -cE '^PERF_RECORD_
 check "script: profgen of a child's binary works from it" \
     "$PGOKIT" profgen -q --binary rf --perf s.data --format text -o s.prof
 check "script: ... with the loop of every rf process" grep -q '^lcg_loop:' s.prof
+printf 'echo plain "$@"\n./rf %s\n' $N > plain.sh; chmod +x plain.sh
+out=$(rec --emulate -o pl.data -- ./plain.sh a b 2> /dev/null)
+check "a script without #!: /bin/sh runs it, as execvp does" grep -q '^plain a b$' <<<"$out"
+check_eq "... and its program's processes are recorded" 2 "$(pids_of pl.data | wc -l)"
 printf '#!/nonexistent/shell\necho no\n' > bad.sh; chmod +x bad.sh
 rec --emulate -o bad.data -- ./bad.sh 2> bad.err; rc=$?
 check_eq "script with a missing interpreter: exit status 127" 127 "$rc"
