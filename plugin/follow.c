@@ -8,8 +8,9 @@
  * pthread_atfork child handler leaves the parent's writer untouched (its
  * buffered bytes and its temporary file are the parent's; closing or
  * flushing it here would corrupt them), opens "<dir>/<pid>-<ns>-<comm>.data",
- * and writes a FORK record; the mappings are inherited, as a reader of FORK
- * knows. Exact counts start from zero in the child (the parent counts what
+ * and writes a FORK record, then the MMAP2 records of the mappings it
+ * inherits (perf and pgokit copy the parent's at FORK; llvm-profgen --pid
+ * wants the child's own, and duplicates are harmless). Exact counts start from zero in the child (the parent counts what
  * ran before the fork). QEMU's atexit callback and the kill() hook
  * (finish.c) are inherited: a child that exits, or dies of a signal, closes
  * its own file. Without dir= the child records nothing and says so.
@@ -175,10 +176,14 @@ static void on_fork_child(void)
         memset(&v->branches, 0, sizeof v->branches);
     }
     pk_task_event fe = {true, g.pid, parent, g.pid, fork_tid, lbr_now_ns()};
-    if (lbr_open_output(&fe, &g.err) != 0) {
+    if (lbr_open_output(&fe, &g.err) != 0 ||
+        lbr_maps_announce_all(&g.maps, g.w, g.pid, fe.time, &g.err) != 0) {
         char why[PK_ERR_MAX + 64];
         snprintf(why, sizeof why, "forked, but its recording could not start: %s", g.err.msg);
         note_unrecorded(g.pid, g.comm, why);
+        if (g.w)
+            pk_perf_writer_abort(g.w);
+        g.w = NULL;
         g.child = true;
     }
     pthread_mutex_unlock(&g.lock);

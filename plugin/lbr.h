@@ -197,6 +197,10 @@ int lbr_maps_ensure(lbr_maps *m, uint64_t addr, pk_perf_writer *w, uint32_t pid,
  * binary's MMAP2 comes before any sample, as with the kernel. */
 int lbr_maps_preload(lbr_maps *m, const char *path, pk_perf_writer *w, uint32_t pid, uint64_t time,
                      pk_err *werr);
+/* Writes the MMAP2 records of every known file mapping again, for `pid`
+ * (a fork child: perf's readers copy its parent's mappings at FORK, but
+ * llvm-profgen --pid looks for the child's own). */
+int lbr_maps_announce_all(const lbr_maps *m, pk_perf_writer *w, uint32_t pid, uint64_t time, pk_err *werr);
 const lbr_map *lbr_maps_find(const lbr_maps *m, uint64_t addr);
 /* Run-time address -> binary index and ELF vaddr; false when unmapped. */
 bool lbr_maps_to_vaddr(const lbr_maps *m, uint64_t addr, int *bin, uint64_t *vaddr);

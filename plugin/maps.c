@@ -95,6 +95,57 @@ static bool load_bias(const pk_elf_facts *f, uint64_t start, uint64_t end, uint6
     return false;
 }
 
+/* Writes the MMAP2 records of a known file mapping. QEMU may map a whole
+ * file as one region where the kernel would show one mapping per segment.
+ * Consumers (llvm-profgen) expect the kernel's view: an executable mapping
+ * whose pgoff is the page-aligned file offset of the PT_LOAD with PF_X. So
+ * the records are derived from the program headers; each segment is written
+ * by the maps line holding its start. */
+static int announce(const lbr_map *e, pk_perf_writer *w, uint32_t pid, uint64_t time, pk_err *werr)
+{
+    uint64_t start = e->start, end = e->end, pgoff = e->pgoff;
+    for (unsigned i = 0; i < e->facts.nloads; i++) {
+        const pk_elf_load *l = &e->facts.loads[i];
+        uint64_t seg_start, seg_len, seg_pgoff;
+        if (!e->has_bias) {
+            /* no executable segment holds addr: the raw line */
+            if (i > 0)
+                break;
+            seg_start = start, seg_len = end - start, seg_pgoff = pgoff;
+        } else {
+            if (!(l->flags & 1))
+                continue;
+            uint64_t va0 = l->vaddr & ~4095ull, va1 = (l->vaddr + l->memsz + 4095) & ~4095ull;
+            seg_start = e->bias + va0;
+            seg_len = va1 - va0;
+            seg_pgoff = l->offset & ~4095ull;
+            if (seg_start < start || seg_start >= end)
+                continue;
+        }
+        pk_mmap_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.is_mmap2 = true;
+        ev.misc = PK_CPUMODE_USER;
+        ev.pid = ev.tid = pid;
+        ev.addr = seg_start;
+        ev.len = seg_len;
+        ev.pgoff = seg_pgoff;
+        ev.prot = PROT_READ | PROT_EXEC;
+        ev.flags = MAP_PRIVATE;
+        ev.filename = e->path;
+        ev.time = time;
+        if (e->facts.build_id_size) {
+            ev.has_build_id = true;
+            ev.misc |= PK_MISC_MMAP_BUILD_ID;
+            ev.build_id_size = e->facts.build_id_size;
+            memcpy(ev.build_id, e->facts.build_id, e->facts.build_id_size);
+        }
+        if (pk_perf_write_mmap(w, &ev, werr) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* lbr_maps_ensure, with the load bias when the caller knows it (bias_hint,
  * else NULL: found from addr, an executed address). */
 static int ensure(lbr_maps *m, uint64_t addr, const uint64_t *bias_hint, pk_perf_writer *w, uint32_t pid,
@@ -149,56 +200,20 @@ static int ensure(lbr_maps *m, uint64_t addr, const uint64_t *bias_hint, pk_perf
     }
     if (!w)
         return 0;
-    /* QEMU may map a whole file as one region where the kernel would show
-     * one mapping per segment. Consumers (llvm-profgen) expect the kernel's
-     * view: an executable mapping whose pgoff is the page-aligned file offset
-     * of the PT_LOAD with PF_X. So the records are derived from the program
-     * headers; each segment is written by the maps line holding its start. */
-    for (unsigned i = 0; i < e->facts.nloads; i++) {
-        const pk_elf_load *l = &e->facts.loads[i];
-        uint64_t seg_start, seg_len, seg_pgoff;
-        if (!e->has_bias) {
-            /* no executable segment holds addr: the raw line */
-            if (i > 0)
-                break;
-            seg_start = start, seg_len = end - start, seg_pgoff = pgoff;
-        } else {
-            if (!(l->flags & 1))
-                continue;
-            uint64_t va0 = l->vaddr & ~4095ull, va1 = (l->vaddr + l->memsz + 4095) & ~4095ull;
-            seg_start = e->bias + va0;
-            seg_len = va1 - va0;
-            seg_pgoff = l->offset & ~4095ull;
-            if (seg_start < start || seg_start >= end)
-                continue;
-        }
-        pk_mmap_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.is_mmap2 = true;
-        ev.misc = PK_CPUMODE_USER;
-        ev.pid = ev.tid = pid;
-        ev.addr = seg_start;
-        ev.len = seg_len;
-        ev.pgoff = seg_pgoff;
-        ev.prot = PROT_READ | PROT_EXEC;
-        ev.flags = MAP_PRIVATE;
-        ev.filename = e->path;
-        ev.time = time;
-        if (e->facts.build_id_size) {
-            ev.has_build_id = true;
-            ev.misc |= PK_MISC_MMAP_BUILD_ID;
-            ev.build_id_size = e->facts.build_id_size;
-            memcpy(ev.build_id, e->facts.build_id, e->facts.build_id_size);
-        }
-        if (pk_perf_write_mmap(w, &ev, werr) != 0)
-            return -1;
-    }
-    return 0;
+    return announce(e, w, pid, time, werr);
 }
 
 int lbr_maps_ensure(lbr_maps *m, uint64_t addr, pk_perf_writer *w, uint32_t pid, uint64_t time, pk_err *werr)
 {
     return ensure(m, addr, NULL, w, pid, time, werr);
+}
+
+int lbr_maps_announce_all(const lbr_maps *m, pk_perf_writer *w, uint32_t pid, uint64_t time, pk_err *werr)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].path && m->v[i].has_facts && announce(&m->v[i], w, pid, time, werr) != 0)
+            return -1;
+    return 0;
 }
 
 /* The program's lines are announced before anything of it has run, so no

@@ -6,7 +6,8 @@
 #      dump: the same counts), a FORK record, the summary names both; the
 #      exact counts hold the child's loop too (its backward branch is taken
 #      exactly N - 1 times, the parent's N/3 - 1); profgen of the binary
-#      works from the recording; no temporary left;
+#      works from the recording, llvm-profgen --pid CHILD too; no temporary
+#      left;
 #  (b) a child that dies of abort() keeps its samples; a child killed by
 #      SIGKILL cannot: record names it as unrecorded; SIGTERM to record or
 #      SIGINT to its process group stops parent and child, with their samples;
@@ -61,6 +62,12 @@ check "fork: exact counts hold the child's loop too ($N-1 + $N/3-1 = $total)" \
 check "fork: profgen of the binary works from the recording" \
     "$PGOKIT" profgen -q --binary rf --perf a.data --format text -o a.prof
 check "fork: the profile has the loop" grep -q '^lcg_loop:' a.prof
+if command -v llvm-profgen-19 > /dev/null; then
+    # the child announces its inherited mappings under its own pid
+    check "fork: llvm-profgen --pid CHILD reads the child's samples" \
+        llvm-profgen-19 --binary rf --perfdata a.data --pid "$child" --format=text --output a.lp 2> a.lperr
+    check "fork: ... and finds the loop" grep -q '^lcg_loop:' a.lp
+fi
 check "fork: no temporary left" bash -c "! compgen -G '$T/*.tmp*' > /dev/null"
 
 # (b) a child that dies of a signal keeps its samples; a SIGKILLed one cannot
@@ -168,7 +175,9 @@ fi
 # (g) lld: text at file offset 0x7xx, vaddr 0x17xx (not page-aligned)
 text_off=$(llvm-readelf-19 -lW rf_lld | awk '$1 == "LOAD" && / R E / {print $2}')
 rec --emulate -o l.data -- ./rf_lld $N > /dev/null 2>&1
-mm=$("$PGOKIT" dump l.data | grep -E 'PERF_RECORD_MMAP2 .*r-xp .*/rf_lld$')
+"$PGOKIT" dump l.data > l.dump
+lpid=$(sed -nE 's/^PERF_RECORD_COMM exec: rf_lld:([0-9]+).*/\1/p' l.dump)
+mm=$(grep -E "PERF_RECORD_MMAP2 $lpid/.*r-xp .*/rf_lld\$" l.dump)
 check "lld: its text segment is not page-aligned in the file ($text_off)" test "$((text_off % 4096))" -ne 0
 check_eq "lld: one MMAP2 for its text" 1 "$(grep -c . <<<"$mm")"
 check "lld: ... mapping the text's page from file offset 0, as the kernel does" grep -qE '000\([0-9a-fx]+\) @ 0 <' <<<"$mm"
