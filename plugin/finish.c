@@ -4,8 +4,9 @@
  *
  *  - exit / exit_group: QEMU's atexit callback (QEMU 7.2 runs it from
  *    preexit_cleanup() for exit_group and for the exit of the last thread).
- *  - execve / execveat: the syscall callback, before QEMU is replaced (no
- *    atexit callback runs then). If the exec fails, recording has stopped.
+ *  - execve / execveat: the syscall callback (follow.c), before QEMU is
+ *    replaced (no atexit callback runs then), once the exec is known to
+ *    succeed; no EXIT record then, the process goes on.
  *  - death by a signal, whatever sent it: Ctrl-C or kill(1) on QEMU's pid
  *    (`pgokit record` forwards its SIGINT/SIGTERM there), abort() or raise()
  *    in the guest, a guest SIGSEGV/SIGBUS/SIGFPE/SIGILL, SIGPIPE... QEMU 7.2
@@ -137,7 +138,7 @@ out:
  * so their samples stop; exact counts are read while they may still count
  * (a race only for threads alive at the end). `patience`: seconds to wait
  * for the lock, 0 for ever. */
-static void finish(int patience)
+static void finish(int patience, bool exiting)
 {
     if (!patience) {
         pthread_mutex_lock(&g.lock);
@@ -156,8 +157,9 @@ static void finish(int patience)
     }
     g.finished = true;
     if (g.w) {
-        pk_task_event t = {false, g.pid, g.pid, g.pid, g.pid, lbr_now_ns()};
-        if (g.failed || pk_perf_write_task(g.w, &t, &g.err) != 0) {
+        /* an exec goes on in the same process: no EXIT (perf writes none) */
+        pk_task_event t = {false, g.pid, g.ppid, g.pid, g.ppid, lbr_now_ns()};
+        if (g.failed || (exiting && pk_perf_write_task(g.w, &t, &g.err) != 0)) {
             lbr_fail_locked();
             pk_perf_writer_abort(g.w);
         } else if (pk_perf_writer_close(g.w, &g.err) != 0) {
@@ -173,54 +175,28 @@ static void finish(int patience)
     pthread_mutex_unlock(&g.lock);
 }
 
-void lbr_finish(void)
+void lbr_finish(bool exiting)
 {
-    finish(0);
+    finish(0, exiting);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *ud)
 {
-    lbr_finish();
-}
-
-/* execve (59) and execveat (322) end the emulated program if they succeed. */
-static void on_syscall(qemu_plugin_id_t id, unsigned int idx, int64_t num, uint64_t a1, uint64_t a2,
-                       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
-{
-    if ((num == 59 || num == 322) && !g.child)
-        lbr_finish();
-}
-
-/* fork(): the prepare/parent handlers keep g.lock consistent across the fork
- * (another thread may hold it); the child stops recording. */
-static void on_fork_prepare(void)
-{
-    pthread_mutex_lock(&g.lock);
-}
-
-static void on_fork_parent(void)
-{
-    pthread_mutex_unlock(&g.lock);
-}
-
-static void on_fork_child(void)
-{
-    g.child = true;
-    pthread_mutex_unlock(&g.lock);
+    lbr_finish(true);
 }
 
 /* ---- death by a signal ---- */
 
 /* Called by QEMU instead of kill(). Killing itself means the guest dies of
- * `sig` (see the top of the file); anything else passes through. The fork
- * child inherits the patched GOT and finish() does nothing there. The lock
- * is free unless the plugin itself faulted while holding it (the fault then
- * reaches the guest as a SIGSEGV): then the process must still die, not
- * hang, hence the bounded wait. */
+ * `sig` (see the top of the file); anything else passes through. A fork
+ * child inherits the patched GOT: a child that dies of a signal closes its
+ * own files the same way. The lock is free unless the plugin itself
+ * faulted while holding it (the fault then reaches the guest as a SIGSEGV):
+ * then the process must still die, not hang, hence the bounded wait. */
 static int kill_hook(pid_t pid, int sig)
 {
     if (pid == getpid() && sig > 0)
-        finish(2);
+        finish(2, true);
     return kill(pid, sig);
 }
 
@@ -307,8 +283,6 @@ static bool hook_kill(void)
 
 void lbr_finish_install(qemu_plugin_id_t id)
 {
-    pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
-    qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     if (!hook_kill())
         fprintf(stderr, "pgokit-lbr: kill() not found in QEMU's relocations: a guest that dies of a "

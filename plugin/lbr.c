@@ -22,17 +22,19 @@
  *
  * Threads: in user mode one vCPU is one guest thread, each with its own ring
  * and stack; the perf writer is shared and guarded by g.lock.
- * fork(): the child stops recording (a pthread_atfork handler sets g.child),
- * writes nothing and leaves the parent's output alone; only the process that
- * QEMU started is recorded. Exec of another program leaves QEMU entirely.
+ * fork() and exec: with dir=, every process of the run records itself into
+ * its own file in that directory, and exec'd programs are run under the
+ * emulator too (follow.c); without it only the process QEMU started is.
  * How the outputs are closed (exit, exec, death by a signal): finish.c.
  *
- * Arguments (from `pgokit record`): out=PATH period=N depth=N callchain=on|off
- * seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N]. exe is the guest program's
- * real path: its mappings are announced first, before any sample. ip=N
- * switches to IP mode (ip.c): a sample every N retired instructions (jittered
- * likewise) with the exact instruction address and the call chain, no branch
- * stack; period= and depth= are then ignored. */
+ * Arguments (from `pgokit record`): out=PATH | dir=DIR, period=N depth=N
+ * callchain=on|off seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N]. exe is
+ * the guest program's real path: its mappings are announced first, before
+ * any sample. ip=N switches to IP mode (ip.c): a sample every N retired
+ * instructions (jittered likewise) with the exact instruction address and
+ * the call chain, no branch stack; period= and depth= are then ignored.
+ * dir=DIR (an absolute path) replaces out=: see follow.c; exact= then only
+ * turns exact counts on, each process writing its own into DIR. */
 #include "lbr.h"
 
 #include <errno.h>
@@ -517,12 +519,12 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     pthread_mutex_unlock(&g.lock);
     if (!info)
         return;
-    if (g.ip && g.exact)
+    if (g.ip && g.exact_on)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
     else if (g.ip)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, lbr_ip_exec, QEMU_PLUGIN_CB_NO_REGS,
                                              (void *)(uintptr_t)lbr_ip_word(info));
-    else if (g.exact)
+    else if (g.exact_on)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_exact, QEMU_PLUGIN_CB_NO_REGS, info);
     else
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
@@ -556,10 +558,25 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     g.out = "perf.data";
     g.comm = "guest";
     uint64_t ip_period = 0;
+    /* the sampling arguments, for the plugin of an exec'd program */
+    size_t pass_len = 0;
+    for (int i = 0; i < argc; i++)
+        pass_len += strlen(argv[i]) + 1;
+    g.pass = calloc(1, pass_len + 1);
+    if (!g.pass) {
+        fprintf(stderr, "pgokit-lbr: out of memory\n");
+        return -1;
+    }
     for (int i = 0; i < argc; i++) {
         const char *v;
+        bool own = arg(argv[i], "out", &v) || arg(argv[i], "dir", &v) || arg(argv[i], "comm", &v) ||
+                   arg(argv[i], "exe", &v);
+        if (!own)
+            strcat(strcat(g.pass, g.pass[0] ? "," : ""), argv[i]);
         if (arg(argv[i], "out", &v))
             g.out = strdup(v);
+        else if (arg(argv[i], "dir", &v))
+            g.dir = strdup(v);
         else if (arg(argv[i], "exact", &v))
             g.exact = strdup(v);
         else if (arg(argv[i], "exe", &v))
@@ -597,9 +614,15 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         fprintf(stderr, "pgokit-lbr: period must be > 0 and depth in 1..%d\n", RING);
         return -1;
     }
+    if (g.dir && g.dir[0] != '/') {
+        fprintf(stderr, "pgokit-lbr: dir=%s: want an absolute path (the guest may change directory)\n", g.dir);
+        return -1;
+    }
     if (g.ip)
         g.period = ip_period;
+    g.exact_on = g.exact != NULL;
     g.pid = (uint32_t)getpid();
+    g.ppid = (uint32_t)getppid();
     g.start.info = pk_record_tb_info(0, UINT64_MAX - 16, 1, PK_BR_NONE);
     g.start.word = W_NOTBR | W_RARE;
     if (!vcpu_get(0)) {
@@ -611,27 +634,26 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         fprintf(stderr, "pgokit-lbr: out of memory\n");
         return -1;
     }
-    pk_perf_writer_opts o;
-    memset(&o, 0, sizeof o);
-    o.event_type = 0;            /* PERF_TYPE_HARDWARE */
+    pk_perf_writer_opts *o = &g.wopts;
+    memset(o, 0, sizeof *o);
+    o->event_type = 0;            /* PERF_TYPE_HARDWARE */
     /* IP mode counts retired instructions: the event says so (instructions:u
      * in perf script), and the periods add up to the instruction total */
-    o.event_config = g.ip ? 1 : 4;   /* instructions : branch-instructions */
-    o.sample_period = g.period;
-    o.callchain = g.callchain;
-    o.branch_stack = !g.ip;
-    g.w = pk_perf_writer_open(g.out, &o, &err);
-    if (!g.w) {
-        fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
-        return -1;
-    }
-    pk_comm_event c = {g.pid, g.pid, true, g.comm, lbr_now_ns()};
-    if (pk_perf_write_comm(g.w, &c, &err) != 0) {
-        fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
-        pk_perf_writer_abort(g.w);
-        return -1;
+    o->event_config = g.ip ? 1 : 4;   /* instructions : branch-instructions */
+    o->sample_period = g.period;
+    o->callchain = g.callchain;
+    o->branch_stack = !g.ip;
+    if (lbr_open_output(NULL, &err) != 0) {
+        if (!g.dir) {
+            fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
+            return -1;
+        }
+        /* an exec'd program runs on, unrecorded, rather than not at all */
+        fprintf(stderr, "pgokit-lbr: process %u (%s) is not recorded: %s\n", g.pid, g.comm, err.msg);
+        g.child = true;
     }
     lbr_finish_install(id);
+    lbr_follow_install(id);
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     return 0;

@@ -96,6 +96,8 @@ typedef struct lbr_map {
     char *path;               /* NULL: anonymous / [vdso] / not an ELF file */
     pk_elf_facts facts;
     bool has_facts;
+    bool has_bias;            /* an executable PT_LOAD holds the block seen there */
+    uint64_t bias;            /* run-time address - ELF vaddr */
     int bin;                  /* index into the exact-counts binaries, -1 if none */
 } lbr_map;
 
@@ -109,14 +111,25 @@ typedef struct lbr_maps {
 typedef struct lbr_state {
     pthread_mutex_t lock;
     pk_perf_writer *w;
+    pk_perf_writer_opts wopts;
     char *out, *exact, *comm, *exe;
+    /* Following forks and execs (dir=, follow.c): every process writes its
+     * own "<dir>/<pid>-<ns>-<comm>.data" (and .exact), `pgokit record` merges
+     * them. Without dir=, only the first process is recorded. */
+    char *dir;
+    bool exact_on;           /* exact counts asked for (follow mode) */
+    char *pass;              /* sampling arguments, passed on to an exec'd program's plugin */
+    char *qemu, *self;       /* qemu-x86_64 and this plugin, to relaunch them on exec */
+    uint32_t ppid;           /* the parent process (EXIT records) */
+    uint64_t ignored;        /* signals 1..63 the guest ignores (bit n-1): kept across exec */
     bool preloaded;
     bool ip;                 /* IP mode: period counts retired instructions */
     uint64_t period, seed;
     unsigned depth;
     bool callchain;
     uint32_t pid;
-    volatile bool child;
+    volatile bool child;     /* this process records nothing (a fork child
+                                without dir=, or its output failed) */
     bool finished;
     bool failed;
     pk_err err;
@@ -158,12 +171,21 @@ void lbr_ip_exec(unsigned int idx, void *ud);          /* ud: the IP word */
 void lbr_ip_exec_exact(unsigned int idx, void *ud);    /* ud: the lbr_tb */
 
 /* finish.c */
-/* Closes perf.data and writes the exact counts, once; the fork child and a
- * second call do nothing. */
-void lbr_finish(void);
-/* Registers everything that ends the recording: QEMU's atexit (exit,
- * exit_group), exec, and death by a signal; and the fork handlers. */
+/* Closes perf.data and writes the exact counts, once; a process that does
+ * not record and a second call do nothing. `exiting`: the process ends
+ * (EXIT record), rather than exec another program. */
+void lbr_finish(bool exiting);
+/* Registers what ends the recording: QEMU's atexit (exit, exit_group) and
+ * death by a signal. */
 void lbr_finish_install(qemu_plugin_id_t id);
+
+/* follow.c */
+/* Opens this process's perf.data (and names its exact counts) and writes
+ * its first records: COMM (exec) for a new program, FORK for a fork child
+ * (fork != NULL). Caller holds g.lock or runs alone. */
+int lbr_open_output(const pk_task_event *fork, pk_err *err);
+/* Registers the fork handlers and the syscall callback (exec, sigaction). */
+void lbr_follow_install(qemu_plugin_id_t id);
 
 /* maps.c */
 /* Makes sure a mapping covering `addr` is known; writes an MMAP2 record for a
@@ -175,6 +197,10 @@ int lbr_maps_ensure(lbr_maps *m, uint64_t addr, pk_perf_writer *w, uint32_t pid,
  * binary's MMAP2 comes before any sample, as with the kernel. */
 int lbr_maps_preload(lbr_maps *m, const char *path, pk_perf_writer *w, uint32_t pid, uint64_t time,
                      pk_err *werr);
+/* Writes the MMAP2 records of every known file mapping again, for `pid`
+ * (a fork child: perf's readers copy its parent's mappings at FORK, but
+ * llvm-profgen --pid looks for the child's own). */
+int lbr_maps_announce_all(const lbr_maps *m, pk_perf_writer *w, uint32_t pid, uint64_t time, pk_err *werr);
 const lbr_map *lbr_maps_find(const lbr_maps *m, uint64_t addr);
 /* Run-time address -> binary index and ELF vaddr; false when unmapped. */
 bool lbr_maps_to_vaddr(const lbr_maps *m, uint64_t addr, int *bin, uint64_t *vaddr);

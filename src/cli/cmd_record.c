@@ -4,9 +4,12 @@
  * samples with frame-pointer call chains through `perf record` on any Linux
  * machine, and the same two emulated under QEMU with the pgokit plugin
  * (plugin/lbr.c), which give exact branch data. Ctrl-C and SIGTERM end the
- * recording and keep the samples so far (record_run.c). */
+ * recording and keep the samples so far (record_run.c). Emulated, every
+ * process of the run writes its own files into a session directory, merged
+ * at the end (record_session.c). */
 #include "cli/cli.h"
 #include "cli/record_run.h"
+#include "cli/record_session.h"
 #include "record/record.h"
 
 #include <errno.h>
@@ -82,6 +85,13 @@ static void usage(FILE *to)
             "                      Ctrl-C or the process exits)\n"
             "  -q                  quiet (no mode line, no summary; perf -q)\n"
             "\n"
+            "Processes: the program's children are recorded too, each under its pid, as by perf\n"
+            "record: perf inherits; the emulator follows fork() and exec() (scripts run through\n"
+            "their #! interpreter, a script as CMD too) and record merges the processes' samples.\n"
+            "The summary gives the samples per process; a process that ran unrecorded (a program\n"
+            "the emulator cannot run, such as a 32-bit or set-user-ID one, or one killed by\n"
+            "SIGKILL) is named, with why. Emulated, when CMD ends record waits for the processes\n"
+            "it left running (Ctrl-C or SIGTERM stops them; their samples are kept).\n"
             "Ctrl-C or SIGTERM stops the recording and keeps the samples so far: perf (or the\n"
             "plugin, when the emulated program dies of the signal) finishes perf.data, and record\n"
             "waits for it. The file appears under its name only when complete.\n"
@@ -228,27 +238,6 @@ static int check_output(const char *path, const char *what, bool regular_only)
     return 0;
 }
 
-/* The plugin's temporary "<path>.tmp.<qemu pid>" after QEMU ended: present
- * only when the plugin could not finish the file (SIGKILL, a crash of QEMU,
- * or a plugin older than signal support). Unreadable, so removed, with a
- * word about it. Returns true when one was there. */
-static bool drop_leftover(const char *path, pid_t pid, int status)
-{
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp.%d", path, (int)pid) < 0)
-        return false;
-    struct stat st;
-    bool there = stat(tmp, &st) == 0;
-    if (there) {
-        fprintf(stderr, "pgokit record: qemu-x86_64 ended (status %d) before the plugin finished %s: "
-                        "removed the unfinished %s (%lld bytes)\n",
-                status, path, tmp, (long long)st.st_size);
-        unlink(tmp);
-    }
-    free(tmp);
-    return there;
-}
-
 static const char *signame(int sig)
 {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
@@ -263,11 +252,15 @@ static void print_summary(enum pk_record_mode mode, const char *path, const pk_r
     if (t->lost)
         fprintf(stderr, ", %" PRIu64 " lost", t->lost);
     fprintf(stderr, ")");
-    size_t shown = t->procs.len < 4 ? t->procs.len : 4;
+    /* samples per process, name[pid]; a process that exec'd shows once per
+     * program */
+    size_t shown = t->procs.len < 8 ? t->procs.len : 8;
+    if (t->nprocs > 1 || t->procs.len > 1)
+        fprintf(stderr, "; %zu processes%s", t->nprocs, t->procs.len > t->nprocs ? " (with their execs)" : "");
     for (size_t i = 0; i < shown; i++) {
         const pk_record_proc *p = &PK_VEC_AT(&t->procs, pk_record_proc, i);
-        fprintf(stderr, "%s %s[%" PRIu32 "] %" PRIu64, i ? "," : "; per process:", p->comm[0] ? p->comm : "?",
-                p->pid, p->samples);
+        fprintf(stderr, "%s %s[%" PRIu32 "] %" PRIu64, i ? "," : t->procs.len > 1 ? ":" : "; per process:",
+                p->comm[0] ? p->comm : "?", p->pid, p->samples);
     }
     if (t->procs.len > shown)
         fprintf(stderr, ", %zu more", t->procs.len - shown);
@@ -454,7 +447,9 @@ int pk_cmd_record(int argc, char **argv)
         o->output = perf_tmp;
     }
     pk_vec av;
-    char *plugin = NULL, *resolved = NULL;
+    char *plugin = NULL, *resolved = NULL, *session = NULL, comm[16];
+    pk_exec_plan plan;
+    memset(&plan, 0, sizeof plan);
     char details[256];
     if (mode == PK_MODE_HW_LBR) {
         rc = pk_record_hw_argv(pmu.vendor, pmu.amd_lbr_v2, o, a.cmd, &av, &err);
@@ -477,12 +472,58 @@ int pk_cmd_record(int argc, char **argv)
         }
         const char *qemu = getenv("PGOKIT_QEMU");
         resolved = resolve_path(a.cmd[0]);
-        if (!resolved) {
+        /* what the kernel would run: a script runs its #! interpreter, which
+         * QEMU does not do by itself */
+        if (!resolved || pk_record_exec_plan(resolved, a.cmd, &plan, &err) != 0) {
+            fprintf(stderr, "pgokit record: out of memory\n");
             free(plugin);
+            free(resolved);
             return 1;
         }
-        a.cmd[0] = resolved;
-        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : "qemu-x86_64", plugin, o, a.cmd, &av, &err);
+        if (plan.how == PK_EXEC_FAILS && plan.err == ENOEXEC) {
+            /* a script without "#!": /bin/sh runs it, as execvp (and so
+             * perf record, and a shell) would */
+            size_t n = 0;
+            while (a.cmd[n])
+                n++;
+            char **sh = calloc(n + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = "/bin/sh";
+                sh[1] = resolved;
+                memcpy(sh + 2, a.cmd + 1, n * sizeof *sh);   /* a.cmd[1..n], NULL included */
+                if (pk_record_exec_plan("/bin/sh", sh, &plan, &err) != 0)
+                    plan.how = PK_EXEC_FAILS;
+            }
+            free(sh);
+        }
+        if (plan.how != PK_EXEC_EMULATE) {
+            if (plan.how == PK_EXEC_FAILS)
+                fprintf(stderr, "pgokit record: cannot run %s: %s%s\n", a.cmd[0], strerror(plan.err),
+                        plan.err == ENOEXEC ? " (neither an ELF program nor a #! script)" : "");
+            else
+                fprintf(stderr, "pgokit record: %s is %s: qemu-x86_64 runs x86-64 programs only; record it "
+                                "with --ip (perf)\n", a.cmd[0], plan.why);
+            free(plugin);
+            free(resolved);
+            return plan.how == PK_EXEC_FAILS ? 127 : 1;
+        }
+        /* the name the kernel gives the process: the file's, a script's too */
+        const char *base = strrchr(a.cmd[0], '/');
+        snprintf(comm, sizeof comm, "%s", base ? base + 1 : a.cmd[0]);
+        o->comm = comm;
+        o->argv0 = plan.argv[0];
+        if (!(session = pk_emu_session_create(final_out))) {
+            pk_record_exec_plan_free(&plan);
+            free(plugin);
+            free(resolved);
+            return 1;
+        }
+        o->session_dir = session;
+        char **prog = plan.argv;
+        char *argv0 = prog[0];
+        prog[0] = plan.elf;   /* qemu loads the ELF file; -0 gives argv[0] */
+        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : "qemu-x86_64", plugin, o, prog, &av, &err);
+        prog[0] = argv0;
         if (mode == PK_MODE_EMU_IP)
             snprintf(details, sizeof details, "qemu-x86_64, a sample every ~%" PRIu64 " instructions%s",
                      o->period, o->callchain ? ", call chains" : "");
@@ -491,6 +532,10 @@ int pk_cmd_record(int argc, char **argv)
                      "%u-entry branch stacks%s", o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
     }
     if (rc != 0) {
+        if (session)
+            rmdir(session);
+        free(session);
+        pk_record_exec_plan_free(&plan);
         free(plugin);
         free(resolved);
         free(perf_tmp);
@@ -505,16 +550,18 @@ int pk_cmd_record(int argc, char **argv)
         fprintf(stderr, "pgokit record: %s (%s%s): %s\n", pk_record_mode_name(mode), details, attach, why);
     }
 
-    struct stat before;
-    bool existed = stat(final_out, &before) == 0;
     pk_run_result r;
     char msg[256] = "";
     int run_rc = pk_record_run_child((char **)av.data, &r, msg, sizeof msg);
     pk_record_argv_free(&av);
+    pk_record_exec_plan_free(&plan);
     free(plugin);
     free(resolved);
     if (run_rc != 0) {
         fprintf(stderr, "pgokit record: %s\n", msg);
+        if (session)
+            rmdir(session);
+        free(session);
         free(perf_tmp);
         return 1;
     }
@@ -527,6 +574,9 @@ int pk_cmd_record(int argc, char **argv)
     int fail_status = r.status && !r.signal ? r.status : 1;
 
     pk_record_tally t;
+    pk_emu_outcome emu;
+    memset(&emu, 0, sizeof emu);
+    pk_vec_init(&emu.missing, sizeof(pk_record_unrec));
     if (!emulated) {
         struct stat st;
         if (stat(perf_tmp, &st) != 0) {
@@ -560,29 +610,34 @@ int pk_cmd_record(int argc, char **argv)
         free(perf_tmp);
         o->output = final_out;
     } else {
-        bool left = drop_leftover(final_out, r.pid, r.status);
-        if (o->exact_counts)
-            left |= drop_leftover(o->exact_counts, r.pid, r.status);
-        struct stat after;
-        if (left || stat(final_out, &after) != 0 ||
-            (existed && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
-             after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)) {
-            fprintf(stderr, "pgokit record: no profile was written to %s (qemu-x86_64 exited with status %d)\n",
-                    final_out, r.status);
+        /* every process of the run wrote its own file: merged into one */
+        int frc = pk_emu_session_finish(session, final_out, o->exact_counts, r.status, a.quiet, &emu);
+        free(session);
+        if (frc != 0) {
+            if (!a.quiet)
+                pk_emu_outcome_report(&emu, final_out);
+            pk_emu_outcome_free(&emu);
             return fail_status;
         }
-        if (!S_ISREG(after.st_mode)) {
-            if (!a.quiet)
+        struct stat after;
+        if (stat(final_out, &after) != 0 || !S_ISREG(after.st_mode)) {
+            if (!a.quiet) {
                 fprintf(stderr, "pgokit record: %s: wrote %s\n", pk_record_mode_name(mode), final_out);
+                pk_emu_outcome_report(&emu, final_out);
+            }
+            pk_emu_outcome_free(&emu);
             return ok_status;
         }
         if (pk_record_tally_file(final_out, &t, &err) != 0) {
             fprintf(stderr, "pgokit record: the plugin wrote an unreadable file: %s\n", err.msg);
+            pk_emu_outcome_free(&emu);
             return 1;
         }
     }
     if (!a.quiet) {
         print_summary(mode, final_out, &t);
+        if (emulated)
+            pk_emu_outcome_report(&emu, final_out);
         if (o->exact_counts)
             fprintf(stderr, "pgokit record: exact counts in %s\n", o->exact_counts);
         uint32_t now = pk_record_max_sample_rate();
@@ -592,5 +647,6 @@ int pk_cmd_record(int argc, char **argv)
                             "than %" PRIu64 " per CPU-second\n", now, o->freq);
     }
     pk_record_tally_free(&t);
+    pk_emu_outcome_free(&emu);
     return ok_status;
 }

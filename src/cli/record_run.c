@@ -19,6 +19,9 @@
  * waiting loop below. One recorder at a time. */
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t got_signal;
+/* A SIGINT/SIGTERM from kill(1) rather than the terminal, not yet passed on
+ * to the processes the program left running (pk_record_run_signal). */
+static volatile sig_atomic_t pending_forward;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -33,7 +36,16 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
      * SI_QUEUE, SI_TKILL) reach pgokit only: pass them on. */
     if (c > 0 && si->si_code != SI_KERNEL)
         kill(c, sig);
+    if (si->si_code != SI_KERNEL)
+        pending_forward = sig;
     errno = saved;
+}
+
+int pk_record_run_signal(bool *to_forward)
+{
+    *to_forward = pending_forward != 0;
+    pending_forward = 0;
+    return got_signal;
 }
 
 int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size)
@@ -41,6 +53,7 @@ int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_siz
     memset(r, 0, sizeof *r);
     child_pid = 0;
     got_signal = 0;
+    pending_forward = 0;
 
     /* Handlers go in before the fork with the signals blocked, so a signal
      * that comes before the pid is known waits, pending, until it is. */

@@ -26,4 +26,10 @@ typedef struct pk_run_result {
  * Returns -1 (with a message in `msg`) when the recorder cannot be started. */
 int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size);
 
+/* After pk_record_run_child: the first SIGINT/SIGTERM record got (0: none);
+ * *to_forward says whether one came from kill(1) rather than the terminal
+ * (whose ^C reaches the whole process group) since the last call: the
+ * processes the program left running should get it too. */
+int pk_record_run_signal(bool *to_forward);
+
 #endif

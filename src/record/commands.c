@@ -127,7 +127,7 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
                         char *const *cmd, pk_vec *argv, pk_err *err)
 {
     pk_vec_init(argv, sizeof(char *));
-    const char *paths[] = {plugin, o->output, o->exact_counts};
+    const char *paths[] = {plugin, o->session_dir ? o->session_dir : o->output, o->exact_counts};
     for (unsigned i = 0; i < 3; i++)
         if (paths[i] && strchr(paths[i], ','))
             return pk_err_set(err, "%s: QEMU plugin arguments cannot hold a ','; rename the path",
@@ -159,15 +159,20 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
     else
         snprintf(sampling, sizeof sampling, "period=%llu,depth=%u", (unsigned long long)o->period,
                  o->lbr_depth);
-    int r = asprintf(&spec, "%s,out=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s", plugin, o->output,
-                     sampling, o->callchain ? "on" : "off",
-                     (unsigned long long)o->seed, comm, exe ? ",exe=" : "", exe ? exe : "",
-                     o->exact_counts ? ",exact=" : "", o->exact_counts ? o->exact_counts : "");
+    /* With a session directory every process writes its own files there
+     * (exact=on: counts too), and record merges them. */
+    const char *exact = o->session_dir && o->exact_counts ? "on" : o->exact_counts;
+    int r = asprintf(&spec, "%s,%s=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s", plugin,
+                     o->session_dir ? "dir" : "out", o->session_dir ? o->session_dir : o->output, sampling,
+                     o->callchain ? "on" : "off", (unsigned long long)o->seed, comm, exe ? ",exe=" : "",
+                     exe ? exe : "", exact ? ",exact=" : "", exact ? exact : "");
     free(exe);
     if (r < 0)
         return pk_err_set(err, "out of memory building the qemu command");
     int bad = push(argv, "%s", qemu) || push(argv, "-plugin") || push(argv, "%s", spec) ||
-              push_cmd(argv, cmd);
+              (o->argv0 && (push(argv, "-0") || push(argv, "%s", o->argv0))) ||
+              /* qemu takes a program name starting with '-' for an option */
+              (cmd[0][0] == '-' ? push(argv, "./%s", cmd[0]) || push_cmd(argv, cmd + 1) : push_cmd(argv, cmd));
     free(spec);
     if (bad) {
         pk_record_argv_free(argv);

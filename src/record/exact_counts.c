@@ -203,3 +203,68 @@ void pk_exact_free(pk_exact_counts *c)
     free(c->bins);
     memset(c, 0, sizeof *c);
 }
+
+/* Appends n entries to a binary's array. */
+static int append_entries(pk_exact_entry **dst, size_t *len, const pk_exact_entry *src, size_t n)
+{
+    if (!n)
+        return 0;
+    pk_exact_entry *nd = realloc(*dst, (*len + n) * sizeof *nd);
+    if (!nd)
+        return -1;
+    memcpy(nd + *len, src, n * sizeof *nd);
+    *dst = nd;
+    *len += n;
+    return 0;
+}
+
+int pk_exact_merge(char *const *paths, size_t n, const char *out, pk_err *err)
+{
+    pk_exact_counts all;
+    memset(&all, 0, sizeof all);
+    size_t cap = 0;
+    int rc = -1;
+    for (size_t i = 0; i < n; i++) {
+        pk_exact_counts c;
+        if (pk_exact_read(paths[i], &c, err) != 0)
+            goto out;
+        all.unmapped += c.unmapped;
+        for (size_t k = 0; k < c.nbins; k++) {
+            pk_exact_binary *b = &c.bins[k], *to = NULL;
+            /* the same file in several processes: one binary */
+            for (size_t j = 0; j < all.nbins && !to; j++)
+                if (!strcmp(all.bins[j].path, b->path) && all.bins[j].build_id_size == b->build_id_size &&
+                    !memcmp(all.bins[j].build_id, b->build_id, b->build_id_size))
+                    to = &all.bins[j];
+            if (!to) {
+                if (all.nbins == cap) {
+                    size_t nc = cap ? 2 * cap : 8;
+                    pk_exact_binary *nb = realloc(all.bins, nc * sizeof *nb);
+                    if (!nb)
+                        goto oom;
+                    all.bins = nb;
+                    cap = nc;
+                }
+                to = &all.bins[all.nbins++];
+                memset(to, 0, sizeof *to);
+                to->path = b->path;
+                b->path = NULL;
+                to->build_id_size = b->build_id_size;
+                memcpy(to->build_id, b->build_id, 20);
+            }
+            if (append_entries(&to->ranges, &to->nranges, b->ranges, b->nranges) != 0 ||
+                append_entries(&to->branches, &to->nbranches, b->branches, b->nbranches) != 0)
+                goto oom;
+        }
+        pk_exact_free(&c);
+        continue;
+oom:
+        pk_exact_free(&c);
+        pk_err_set(err, "%s: out of memory", out);
+        goto out;
+    }
+    rc = pk_exact_write(out, &all, err);
+out:
+    pk_exact_free(&all);
+    return rc;
+}

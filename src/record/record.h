@@ -166,6 +166,10 @@ typedef struct pk_record_opts {
     const char *exact_counts;/* emulated only: NULL for none */
     uint64_t seed;           /* jitter PRNG seed (emulated) */
     const char *comm;        /* emulated: process name for COMM (NULL: basename of cmd[0]) */
+    const char *session_dir; /* emulated: follow forks and execs, each process
+                                writing its own files into this directory
+                                (absolute; dir= instead of out=, exact=on) */
+    const char *argv0;       /* emulated: the program's argv[0] (-0), when not cmd[0] */
     bool ip;                 /* emulated: ip=PERIOD (IP samples) instead of LBR */
     /* perf modes */
     uint64_t freq;           /* perf IP: samples per second (-F); 0: -c period */
@@ -188,19 +192,83 @@ int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_recor
  * IP samples with frame-pointer call chains. Pure, like the above. */
 int pk_record_perf_ip_argv(const char *event, const pk_record_opts *o, char *const *cmd, pk_vec *argv_out,
                            pk_err *err);
-/* Builds `qemu-x86_64 -plugin PLUGIN,k=v,... CMD...`. Paths must not contain
- * commas (QEMU's option syntax); that is reported as an error. */
+/* Builds `qemu-x86_64 -plugin PLUGIN,k=v,... [-0 ARGV0] CMD...`. Paths must
+ * not contain commas (QEMU's option syntax); that is reported as an error. */
 int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_opts *o,
                         char *const *cmd, pk_vec *argv_out, pk_err *err);
 /* Frees the strings of an argv built above and the vector. */
 void pk_record_argv_free(pk_vec *argv);
+
+/* ---- following exec ----
+ * qemu-x86_64 runs the program an emulated process execs natively, outside
+ * the emulator. The plugin (and `record`, for its command) relaunch the
+ * emulator on it instead; this decides whether that is possible and builds
+ * the argv the kernel would give the program (exec_plan.c). */
+enum pk_exec_how {
+    PK_EXEC_FAILS,    /* the kernel would refuse the exec (err): let it fail as it would */
+    PK_EXEC_EMULATE,  /* an x86-64 ELF program, directly or through #! interpreters */
+    PK_EXEC_NATIVE,   /* the kernel would run it, the emulator cannot (why) */
+};
+
+typedef struct pk_exec_plan {
+    enum pk_exec_how how;
+    int err;          /* FAILS: the errno execve would return */
+    char why[128];    /* NATIVE: why not under the emulator */
+    char *elf;        /* EMULATE: the file qemu-x86_64 loads (a script's last interpreter) */
+    char **argv;      /* EMULATE: the argv the program gets, NULL-terminated: a
+                         script's "#!interp arg" turns [a0, a1...] into
+                         [interp, arg, path, a1...], as the kernel does */
+    size_t argc;
+} pk_exec_plan;
+
+/* What execve(path, argv) would run (argv may be NULL). Returns -1 only out
+ * of memory; the outcome is in *p (free it with pk_record_exec_plan_free). */
+int pk_record_exec_plan(const char *path, char *const *argv, pk_exec_plan *p, pk_err *err);
+void pk_record_exec_plan_free(pk_exec_plan *p);
+
+/* ---- a recording of several processes (emulated modes) ----
+ * The plugin, given dir=, records each process image (the first program,
+ * every fork child, every exec'd program) into its own file in that
+ * directory (session.c lists the names); `record` merges them. */
+typedef struct pk_record_part {
+    char *data;       /* the process's finished perf.data (NULL: none) */
+    char *exact;      /* its exact counts (NULL: none) */
+    uint32_t pid;
+    uint64_t start;   /* when it started recording (CLOCK_MONOTONIC ns) */
+    char comm[16];
+} pk_record_part;
+
+typedef struct pk_record_unrec {
+    uint32_t pid;
+    char comm[16];
+    char *why;        /* NULL in `unfinished` */
+} pk_record_unrec;
+
+typedef struct pk_record_session {
+    pk_vec parts;       /* pk_record_part, by start */
+    pk_vec unfinished;  /* pk_record_unrec: a perf.data still being written, or
+                           never finished (the process was killed by SIGKILL) */
+    pk_vec unrecorded;  /* pk_record_unrec: what the plugin could not record, and why */
+} pk_record_session;
+
+int pk_record_session_scan(const char *dir, pk_record_session *s, pk_err *err);
+void pk_record_session_free(pk_record_session *s);
+/* Whether pid is alive and a process of the recording in dir (a reused pid
+ * is not). */
+bool pk_record_session_alive(const char *dir, uint32_t pid);
+/* Removes the files in dir, then dir. */
+int pk_record_session_remove(const char *dir, pk_err *err);
+/* Merges perf.data files of one recording, each in time order, into one in
+ * time order (merge.c). They must share the event and the sample layout. */
+int pk_record_merge_perf(char *const *paths, size_t n, const char *out, pk_err *err);
 
 /* ---- what a recording holds (read back for the closing summary) ---- */
 typedef struct pk_record_proc {
     uint32_t pid;
     uint64_t samples;
     char comm[16];           /* the process's last COMM (empty if none) */
-} pk_record_proc;
+} pk_record_proc;            /* one per process, and per program it exec'd
+                                once it has samples */
 
 typedef struct pk_record_tally {
     uint64_t samples;
@@ -208,6 +276,7 @@ typedef struct pk_record_tally {
     uint64_t with_branches;  /* samples with a non-empty branch stack */
     uint64_t lost;           /* LOST / LOST_SAMPLES counts */
     pk_vec procs;            /* pk_record_proc, most samples first */
+    size_t nprocs;           /* distinct pids with samples */
 } pk_record_tally;
 
 /* Reads a perf.data file through pk_perf_read and counts its samples per
@@ -266,6 +335,9 @@ typedef struct pk_exact_counts {
 int pk_exact_write(const char *path, pk_exact_counts *c, pk_err *err);
 int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err);
 void pk_exact_free(pk_exact_counts *c);
+/* Adds up exact-counts files (one per process of a run) into one: the same
+ * binary (path and build-id) in several gets the sum of their counts. */
+int pk_exact_merge(char *const *paths, size_t n, const char *out, pk_err *err);
 /* Sorts by (a, b) and adds up duplicates in place; returns the new length. */
 size_t pk_exact_normalize(pk_exact_entry *e, size_t n);
 

@@ -20,8 +20,9 @@ static pk_record_proc *proc_of(tally_ctx *c, uint32_t pid)
     pk_vec *v = &c->t->procs;
     if (c->last < v->len && PK_VEC_AT(v, pk_record_proc, c->last).pid == pid)
         return &PK_VEC_AT(v, pk_record_proc, c->last);
-    /* a handful of processes: a linear search is enough */
-    for (size_t i = 0; i < v->len; i++)
+    /* a handful of processes: a linear search is enough; the newest entry
+     * of a pid is its current program */
+    for (size_t i = v->len; i-- > 0;)
         if (PK_VEC_AT(v, pk_record_proc, i).pid == pid) {
             c->last = i;
             return &PK_VEC_AT(v, pk_record_proc, i);
@@ -62,13 +63,23 @@ static int on_sample(void *ctx, const pk_sample *s)
 }
 
 /* A process's name is the COMM of its main thread (tid == pid); threads may
- * name themselves otherwise. */
+ * name themselves otherwise. An exec starts a new entry for the same pid
+ * once the old program has samples: a script and the program it execs are
+ * counted apart. */
 static int on_comm(void *ctx, const pk_comm_event *e)
 {
     tally_ctx *c = ctx;
     if (e->pid != e->tid)
         return 0;
     pk_record_proc *p = proc_of(c, e->pid);
+    if (p && e->exec && p->samples) {
+        if (!(p = pk_vec_push(&c->t->procs))) {
+            pk_err_set(c->err, "out of memory counting samples");
+            return -1;
+        }
+        p->pid = e->pid;
+        c->last = c->t->procs.len - 1;
+    }
     if (!p)
         return -1;
     snprintf(p->comm, sizeof p->comm, "%s", e->comm);
@@ -129,6 +140,12 @@ int pk_record_tally_file(const char *path, pk_record_tally *t, pk_err *err)
     t->procs.len = n;
     if (n > 1)
         qsort(t->procs.data, n, sizeof(pk_record_proc), by_samples);
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = PK_VEC_AT(&t->procs, pk_record_proc, k).pid == PK_VEC_AT(&t->procs, pk_record_proc, i).pid;
+        t->nprocs += !seen;
+    }
     return 0;
 }
 
