@@ -12,9 +12,11 @@ struct pk_ip_addr {
     uint64_t site;               /* call before addr (0: none) */
     uint64_t entry;              /* function containing addr (0: none) */
     uint64_t frame_ready;        /* (function entries) first address with the frame set up */
+    uint64_t target;             /* (return addresses) direct target of the call before, 0: none */
+    int16_t cls;                 /* (leaves) PK_INSN_* of the instruction there */
     uint8_t have;
 };
-enum { HAVE_SITE = 1, HAVE_ENTRY = 2, HAVE_FRAME = 4 };
+enum { HAVE_SITE = 1, HAVE_ENTRY = 2, HAVE_FRAME = 4, HAVE_TARGET = 8, HAVE_CLS = 16 };
 
 typedef struct pk_ip_stack {
     uint32_t leaf_ctx;
@@ -126,10 +128,17 @@ static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
  * ret follows no direct call. */
 static uint64_t direct_target(pk_ipraw *r, uint64_t ret)
 {
-    uint64_t site = ret == PK_AGG_EXTERNAL || !fits(r, ret) ? 0 : call_before(r, ret);
+    if (ret == PK_AGG_EXTERNAL || !fits(r, ret))
+        return 0;
+    uint64_t site = call_before(r, ret);
+    struct pk_ip_addr *e = cached(r, ret); /* (after call_before: same slot) */
+    if (e->have & HAVE_TARGET)
+        return e->target;
     const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret - site)) : NULL;
     pk_insn in;
-    return b && pk_x86_decode(b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL ? in.target : 0;
+    e->target = b && pk_x86_decode(b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL ? in.target : 0;
+    e->have |= HAVE_TARGET;
+    return e->target;
 }
 
 /* True when a frame-pointer chain sampled at `leaf` misses the direct
@@ -143,8 +152,15 @@ static bool caller_skipped(pk_ipraw *r, uint64_t leaf, uint64_t entry, uint64_t 
     if (!r->elf)
         return false;
     uint64_t ready = frame_ready(r, entry);
-    if (ready != entry && leaf >= ready && r->code.insn_class(r->code.ctx, leaf) != PK_INSN_RET)
-        return false;
+    if (ready != entry && leaf >= ready) {
+        struct pk_ip_addr *e = cached(r, leaf);
+        if (!(e->have & HAVE_CLS)) {
+            e->cls = (int16_t)r->code.insn_class(r->code.ctx, leaf);
+            e->have |= HAVE_CLS;
+        }
+        if (e->cls != PK_INSN_RET)
+            return false;
+    }
     return direct_target(r, ret1) != entry;
 }
 
