@@ -131,6 +131,8 @@ int pk_rawprof_write(const pk_rawprof *r, const char *path, pk_err *err);
 /* Reads a file written by pk_rawprof_write; corrupt or truncated input gives
  * an error naming the file and byte offset. r is initialised by the call. */
 int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err);
+/* Same over bytes in memory; `path` is for messages. */
+int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *data, size_t size, const char *path, pk_err *err);
 /* Adds src's counts into dst. The binaries must be the same: equal build-ids
  * when both have one, else equal paths. Addresses are rebased if the preferred
  * bases differ (they cannot for the same build-id, but paths can lie). */

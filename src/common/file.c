@@ -85,9 +85,21 @@ int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err)
     return 0;
 }
 
+int pk_file_borrow(pk_mapped_file *f, const void *data, size_t size, const char *name, pk_err *err)
+{
+    memset(f, 0, sizeof *f);
+    f->path = strdup(name);
+    if (!f->path)
+        return pk_err_set(err, "%s: out of memory", name);
+    f->data = data;
+    f->size = size;
+    f->is_borrowed = 1;
+    return 0;
+}
+
 void pk_file_unmap(pk_mapped_file *f)
 {
-    if (f->data) {
+    if (f->data && !f->is_borrowed) {
         if (f->is_mmap)
             munmap((void *)f->data, f->size);
         else

@@ -164,6 +164,10 @@ const char *pk_perf_feature_name(uint32_t id);
 int pk_perf_read(const char *path, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
 /* Same, from an open descriptor (file or pipe); `name` is for messages. */
 int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
+/* Same, over a whole file already in memory (file or pipe layout); `name`
+ * is for messages. */
+int pk_perf_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                     pk_perf_stats *stats, pk_err *err);
 
 /* ---- writer ----
  * Not thread-safe: threads sharing one writer must serialise every call
@@ -232,6 +236,9 @@ typedef struct pk_script_stats {
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);
+/* Same over text already in memory; `name` is for messages. */
+int pk_perf_script_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                            pk_script_stats *stats, pk_err *err);
 
 /* A one-line warning when call-chain entries were guessed or could not be
  * placed (what, how many, why, what to do): 0 and buf[0] = 0 when there is

@@ -577,7 +577,8 @@ static int one_line(sreader *r, const char *line, const char *end)
     return 0; /* the symbol between address and file is not needed */
 }
 
-int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
+static int script_read(const uint8_t *data, size_t size, const char *path, const pk_perf_callbacks *cb,
+                       pk_script_stats *stats, pk_err *err)
 {
     static const pk_perf_callbacks none;
     pk_script_stats local;
@@ -597,10 +598,9 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         free(r);
         return pk_err_set(err, "%s: out of memory", path);
     }
-    pk_mapped_file f;
-    int rc = pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err);
-    if (!rc) {
-        const char *p = (const char *)f.data, *end = p + f.size;
+    int rc = 0;
+    {
+        const char *p = (const char *)data, *end = p + size;
         r->text_end = end;
         while (p < end && !rc) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -629,7 +629,6 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         if (!rc && r->st->samples == 0)
             rc = pk_err_set(err, "%s: no samples: no LBR line (0xFROM/0xTO/...) found; was the profile recorded with branch stacks?",
                             path);
-        pk_file_unmap(&f);
     }
     pk_vec_free(&r->stack);
     pk_vec_free(&r->names);
@@ -637,6 +636,24 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
     pk_sframes_free(r->frames);
     free(r);
     return rc;
+}
+
+int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
+{
+    pk_mapped_file f;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err))
+        return -1;
+    int rc = script_read(f.data, f.size, path, cb, stats, err);
+    pk_file_unmap(&f);
+    return rc;
+}
+
+int pk_perf_script_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                            pk_script_stats *stats, pk_err *err)
+{
+    return script_read(data, size, name, cb, stats, err);
 }
 
 int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap)
