@@ -372,6 +372,11 @@ int pk_temporal_parse(pk_temporal_profile *p, const uint8_t *d, size_t size, con
             (unsigned long long)strtab);
     if (!p->reservoir_size || nt > p->reservoir_size) BAD(40, "%llu traces exceed the reservoir size %llu",
                                                         (unsigned long long)nt, (unsigned long long)p->reservoir_size);
+    /* every trace has a 16-byte header: a count the bytes cannot hold is
+     * corrupt, and checking it bounds the allocation below */
+    if (nt > (body - strtab - nf * FUNC_REC) / 16)
+        BAD(40, "%llu traces do not fit in the %llu bytes left for them", (unsigned long long)nt,
+            (unsigned long long)(body - strtab - nf * FUNC_REC));
     const char *names = (const char *)d + size - strtab;
     if (strtab && names[strtab - 1]) BAD(size - 1, "string table is not NUL-terminated");
     p->image = malloc(strtab ? strtab : 1);

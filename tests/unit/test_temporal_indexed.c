@@ -196,4 +196,24 @@ TEST(every_truncation_and_every_flipped_byte_is_rejected)
     free(d);
 }
 
+/* fuzz_temporal_indexed: a trace count bounded only by the reservoir size the
+ * file declares sized an allocation (calloc of 2^57 bytes: "out of memory"
+ * for a corrupt 160-byte file). */
+TEST(trace_count_is_bounded_by_the_file)
+{
+    uint8_t d[PK_TEMPORAL_INDEXED_HEADER_SIZE + 16];
+    memset(d, 0, sizeof d);
+    memcpy(d, PK_TEMPORAL_INDEXED_MAGIC, 8);
+    pk_st32(d + 8, PK_TEMPORAL_INDEXED_VERSION);
+    pk_st64(d + 16, sizeof d);
+    pk_st64(d + 40, 1ull << 52);   /* traces */
+    pk_st64(d + 56, 1ull << 60);   /* reservoir size */
+    pk_st64(d + 24, pk_temporal_checksum(d, sizeof d));
+    pk_temporal_profile q;
+    pk_err e;
+    CHECK(pk_temporal_parse(&q, d, sizeof d, "big", &e) == -1);
+    CHECK(strstr(e.msg, "big: offset 40: ") != NULL);
+    CHECK(strstr(e.msg, "traces do not fit") != NULL);
+}
+
 int main(void) { return pk_test_main(); }
