@@ -314,10 +314,13 @@ int pk_text_read(pk_profset *ps, const uint8_t *data, size_t size, const char *p
             return rd_fail(&r, s, len, "expected exactly one space after the location");
         rest++;
         rlen--;
-        if (rest[0] >= '0' && rest[0] <= '9') {
-            size_t ce = 0;
-            while (ce < rlen && rest[ce] != ' ')
-                ce++;
+        size_t ce = 0;
+        while (ce < rlen && rest[ce] != ' ')
+            ce++;
+        /* A count is a word of digits; digits followed by ':' are a callee
+         * named by its MD5 GUID (llvm-profdata and we write MD5 profiles as
+         * text that way; llvm-profdata's own reader refuses the line). */
+        if (rest[0] >= '0' && rest[0] <= '9' && !memchr(rest, ':', ce)) {
             uint64_t cnt;
             if (parse_u64(rest, ce, &cnt))
                 return rd_fail(&r, s, len, "bad sample count");

@@ -104,6 +104,16 @@ static void expect_error(const char *t, const char *what)
     pk_profset_free(&ps);
 }
 
+/* fuzz_prof_extbinary: an MD5 profile written as text names its inlinees by
+ * decimal GUIDs ("10: 9204417991963109735:560"), which read as a bad count. */
+TEST(inlinee_named_by_a_guid_reads_back)
+{
+    round_trip("15822663052811949562:560:0\n"
+               " 10: 9204417991963109735:560\n"
+               "  3: 42 4395024877212874786:7\n");
+    expect_error("main:1:2\n 1: 12:\n", "line 2");              /* no total */
+}
+
 TEST(malformed_lines_are_rejected)
 {
     expect_error("main:10\n", "line 1");
