@@ -236,6 +236,10 @@ static int gr_name(struct gr *r, uint64_t idx, pk_name_id *id)
 {
     if (idx >= r->nnames)
         return gr_fail(r, "string index out of range of the name table");
+    /* index 0 is the table's unused "": a function (or call target) named
+     * by it has no name, which no other format can carry */
+    if (!pk_profset_name_len(r->ps, r->names[idx]))
+        return gr_fail(r, "string index names the empty string: a function without a name");
     *id = r->names[idx];
     return 0;
 }

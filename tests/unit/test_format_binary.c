@@ -259,3 +259,25 @@ TEST(corrupt_leb128_is_named)
 }
 
 int main(void) { return pk_test_main(); }
+
+/* fuzz_prof_gcc: a function named by string 0, the table's unused "", read
+ * as a function without a name, which the text writer then wrote as
+ * ":0:0" and the text reader refused. */
+TEST(gcc_function_named_by_the_empty_string)
+{
+    static const uint8_t afdo[] = {
+        'a', 'd', 'c', 'g', 2, 0, 0, 0, 0, 0, 0, 0,   /* magic, version 2, unused */
+        0, 0, 0, 0xaa, 2, 0, 0, 0, 1, 0, 0, 0,       /* string table: 1 string */
+        1, 0, 0, 0, 0,                                /* "" (length 1 with its NUL) */
+        0, 0, 0, 0xac, 5, 0, 0, 0, 1, 0, 0, 0,       /* 1 function */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,           /* head 0, name index 0 */
+        0, 0, 0, 0, 0, 0, 0, 0,                       /* no positions, no callsites */
+    };
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK(pk_prof_read_mem(&ps, afdo, sizeof afdo, "e.afdo", PK_FMT_GCC, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "e.afdo: offset 53: ") != NULL);
+    CHECK(strstr(e.msg, "empty string") != NULL);
+    pk_profset_free(&ps);
+}
