@@ -150,14 +150,23 @@ static bool is_dec(const char *p, const char *e)
     return true;
 }
 
+/* The value of the decimal digits [p, e) (callers checked is_dec), or
+ * UINT64_MAX when it overflows. Bounded by e: the text is not NUL-terminated
+ * (strtoll went on reading past the end of the mapped file). */
+static uint64_t dec_value(const char *p, const char *e)
+{
+    uint64_t v = UINT64_MAX;
+    return parse_dec(p, e, &v) == e ? v : UINT64_MAX;
+}
+
 /* "PID/TID", both decimal. */
 static bool pid_tid(const char *p, const char *e, int64_t *pid, int64_t *tid)
 {
     const char *sl = memchr(p, '/', (size_t)(e - p));
     if (!sl || !is_dec(p, sl) || !is_dec(sl + 1, e) || sl - p > 10 || e - sl > 11)
         return false;
-    *pid = strtoll(p, NULL, 10);
-    *tid = strtoll(sl + 1, NULL, 10);
+    *pid = (int64_t)dec_value(p, sl);
+    *tid = (int64_t)dec_value(sl + 1, e);
     return true;
 }
 
@@ -306,7 +315,7 @@ static int lbr_line(sreader *r, const char *p, const char *end)
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid))) {
             anchored = true;
         } else if (!after_sym && nums < (pid < 0 ? 2u : 1u) && parse_hex(q, e, &v) == e &&
-                   (!nums || (is_dec(num0_at, num0_end) && strtoll(num0_at, NULL, 10) <= PID_MAX))) {
+                   (!nums || (is_dec(num0_at, num0_end) && dec_value(num0_at, num0_end) <= PID_MAX))) {
             if (!nums) {
                 num0 = v;
                 num0_at = q;
@@ -325,7 +334,7 @@ static int lbr_line(sreader *r, const char *p, const char *end)
     if (first_word && !anchored && !nums)
         return sfail(r, first_word, "unexpected token before the branch entries (expected an event name or an ip)");
     if (nums == 2)
-        pid = tid = strtoll(num0_at, NULL, 10);
+        pid = tid = (int64_t)dec_value(num0_at, num0_end);
     else if (nums == 1)
         ip = num0;
     have_ip = nums > 0;
@@ -464,19 +473,21 @@ static bool header_line(sreader *r, const char *line, const char *p, const char 
         return false;
     int64_t pid = -1, tid = -1;
     bool anchored = false;
-    const char *dec = NULL;
+    const char *dec = NULL, *dec_end = NULL;
     for (const char *q = p; q < end;) {
         const char *e = tok_end(q, end);
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid)))
             anchored = true;
-        else if (!dec && is_dec(q, e) && e - q <= 10 && strtoll(q, NULL, 10) <= PID_MAX)
+        else if (!dec && is_dec(q, e) && e - q <= 10 && dec_value(q, e) <= PID_MAX) {
             dec = q;
+            dec_end = e;
+        }
         q = skip_sp(e, end);
     }
     if (!anchored && !trailing_ws)
         return false;
     if (pid < 0 && dec)
-        pid = tid = strtoll(dec, NULL, 10);
+        pid = tid = (int64_t)dec_value(dec, dec_end);
     r->pid = pid;
     r->tid = tid;
     return true;
