@@ -9,7 +9,8 @@
  *               separated by blank lines (perf prints a header instead
  *               when it prints any of those fields).
  *   repeat:     a bare decimal number at column 1 before a sample counts it
- *               that many times (llvm-profgen's aggregated scripts). perf's
+ *               that many times (llvm-profgen's aggregated scripts): one
+ *               sample with that weight for callbacks that take weights. perf's
  *               pid header ("%5d ") is told apart by its trailing space and
  *               the tab-indented call chain under it.
  *
@@ -255,12 +256,22 @@ static int emit_sample(sreader *r, uint64_t ip, bool ip_from_stack)
     s.branches = r->branches.data;
     s.file_offset = r->lineno;
     uint64_t n = r->repeat ? r->repeat : 1;
-    for (uint64_t i = 0; i < n; i++) {
-        r->st->samples++;
+    if (r->cb->sample_weights) {
+        s.weight = n;
+        r->st->samples += n;
         if (r->cb->sample) {
             int rc = r->cb->sample(r->cb->ctx, &s);
             if (rc)
                 return rc;
+        }
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            r->st->samples++;
+            if (r->cb->sample) {
+                int rc = r->cb->sample(r->cb->ctx, &s);
+                if (rc)
+                    return rc;
+            }
         }
     }
     r->repeat = 0;

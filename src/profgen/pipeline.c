@@ -48,7 +48,8 @@ static int ip_sample(feed *f, const pk_sample *s)
     } else {
         n = 0;
     }
-    return pk_ipraw_add(f->ip, f->frames, n, f->weight_is_period && s->period ? s->period : 1, f->err);
+    return pk_ipraw_add(f->ip, f->frames, n, (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s),
+                        f->err);
 }
 
 static int feed_sample(void *c, const pk_sample *s)
@@ -145,7 +146,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         f.size = (uint64_t)st.st_size;
     pk_agg_callbacks(a, err, &f.inner);
     pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
-                            .task = feed_task, .build_id = feed_bid};
+                            .task = feed_task, .build_id = feed_bid, .sample_weights = true};
     int rc;
     if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;

@@ -57,6 +57,30 @@ TEST(valid_stack_gives_ranges_between_consecutive_entries)
     pk_agg_free(a);
 }
 
+/* A sample of weight 3 (a perf script repeat count) counts as three. */
+TEST(weighted_sample_counts_as_its_weight)
+{
+    pk_branch b[] = {
+        {0x401070, 0x401200, 0},
+        {0x401120, 0x401060, 0},
+        {0x401050, 0x401100, 0},
+    };
+    pk_agg *x = new_agg(), *y = new_agg();
+    for (int i = 0; i < 3; i++)
+        sample(x, b, 3);
+    pk_sample s = {.pid = 7, .tid = 7, .ip = b[0].to, .branch_nr = 3, .branches = b, .weight = 3};
+    pk_err e;
+    CHECK_OK(pk_agg_on_sample(y, &s, &e), &e);
+    pk_rawprof *rx = pk_agg_profile(x), *ry = pk_agg_profile(y);
+    CHECK_EQ_U64(pk_pairmap_get(&ry->branches, 0x401070, 0x401200), 3);
+    CHECK_EQ_U64(pk_pairmap_get(&ry->ranges, 0x401100, 0x401120), 3);
+    CHECK(!memcmp(&rx->stats, &ry->stats, sizeof rx->stats));
+    CHECK_EQ_U64(ry->stats.samples, 3);
+    CHECK_EQ_U64(ry->stats.samples_used, 3);
+    pk_agg_free(x);
+    pk_agg_free(y);
+}
+
 TEST(backwards_and_long_ranges_are_dropped_and_counted)
 {
     pk_agg *a = new_agg();
