@@ -193,6 +193,11 @@ static int parse_header(struct text_rd *r, const char *s, size_t len, pk_fprof *
         pk_ctx_id ctx;
         if (pk_profset_ctx_parse(r->ps, s + 1, nlen - 2, &ctx, r->err))
             return pk_err_prefix(r->err, "%s: line %zu", r->path, r->lineno);
+        size_t nf;
+        const pk_ctx_frame *fr = pk_profset_ctx(r->ps, ctx, &nf);
+        for (size_t i = 0; i < nf; i++)
+            if (fr[i].line > 0xffff) /* as body lines: the binary formats hold 16 bits */
+                return rd_fail(r, s, len, "context line offset above 65535");
         r->ps->kind |= PK_PROF_CS;
         f = pk_profset_get_ctx(r->ps, ctx, r->err);
     } else {

@@ -132,6 +132,7 @@ TEST(malformed_lines_are_rejected)
     expect_error("main:1:2\n 1: foo\n", "line 2");              /* callsite without total */
     expect_error("[main:1 @ foo]:1:1\nbar:1:1\n", "line 2");    /* CS mixed with plain */
     expect_error("[main:x @ foo]:1:1\n", "line 1");
+    expect_error("[main:70000 @ foo]:1:1\n", "line 1");     /* context line > 0xffff */
     pk_profset ps;
     pk_err e;
     static const char nul[] = "main:1:2\n 1: 5\0\n";
