@@ -324,3 +324,39 @@ TEST(gcc_function_named_by_the_empty_string)
     CHECK(strstr(e.msg, "empty string") != NULL);
     pk_profset_free(&ps);
 }
+
+/* hostile.py's million-level GCC profile (cut after 1100 levels): the stack
+ * of enclosing instances was written one slot past its end at depth 1023
+ * (ASan: stack-buffer-overflow) before the depth check of the next level. */
+TEST(gcc_nesting_beyond_the_limit)
+{
+    pk_buf b = {0};
+    pk_buf_u32(&b, 0x67636461);
+    pk_buf_u32(&b, 2);
+    pk_buf_u32(&b, 0);
+    pk_buf_u32(&b, 0xaa000000);
+    pk_buf_u32(&b, 4);
+    pk_buf_u32(&b, 2);
+    pk_buf_u32(&b, 2);
+    pk_buf_put(&b, "f", 2);
+    pk_buf_u32(&b, 2);
+    pk_buf_put(&b, "g", 2);
+    pk_buf_u32(&b, 0xac000000);
+    pk_buf_u32(&b, 0);
+    pk_buf_u32(&b, 1);
+    pk_buf_u64(&b, 1);     /* head */
+    pk_buf_u32(&b, 0);     /* "f" */
+    for (int d = 0; d < 1100; d++) {
+        pk_buf_u32(&b, 0); /* positions */
+        pk_buf_u32(&b, 1); /* callsites */
+        pk_buf_u32(&b, 1u << 16);
+        pk_buf_u32(&b, 1); /* "g" */
+    }
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK(pk_prof_read_mem(&ps, b.data, b.len, "deep.afdo", PK_FMT_GCC, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "deep.afdo: offset ") != NULL && strstr(e.msg, "too deep") != NULL);
+    pk_profset_free(&ps);
+    pk_buf_free(&b);
+}
