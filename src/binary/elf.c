@@ -283,7 +283,7 @@ int pk_elf_open(pk_elf **out, const char *path, pk_err *err)
     pk_elf *e = calloc(1, sizeof *e);
     if (!e)
         return pk_err_set(err, "%s: out of memory", path);
-    if (pk_file_map(&e->file, path, err) < 0) {
+    if (pk_file_map_regular(&e->file, path, err) < 0) {
         free(e);
         return -1;
     }

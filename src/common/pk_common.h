@@ -48,6 +48,10 @@ typedef struct pk_mapped_file {
 } pk_mapped_file;
 
 int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
+/* The same for a file that can only be a regular file (an ELF binary and
+ * the debug and .dwo files it names): a device or FIFO is refused, not read
+ * without end (/dev/zero as a .dwo name) or waited on (/dev/stdin). */
+int pk_file_map_regular(pk_mapped_file *f, const char *path, pk_err *err);
 /* A view of bytes the caller already holds in memory (an embedder that
  * received a file over the network, a fuzzer): readers that keep a
  * pk_mapped_file work on it unchanged. The bytes must outlive the view;
