@@ -169,4 +169,27 @@ TEST(pairmap_grows_and_sorts)
     pk_pairmap_free(&m);
 }
 
+/* fuzz_rawprof: two entries of a raw profile whose counts add up to 2^64
+ * wrapped to 0, which marks a slot free: the entry vanished from the sorted
+ * list but not from len (a written raw profile then read as truncated), and
+ * keys probed past it were no longer found. */
+TEST(pairmap_counts_saturate)
+{
+    pk_pairmap m;
+    CHECK(pk_pairmap_init(&m, 4) == 0);
+    CHECK(pk_pairmap_add(&m, 1, 2, UINT64_MAX) == 0);
+    CHECK(pk_pairmap_add(&m, 1, 2, 1) == 0);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 1, 2), UINT64_MAX);
+    pk_pair_count items[] = {{1, 2, 5}, {3, 4, UINT64_MAX}, {3, 4, 7}};
+    CHECK(pk_pairmap_add_batch(&m, items, 3) == 0);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 1, 2), UINT64_MAX);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 3, 4), UINT64_MAX);
+    size_t n;
+    pk_pair_count *v = pk_pairmap_sorted(&m, &n);
+    CHECK_EQ_U64(n, m.len);
+    CHECK_EQ_U64(n, 2);
+    free(v);
+    pk_pairmap_free(&m);
+}
+
 int main(void) { return pk_test_main(); }
