@@ -216,4 +216,28 @@ TEST(trace_count_is_bounded_by_the_file)
     CHECK(strstr(e.msg, "traces do not fit") != NULL);
 }
 
+/* fuzz_temporal_indexed: a profile that claims 2^63 runs, merged twice: the
+ * run total wrapped to 0 and every trace was kept, more than the reservoir
+ * holds (the profile written could not be loaded back). */
+TEST(merge_of_huge_run_counts_keeps_the_reservoir_size)
+{
+    pk_err e;
+    pk_temporal_profile src, m;
+    build(&src, 100, 0, 4, &e);
+    src.traces_seen = 1ull << 63;
+    pk_temporal_init(&m, 3, 8);
+    CHECK_OK(pk_temporal_merge(&m, &src, &e), &e);
+    CHECK_OK(pk_temporal_merge(&m, &src, &e), &e);
+    CHECK(m.num_traces <= 3);
+    CHECK_EQ_U64(m.traces_seen, UINT64_MAX);
+    char path[512];
+    snprintf(path, sizeof path, "%s/huge.pgotemporal", pk_test_tmpdir());
+    CHECK_OK(pk_temporal_write(&m, path, &e), &e);
+    pk_temporal_profile back;
+    CHECK_OK(pk_temporal_load(&back, path, &e), &e);
+    pk_temporal_free(&back);
+    pk_temporal_free(&m);
+    pk_temporal_free(&src);
+}
+
 int main(void) { return pk_test_main(); }
