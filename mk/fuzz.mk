@@ -10,7 +10,7 @@ FUZZ_DIR   := $(BUILD)/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer -O1
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_SUPPORT := tests/fuzz/fuzz_util.c tests/fuzz/perf_mutator.c
+FUZZ_SUPPORT := tests/fuzz/fuzz_util.c tests/fuzz/perf_model.c tests/fuzz/perf_mutator.c
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out $(FUZZ_SUPPORT),$(FUZZ_SRC)))
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SECONDS ?= 60

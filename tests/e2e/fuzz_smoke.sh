@@ -75,8 +75,16 @@ ok() {
             else
                 grep -q "cannot be written as a text profile" "$out.err"
             fi ;;
-    rawprof) "$PGOKIT" profgen -q --binary "$BIN" --raw "$f" --raw-only -o "$out" ;;
-    temporal_raw | temporal_indexed) "$PGOKIT" show --temporal "$f" ;;
+    rawprof) # read, then written and read again; a profile of another binary is refused after reading
+        if "$PGOKIT" profgen -q --binary "$BIN" --raw "$f" --raw-only -o "$out" 2>"$out.err"; then
+            "$PGOKIT" profgen -q --binary "$BIN" --raw "$out" --raw-only -o "$out.2"
+        else
+            grep -q "cannot merge profiles of different binaries" "$out.err"
+        fi ;;
+    temporal_raw) "$PGOKIT" show --temporal "$f" ;;
+    temporal_indexed) # merged with itself into a small reservoir, written, read back
+        "$PGOKIT" show --temporal "$f" && "$PGOKIT" merge --temporal -q --reservoir 3 --binary "$RT" "$f" "$f" -o "$out" &&
+            "$PGOKIT" show --temporal "$out" ;;
     exact_counts) "$PGOKIT" record --print-exact "$f" ;;
     pprof) "$PGOKIT" convert "$f" --from pprof -o "$out.data" && "$PGOKIT" dump -q "$out.data" ;;
     *) return 99 ;;

@@ -54,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *fixed = malloc(size);
         memcpy(fixed, data, size);
         pk_st64(fixed + size - 8, pk_hash_bytes(fixed, size - 8));
+        pk_fuzz_save_fixed(fixed, size);
         one(fixed, size);
         free(fixed);
     }

@@ -80,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(fixed, data, size);
         pk_st64(fixed + 16, size);
         pk_st64(fixed + 24, pk_temporal_checksum(fixed, size));
+        pk_fuzz_save_fixed(fixed, size);
         one(fixed, size);
         free(fixed);
     }

@@ -145,6 +145,16 @@ void pk_fuzz_perf_callbacks(pk_perf_callbacks *cb, pk_fuzz_digest *d)
     cb->sample_weights = true; /* as profgen reads: repeat counts as weights */
 }
 
+void pk_fuzz_save_fixed(const void *data, size_t size)
+{
+    const char *path = getenv("PK_FUZZ_FIXED_OUT");
+    FILE *f = path ? fopen(path, "wb") : NULL;
+    if (f) {
+        fwrite(data, 1, size, f);
+        fclose(f);
+    }
+}
+
 static char tmpdir[64];
 
 static void remove_tmpdir(void)

@@ -37,6 +37,12 @@ void pk_fuzz_digest_u64(pk_fuzz_digest *d, uint64_t v);
 /* Callbacks that fold every event into *d. */
 void pk_fuzz_perf_callbacks(pk_perf_callbacks *cb, pk_fuzz_digest *d);
 
+/* Writes the bytes to $PK_FUZZ_FIXED_OUT when it is set: the harnesses of
+ * checksummed formats read each input also with its checksum made right;
+ * run one on a finding with it set to get the input the command line
+ * reads the same way (a regression input for tests/fuzz/corpus/). */
+void pk_fuzz_save_fixed(const void *data, size_t size);
+
 /* A private scratch directory (created on first use, under /dev/shm when it
  * exists): only the writer round trip needs files, since pk_perf_writer
  * writes through pk_out_file. */
