@@ -446,19 +446,20 @@ size_t pk_agg_translate_user_chain(pk_agg *a, uint32_t pid, const uint8_t *chain
 static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err)
 {
     pk_agg_stats *st = &a->prof.stats;
-    st->samples++;
+    uint64_t w = pk_sample_weight(s);   /* identical samples it stands for */
+    st->samples += w;
     if (a->o.pid >= 0 && s->pid != (uint32_t)a->o.pid) {
-        st->samples_other_pid++;
+        st->samples_other_pid += w;
         return 0;
     }
     if (!s->branch_nr) {
-        st->samples_no_lbr++;
+        st->samples_no_lbr += w;
         return 0;
     }
     agg_proc *p = find_proc(a, s->pid);
     if (!p) {  /* never seen (an exec'd process with no mappings yet is seen) */
         if (a->seen_target_mmap)
-            st->samples_no_mapping++;
+            st->samples_no_mapping += w;
         p = &a->global;
     }
     /* counters kept local: the stores to lbr_out could alias them */
@@ -503,7 +504,7 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
         if (from != PK_AGG_EXTERNAL || to != PK_AGG_EXTERNAL)
             any_inside = true;
         if (to != PK_AGG_EXTERNAL) {
-            if (pk_pairmap_add(&a->prof.branches, from, to, 1))
+            if (pk_pairmap_add(&a->prof.branches, from, to, w))
                 return pk_err_set(err, "out of memory");
             branches++;
             used = true;
@@ -521,7 +522,7 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
             } else if (prev_from - to >= a->o.max_range_len) {
                 drop_long++;
             } else {
-                if (pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+                if (pk_pairmap_add(&a->prof.ranges, to, prev_from, w))
                     return pk_err_set(err, "out of memory");
                 ranges++;
                 used = true;
@@ -530,32 +531,32 @@ static int on_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *
         prev_from = from;
     }
 counted:
-    st->lbr_entries += entries;
-    st->branches += branches;
-    st->branches_external += external;
-    st->ranges += ranges;
-    st->range_drop[PK_RANGE_DROP_EXTERNAL] += drop_ext;
-    st->range_drop[PK_RANGE_DROP_BACKWARDS] += drop_back;
-    st->range_drop[PK_RANGE_DROP_TOO_LONG] += drop_long;
+    st->lbr_entries += entries * w;
+    st->branches += branches * w;
+    st->branches_external += external * w;
+    st->ranges += ranges * w;
+    st->range_drop[PK_RANGE_DROP_EXTERNAL] += drop_ext * w;
+    st->range_drop[PK_RANGE_DROP_BACKWARDS] += drop_back * w;
+    st->range_drop[PK_RANGE_DROP_TOO_LONG] += drop_long * w;
     if (nlbr_out)
         *nlbr_out = nout;
     if (used)
-        st->samples_used++;
+        st->samples_used += w;
     else if (!any_inside)
-        st->samples_outside++;
+        st->samples_outside += w;
     return 0;
 }
 
-int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, pk_err *err)
+int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, uint64_t weight, pk_err *err)
 {
     /* the counts of the loop above (without lbr_out), statistics aside */
     uint64_t prev_from = PK_AGG_EXTERNAL;
     for (size_t i = 0; i < n; i++) {
         uint64_t from = lbr[i].from, to = lbr[i].to;
-        if (to != PK_AGG_EXTERNAL && pk_pairmap_add(&a->prof.branches, from, to, 1))
+        if (to != PK_AGG_EXTERNAL && pk_pairmap_add(&a->prof.branches, from, to, weight))
             return pk_err_set(err, "out of memory");
         if (i > 0 && to != PK_AGG_EXTERNAL && prev_from != PK_AGG_EXTERNAL && to <= prev_from &&
-            prev_from - to < a->o.max_range_len && pk_pairmap_add(&a->prof.ranges, to, prev_from, 1))
+            prev_from - to < a->o.max_range_len && pk_pairmap_add(&a->prof.ranges, to, prev_from, weight))
             return pk_err_set(err, "out of memory");
         prev_from = from;
     }
@@ -591,4 +592,5 @@ void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb)
     cb->comm = cb_comm;
     cb->task = cb_task;
     cb->build_id = cb_bid;
+    cb->sample_weights = true;
 }

@@ -131,6 +131,8 @@ int pk_rawprof_write(const pk_rawprof *r, const char *path, pk_err *err);
 /* Reads a file written by pk_rawprof_write; corrupt or truncated input gives
  * an error naming the file and byte offset. r is initialised by the call. */
 int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err);
+/* Same over bytes in memory; `path` is for messages. */
+int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *data, size_t size, const char *path, pk_err *err);
 /* Adds src's counts into dst. The binaries must be the same: equal build-ids
  * when both have one, else equal paths. Addresses are rebased if the preferred
  * bases differ (they cannot for the same build-id, but paths can lie). */
@@ -151,7 +153,8 @@ typedef struct pk_agg pk_agg;
 pk_agg *pk_agg_new(const pk_agg_target *target, const pk_agg_opts *opts, pk_err *err);
 void pk_agg_free(pk_agg *a);
 
-/* Event handlers, in recording order. Each returns 0 or -1 (OOM). */
+/* Event handlers, in recording order. Each returns 0 or -1 (OOM). A sample
+ * counts pk_sample_weight(s) times. */
 int pk_agg_on_mmap(pk_agg *a, const pk_mmap_event *m, pk_err *err);
 int pk_agg_on_comm(pk_agg *a, const pk_comm_event *c, pk_err *err);
 int pk_agg_on_task(pk_agg *a, const pk_task_event *t, pk_err *err);
@@ -165,11 +168,13 @@ int pk_agg_on_sample(pk_agg *a, const pk_sample *s, pk_err *err);
  * context-sensitive path uses it: its counts come from the unwinder. */
 int pk_agg_count_sample(pk_agg *a, const pk_sample *s, pk_branch *lbr_out, size_t *nlbr_out, pk_err *err);
 /* Adds entries translated by pk_agg_count_sample to the flat branch and
- * range counts (statistics untouched: that call counted them): for a
- * sample the unwinder cannot walk (no user frames in its stack). */
-int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, pk_err *err);
+ * range counts, `weight` times (the sample's pk_sample_weight; statistics
+ * untouched: that call counted them): for a sample the unwinder cannot
+ * walk (no user frames in its stack). */
+int pk_agg_add_translated(pk_agg *a, const pk_branch *lbr, size_t n, uint64_t weight, pk_err *err);
 
-/* Fills callbacks that feed the aggregator (errors go into *err). */
+/* Fills callbacks that feed the aggregator (errors go into *err; they take
+ * sample weights). */
 void pk_agg_callbacks(pk_agg *a, pk_err *err, pk_perf_callbacks *cb);
 
 /* Translates a runtime address of process pid to a link-time vaddr of the

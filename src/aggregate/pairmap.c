@@ -15,6 +15,11 @@ static inline size_t pair_hash(uint64_t a, uint64_t b)
     return (size_t)pk_hash64(a * 0x9e3779b97f4a7c15ULL ^ b);
 }
 
+/* Counts saturate at UINT64_MAX (as the profile model's do): a count that
+ * wrapped to 0 would mark its slot free, cutting the probe chains through it
+ * (keys after it not found, inserted twice) while len still counted it. */
+static inline uint64_t sat_add(uint64_t x, uint64_t y) { return x + y < x ? UINT64_MAX : x + y; }
+
 int pk_pairmap_init(pk_pairmap *m, size_t initial_cap)
 {
     size_t cap = 64;
@@ -82,7 +87,7 @@ int pk_pairmap_add(pk_pairmap *m, uint64_t a, uint64_t b, uint64_t n)
             return 0;
         }
         if (p->a == a && p->b == b) {
-            p->n += n;
+            p->n = sat_add(p->n, n);
             return 0;
         }
         j = (j + 1) & mask;
@@ -113,7 +118,7 @@ int pk_pairmap_add_batch(pk_pairmap *m, const pk_pair_count *items, size_t n)
                     break;
                 }
                 if (p->a == it[i].a && p->b == it[i].b) {
-                    p->n += it[i].n;
+                    p->n = sat_add(p->n, it[i].n);
                     break;
                 }
             }

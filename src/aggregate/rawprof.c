@@ -195,8 +195,14 @@ int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err)
     pk_mapped_file f;
     if (pk_file_map(&f, path, err))
         return -1;
-    const uint8_t *d = f.data;
-    size_t size = f.size;
+    int rc = pk_rawprof_read_mem(r, f.data, f.size, path, err);
+    pk_file_unmap(&f);
+    return rc;
+}
+
+int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *d, size_t size, const char *path, pk_err *err)
+{
+    memset(r, 0, sizeof *r);
     int rc = -1;
     if (size < 8 || memcmp(d, RAW_MAGIC, 8)) {
         pk_err_set(err, "%s: offset 0: not a pgokit raw profile (bad magic)", path);
@@ -268,7 +274,6 @@ int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err)
 fail:
     pk_rawprof_free(r);
 out:
-    pk_file_unmap(&f);
     return rc;
 }
 

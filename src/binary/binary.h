@@ -63,6 +63,11 @@ typedef struct pk_elf_segment {   /* a PT_LOAD program header */
 /* Gives the file's mapped pages back (re-read from the page cache on use). */
 void pk_elf_release_pages(pk_elf *elf);
 int pk_elf_open(pk_elf **out, const char *path, pk_err *err);
+/* The same over bytes already in memory (they must outlive the pk_elf);
+ * `name` stands for the path in messages. Split-DWARF .dwo files and
+ * separate debug files are still looked up on disk, by the names the
+ * bytes give. */
+int pk_elf_open_mem(pk_elf **out, const void *data, size_t size, const char *name, pk_err *err);
 void pk_elf_close(pk_elf *elf);
 
 const char *pk_elf_path(const pk_elf *elf);

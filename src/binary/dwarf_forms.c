@@ -532,8 +532,16 @@ int dw_cu_top(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     cu->top_parsed = 1;
     cu->top_failed = 1;
     cu->abbrevs = dw_abbrevs_get(s, cu->abbrev_off, err);
-    if (!cu->abbrevs)
-        return pk_err_prefix(err, "unit at .debug_info offset %llu", (unsigned long long)cu->off);
+    if (!cu->abbrevs) {
+        /* the table's error starts with the file and its offset (as every
+         * error does); which unit uses the table comes after */
+        if (err) {
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n, " (abbreviations of the unit at .debug_info offset %llu)",
+                     (unsigned long long)cu->off);
+        }
+        return -1;
+    }
     dw_abbrev_fix_sizes(cu->abbrevs, cu);
     pk_cursor c;
     pk_cursor_init(&c, s->info.data + cu->die_off, (size_t)(cu->end - cu->die_off));

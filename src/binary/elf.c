@@ -243,16 +243,9 @@ static int load_symbols(pk_elf *e, pk_err *err)
     return 0;
 }
 
-int pk_elf_open(pk_elf **out, const char *path, pk_err *err)
+/* Validates and indexes e->file (mapped or borrowed); frees e on failure. */
+static int elf_load(pk_elf **out, pk_elf *e, pk_err *err)
 {
-    *out = NULL;
-    pk_elf *e = calloc(1, sizeof *e);
-    if (!e)
-        return pk_err_set(err, "%s: out of memory", path);
-    if (pk_file_map(&e->file, path, err) < 0) {
-        free(e);
-        return -1;
-    }
     const uint8_t *d = e->file.data;
     if (e->file.size < 64 || memcmp(d, ELFMAG, SELFMAG)) {
         bad(err, e, 0, "not an ELF file");
@@ -282,6 +275,32 @@ int pk_elf_open(pk_elf **out, const char *path, pk_err *err)
 fail:
     pk_elf_close(e);
     return -1;
+}
+
+int pk_elf_open(pk_elf **out, const char *path, pk_err *err)
+{
+    *out = NULL;
+    pk_elf *e = calloc(1, sizeof *e);
+    if (!e)
+        return pk_err_set(err, "%s: out of memory", path);
+    if (pk_file_map_regular(&e->file, path, err) < 0) {
+        free(e);
+        return -1;
+    }
+    return elf_load(out, e, err);
+}
+
+int pk_elf_open_mem(pk_elf **out, const void *data, size_t size, const char *name, pk_err *err)
+{
+    *out = NULL;
+    pk_elf *e = calloc(1, sizeof *e);
+    if (!e)
+        return pk_err_set(err, "%s: out of memory", name);
+    if (pk_file_borrow(&e->file, data, size, name, err) < 0) {
+        free(e);
+        return -1;
+    }
+    return elf_load(out, e, err);
 }
 
 void pk_elf_close(pk_elf *e)

@@ -323,7 +323,7 @@ static int file_crc(const char *path, uint32_t *crc)
 {
     pk_mapped_file f;
     pk_err e;
-    if (pk_file_map(&f, path, &e) < 0)
+    if (pk_file_map_regular(&f, path, &e) < 0)
         return -1;
     uLong c = crc32(0L, Z_NULL, 0);
     size_t done = 0;

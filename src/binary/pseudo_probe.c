@@ -298,8 +298,11 @@ static int table_decode(pk_probe_table *out, const uint8_t *data, size_t size, u
         d.stats.records++;
         uint64_t start;
         bool has_symbol = resolve && resolve(resolve_ctx, guid, &start) == 0;
-        /* a body without a symbol cannot be named by the caller's set: kept */
-        bool want = !keep || pk_u64map_get(keep, guid) || (keep_symbolless && resolve && !has_symbol);
+        /* a body without a symbol cannot be named by the caller's set: kept
+         * by the first decode, never by decode_more (whatever its set says:
+         * the first decode has it already) */
+        bool symbolless = resolve && !has_symbol;
+        bool want = symbolless ? keep_symbolless : !keep || pk_u64map_get(keep, guid);
         if (!d.addr_based) {
             d.origin_known = has_symbol;
             if (d.origin_known)

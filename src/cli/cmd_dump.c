@@ -444,6 +444,9 @@ int pk_cmd_dump(int argc, char **argv)
     pk_perf_callbacks cb = {
         .ctx = c, .attr = on_attr, .sample = on_sample, .mmap = on_mmap, .comm = on_comm,
         .task = on_task, .build_id = on_build_id, .feature = on_feature,
+        /* statistics only: a perf script repeat count is one weighted sample,
+         * not that many callbacks (the listing writes each one out) */
+        .sample_weights = stats_only,
     };
     pk_err err;
     int rc;

@@ -15,16 +15,21 @@ void pk_file_release_pages(const pk_mapped_file *f)
         (void)madvise((void *)f->data, f->size, MADV_DONTNEED);
 }
 
-int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err)
+static int file_map(pk_mapped_file *f, const char *path, bool regular_only, pk_err *err)
 {
     memset(f, 0, sizeof *f);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO would wait for a writer */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0)
         return pk_err_errno(err, "%s: cannot open", path);
     struct stat st;
     if (fstat(fd, &st) < 0) {
         close(fd);
         return pk_err_errno(err, "%s: cannot stat", path);
+    }
+    if (regular_only && !S_ISREG(st.st_mode)) {
+        close(fd);
+        return pk_err_set(err, "%s: offset 0: not a regular file (a device, pipe or directory)", path);
     }
     f->path = strdup(path);
     if (!f->path) {
@@ -85,9 +90,31 @@ int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err)
     return 0;
 }
 
+int pk_file_borrow(pk_mapped_file *f, const void *data, size_t size, const char *name, pk_err *err)
+{
+    memset(f, 0, sizeof *f);
+    f->path = strdup(name);
+    if (!f->path)
+        return pk_err_set(err, "%s: out of memory", name);
+    f->data = data;
+    f->size = size;
+    f->is_borrowed = 1;
+    return 0;
+}
+
+int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err)
+{
+    return file_map(f, path, false, err);
+}
+
+int pk_file_map_regular(pk_mapped_file *f, const char *path, pk_err *err)
+{
+    return file_map(f, path, true, err);
+}
+
 void pk_file_unmap(pk_mapped_file *f)
 {
-    if (f->data) {
+    if (f->data && !f->is_borrowed) {
         if (f->is_mmap)
             munmap((void *)f->data, f->size);
         else

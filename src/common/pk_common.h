@@ -53,9 +53,19 @@ typedef struct pk_mapped_file {
     size_t size;
     char *path;      /* owned copy, for error messages */
     int is_mmap;
+    int is_borrowed; /* data belongs to the caller (pk_file_borrow) */
 } pk_mapped_file;
 
 int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
+/* The same for a file that can only be a regular file (an ELF binary and
+ * the debug and .dwo files it names): a device or FIFO is refused, not read
+ * without end (/dev/zero as a .dwo name) or waited on (/dev/stdin). */
+int pk_file_map_regular(pk_mapped_file *f, const char *path, pk_err *err);
+/* A view of bytes the caller already holds in memory (an embedder that
+ * received a file over the network, a fuzzer): readers that keep a
+ * pk_mapped_file work on it unchanged. The bytes must outlive the view;
+ * pk_file_unmap frees only the copy of `name` (used in messages). */
+int pk_file_borrow(pk_mapped_file *f, const void *data, size_t size, const char *name, pk_err *err);
 void pk_file_unmap(pk_mapped_file *f);
 /* Gives the mapped pages back (they are read again from the page cache if
  * touched later): for a file that is mostly done with but still referenced. */

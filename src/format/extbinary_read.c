@@ -148,6 +148,12 @@ static int rd_name_idx(struct rd *r, pk_name_id *id)
         r->p = save;
         return rd_fail(r, "name index out of range of the name table", NULL);
     }
+    /* a function, callee or call target without a name: no format (the
+     * text's "name:TOTAL:HEAD" first) can carry it */
+    if (!pk_profset_name_len(r->ps, r->names[i])) {
+        r->p = save;
+        return rd_fail(r, "name index names the empty string", NULL);
+    }
     *id = r->names[i];
     return 0;
 }

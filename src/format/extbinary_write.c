@@ -82,8 +82,16 @@ static int wr_init(struct wr *w, const pk_profset *ps, pk_err *err)
             wr_free(w);
             return pk_err_set(err, "a context profile in a set not marked context-sensitive");
         }
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < n; k++) {
             mark_name(w, fr[k].name);
+            /* the reader takes context lines up to 65535, like body lines */
+            if (fr[k].line > 0xffff) {
+                pk_err_set(err, "function %s: context line offset %u does not fit the format (max 65535)",
+                           pk_profset_name(ps, fr[k].name), fr[k].line);
+                wr_free(w);
+                return -1;
+            }
+        }
         if (w->cs && w->ctx_idx[f->ctx] == UINT32_MAX) {
             w->ctx_idx[f->ctx] = 0;
             w->ctxs[w->nctxs++] = f->ctx;

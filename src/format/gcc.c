@@ -243,16 +243,22 @@ static int gr_name(struct gr *r, uint64_t idx, pk_name_id *id)
 {
     if (idx >= r->nnames)
         return gr_fail(r, "string index out of range of the name table");
+    /* index 0 is the table's unused "": a function (or call target) named
+     * by it has no name, which no other format can carry */
+    if (!pk_profset_name_len(r->ps, r->names[idx]))
+        return gr_fail(r, "string index names the empty string: a function without a name");
     *id = r->names[idx];
     return 0;
 }
+
+/* Inline nesting deeper than this is corrupt (real trees are a few dozen
+ * levels): it bounds the recursion and the stack of enclosing instances. */
+#define GCC_MAX_DEPTH 1024
 
 /* stack[0..depth] are f and its enclosing instances: as in GCC, every
  * position count adds to the totals of all of them. */
 static int gr_instance(struct gr *r, pk_fprof **stack, unsigned depth)
 {
-    if (depth >= 1024)
-        return gr_fail(r, "inline nesting too deep");
     pk_fprof *f = stack[depth];
     uint32_t npos, nsites;
     if (gr_u32(r, &npos) || gr_u32(r, &nsites))
@@ -280,6 +286,8 @@ static int gr_instance(struct gr *r, pk_fprof **stack, unsigned depth)
         pk_name_id callee;
         if (gr_u32(r, &loc) || gr_u32(r, &ni) || gr_name(r, ni, &callee))
             return -1;
+        if (depth + 1 >= GCC_MAX_DEPTH) /* stack[depth + 1] must exist */
+            return gr_fail(r, "inline nesting too deep");
         pk_fprof *c = pk_fprof_callsite(r->ps, f, loc >> 16, loc & 0xffff, callee, r->err);
         if (!c)
             return -1;
@@ -295,7 +303,7 @@ int pk_gcc_read(pk_profset *ps, const uint8_t *data, size_t size, const char *pa
     struct gr r = {.ps = ps, .path = path, .err = err, .base = data, .p = data, .end = data + size};
     uint32_t magic, version, unused, tag, len, n;
     int rc = -1;
-    pk_fprof *stack[1024];
+    pk_fprof *stack[GCC_MAX_DEPTH];
     if (gr_u32(&r, &magic) || gr_u32(&r, &version) || gr_u32(&r, &unused))
         return -1;
     if (magic != GCC_MAGIC) {

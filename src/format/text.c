@@ -35,8 +35,29 @@ static void put_name(pk_buf *b, const pk_profset *ps, pk_name_id id)
     pk_buf_put(b, pk_profset_name(ps, id), pk_profset_name_len(ps, id));
 }
 
+/* Names the text cannot carry: a line break ends the line, a leading space
+ * reads as indentation (or as a second space after the location), and at
+ * the start of a line '#' starts a comment and '[' a context. A profile
+ * read from a binary format may hold them; written as text, it could not
+ * be read back. */
+static int check_name(const pk_profset *ps, pk_name_id id, bool line_start, pk_err *err)
+{
+    const char *s = pk_profset_name(ps, id);
+    size_t n = pk_profset_name_len(ps, id);
+    const char *why = !n                                   ? "is empty"
+                      : memchr(s, '\n', n) || memchr(s, '\r', n) ? "holds a line break"
+                      : s[0] == ' '                        ? "starts with a space"
+                      : line_start && (s[0] == '#' || s[0] == '[') ? "starts with '#' or '['"
+                                                           : NULL;
+    if (why)
+        return pk_err_set(err, "the function name \"%.60s\" %s: it cannot be written as a text profile", s, why);
+    return 0;
+}
+
 static int write_fprof(const pk_profset *ps, const pk_fprof *f, unsigned indent, pk_buf *b, pk_err *err)
 {
+    if ((indent || !(ps->kind & PK_PROF_CS)) && check_name(ps, f->name, indent == 0, err))
+        return -1;
     if (indent == 0 && (ps->kind & PK_PROF_CS)) {
         size_t need = pk_profset_ctx_text(ps, f->ctx, NULL, 0);
         char *t = malloc(need + 1);
@@ -63,6 +84,10 @@ static int write_fprof(const pk_profset *ps, const pk_fprof *f, unsigned indent,
         put_loc(b, e->line, e->disc);
         pk_buf_printf(b, ": %" PRIu64, e->count);
         for (uint32_t k = 0; k < e->ncalls; k++) {
+            if (check_name(ps, e->calls[k].name, false, err)) {
+                pk_fprof_view_free(&v);
+                return -1;
+            }
             pk_buf_put(b, " ", 1);
             put_name(b, ps, e->calls[k].name);
             pk_buf_printf(b, ":%" PRIu64, e->calls[k].count);
@@ -193,6 +218,11 @@ static int parse_header(struct text_rd *r, const char *s, size_t len, pk_fprof *
         pk_ctx_id ctx;
         if (pk_profset_ctx_parse(r->ps, s + 1, nlen - 2, &ctx, r->err))
             return pk_err_prefix(r->err, "%s: line %zu", r->path, r->lineno);
+        size_t nf;
+        const pk_ctx_frame *fr = pk_profset_ctx(r->ps, ctx, &nf);
+        for (size_t i = 0; i < nf; i++)
+            if (fr[i].line > 0xffff) /* as body lines: the binary formats hold 16 bits */
+                return rd_fail(r, s, len, "context line offset above 65535");
         r->ps->kind |= PK_PROF_CS;
         f = pk_profset_get_ctx(r->ps, ctx, r->err);
     } else {
@@ -314,10 +344,13 @@ int pk_text_read(pk_profset *ps, const uint8_t *data, size_t size, const char *p
             return rd_fail(&r, s, len, "expected exactly one space after the location");
         rest++;
         rlen--;
-        if (rest[0] >= '0' && rest[0] <= '9') {
-            size_t ce = 0;
-            while (ce < rlen && rest[ce] != ' ')
-                ce++;
+        size_t ce = 0;
+        while (ce < rlen && rest[ce] != ' ')
+            ce++;
+        /* A count is a word of digits; digits followed by ':' are a callee
+         * named by its MD5 GUID (llvm-profdata and we write MD5 profiles as
+         * text that way; llvm-profdata's own reader refuses the line). */
+        if (rest[0] >= '0' && rest[0] <= '9' && !memchr(rest, ':', ce)) {
             uint64_t cnt;
             if (parse_u64(rest, ce, &cnt))
                 return rd_fail(&r, s, len, "bad sample count");

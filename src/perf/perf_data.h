@@ -75,7 +75,13 @@ typedef struct pk_sample {
     uint64_t file_offset;       /* where the record starts (in the decompressed
                                    stream for compressed files; the line
                                    number for perf script text) */
+    uint64_t weight;            /* Added: how many identical samples this one
+                                   stands for (a perf script repeat count); 0
+                                   or 1: one. Above 1 only for callbacks that
+                                   set pk_perf_callbacks.sample_weights. */
 } pk_sample;
+/* The number of samples s stands for. */
+static inline uint64_t pk_sample_weight(const pk_sample *s) { return s->weight ? s->weight : 1; }
 /* Reader notes: without PK_SAMPLE_PERIOD in a fixed-period attr, period is
  * the attr's sample_period (as perf reports it). Samples from perf script
  * text have pid/tid/time 0, period 1, a callchain without context markers
@@ -137,6 +143,10 @@ typedef struct pk_perf_callbacks {
     /* Added: every feature section (file mode: before any record, after the
      * build-ids; pipe mode: each HEADER_FEATURE record), raw payload. */
     int (*feature)(void *ctx, uint32_t id, const void *data, uint64_t size);
+    /* Added: the sample callback counts a sample pk_sample_weight(s) times.
+     * Without it, a sample standing for N identical ones is handed over N
+     * times: a 1e9 repeat count in a tiny perf script file is 1e9 calls. */
+    bool sample_weights;
 } pk_perf_callbacks;
 
 typedef struct pk_perf_stats {
@@ -164,6 +174,10 @@ const char *pk_perf_feature_name(uint32_t id);
 int pk_perf_read(const char *path, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
 /* Same, from an open descriptor (file or pipe); `name` is for messages. */
 int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
+/* Same, over a whole file already in memory (file or pipe layout); `name`
+ * is for messages. */
+int pk_perf_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                     pk_perf_stats *stats, pk_err *err);
 
 /* ---- writer ----
  * Not thread-safe: threads sharing one writer must serialise every call
@@ -206,8 +220,9 @@ void pk_perf_writer_abort(pk_perf_writer *w);
  * one LBR line, blocks separated by blank lines. Also PERF_RECORD_MMAP2 lines
  * (from `perf script --show-mmap-events`). Leading spaces and event-name
  * padding are tolerated; malformed lines are an error naming line and column.
- * A bare decimal number at column 1 repeats the next sample that many times
- * (llvm-profgen's aggregated scripts): the sample callback runs N times.
+ * A bare decimal number at column 1 counts the next sample that many times
+ * (llvm-profgen's aggregated scripts): one callback with weight N when the
+ * callbacks take weights (sample_weights), else N callbacks.
  * perf's other fields are read where they help: a sample header line (comm,
  * pid[/tid], time, event) gives the sample's pid, "(dso)" after a call-chain
  * address or a branch address names its file.
@@ -232,6 +247,9 @@ typedef struct pk_script_stats {
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);
+/* Same over text already in memory; `name` is for messages. */
+int pk_perf_script_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                            pk_script_stats *stats, pk_err *err);
 
 /* A one-line warning when call-chain entries were guessed or could not be
  * placed (what, how many, why, what to do): 0 and buf[0] = 0 when there is

@@ -389,19 +389,40 @@ static void reader_free(pk_reader *r)
     free(r->win);
 }
 
-int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err)
+static int reader_init(pk_reader *r, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats,
+                       pk_perf_stats *local, pk_err *err)
 {
     static const pk_perf_callbacks none;
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->cb = cb ? cb : &none;
+    r->st = stats ? stats : local;
+    r->err = err;
+    memset(r->st, 0, sizeof *r->st);
+    if (pk_u64map_init(&r->id2attr, 16))
+        return pk_err_set(err, "%s: out of memory", name);
+    return 0;
+}
+
+int pk_perf_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                     pk_perf_stats *stats, pk_err *err)
+{
     pk_perf_stats local;
     pk_reader r;
-    memset(&r, 0, sizeof r);
-    r.name = name;
-    r.cb = cb ? cb : &none;
-    r.st = stats ? stats : &local;
-    r.err = err;
-    memset(r.st, 0, sizeof *r.st);
-    if (pk_u64map_init(&r.id2attr, 16))
-        return pk_err_set(err, "%s: out of memory", name);
+    if (reader_init(&r, name, cb, stats, &local, err))
+        return -1;
+    int rc = size ? read_mapped(&r, data, size)
+                  : pk_err_set(err, "%s: offset 0: empty file, not a perf.data", name);
+    reader_free(&r);
+    return rc;
+}
+
+int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err)
+{
+    pk_perf_stats local;
+    pk_reader r;
+    if (reader_init(&r, name, cb, stats, &local, err))
+        return -1;
     struct stat st;
     int rc;
     if (fstat(fd, &st) < 0) {

@@ -9,7 +9,8 @@
  *               separated by blank lines (perf prints a header instead
  *               when it prints any of those fields).
  *   repeat:     a bare decimal number at column 1 before a sample counts it
- *               that many times (llvm-profgen's aggregated scripts). perf's
+ *               that many times (llvm-profgen's aggregated scripts): one
+ *               sample with that weight for callbacks that take weights. perf's
  *               pid header ("%5d ") is told apart by its trailing space and
  *               the tab-indented call chain under it.
  *
@@ -150,14 +151,23 @@ static bool is_dec(const char *p, const char *e)
     return true;
 }
 
+/* The value of the decimal digits [p, e) (callers checked is_dec), or
+ * UINT64_MAX when it overflows. Bounded by e: the text is not NUL-terminated
+ * (strtoll went on reading past the end of the mapped file). */
+static uint64_t dec_value(const char *p, const char *e)
+{
+    uint64_t v = UINT64_MAX;
+    return parse_dec(p, e, &v) == e ? v : UINT64_MAX;
+}
+
 /* "PID/TID", both decimal. */
 static bool pid_tid(const char *p, const char *e, int64_t *pid, int64_t *tid)
 {
     const char *sl = memchr(p, '/', (size_t)(e - p));
     if (!sl || !is_dec(p, sl) || !is_dec(sl + 1, e) || sl - p > 10 || e - sl > 11)
         return false;
-    *pid = strtoll(p, NULL, 10);
-    *tid = strtoll(sl + 1, NULL, 10);
+    *pid = (int64_t)dec_value(p, sl);
+    *tid = (int64_t)dec_value(sl + 1, e);
     return true;
 }
 
@@ -246,12 +256,22 @@ static int emit_sample(sreader *r, uint64_t ip, bool ip_from_stack)
     s.branches = r->branches.data;
     s.file_offset = r->lineno;
     uint64_t n = r->repeat ? r->repeat : 1;
-    for (uint64_t i = 0; i < n; i++) {
-        r->st->samples++;
+    if (r->cb->sample_weights) {
+        s.weight = n;
+        r->st->samples += n;
         if (r->cb->sample) {
             int rc = r->cb->sample(r->cb->ctx, &s);
             if (rc)
                 return rc;
+        }
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            r->st->samples++;
+            if (r->cb->sample) {
+                int rc = r->cb->sample(r->cb->ctx, &s);
+                if (rc)
+                    return rc;
+            }
         }
     }
     r->repeat = 0;
@@ -306,7 +326,7 @@ static int lbr_line(sreader *r, const char *p, const char *end)
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid))) {
             anchored = true;
         } else if (!after_sym && nums < (pid < 0 ? 2u : 1u) && parse_hex(q, e, &v) == e &&
-                   (!nums || (is_dec(num0_at, num0_end) && strtoll(num0_at, NULL, 10) <= PID_MAX))) {
+                   (!nums || (is_dec(num0_at, num0_end) && dec_value(num0_at, num0_end) <= PID_MAX))) {
             if (!nums) {
                 num0 = v;
                 num0_at = q;
@@ -325,7 +345,7 @@ static int lbr_line(sreader *r, const char *p, const char *end)
     if (first_word && !anchored && !nums)
         return sfail(r, first_word, "unexpected token before the branch entries (expected an event name or an ip)");
     if (nums == 2)
-        pid = tid = strtoll(num0_at, NULL, 10);
+        pid = tid = (int64_t)dec_value(num0_at, num0_end);
     else if (nums == 1)
         ip = num0;
     have_ip = nums > 0;
@@ -464,19 +484,21 @@ static bool header_line(sreader *r, const char *line, const char *p, const char 
         return false;
     int64_t pid = -1, tid = -1;
     bool anchored = false;
-    const char *dec = NULL;
+    const char *dec = NULL, *dec_end = NULL;
     for (const char *q = p; q < end;) {
         const char *e = tok_end(q, end);
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid)))
             anchored = true;
-        else if (!dec && is_dec(q, e) && e - q <= 10 && strtoll(q, NULL, 10) <= PID_MAX)
+        else if (!dec && is_dec(q, e) && e - q <= 10 && dec_value(q, e) <= PID_MAX) {
             dec = q;
+            dec_end = e;
+        }
         q = skip_sp(e, end);
     }
     if (!anchored && !trailing_ws)
         return false;
     if (pid < 0 && dec)
-        pid = tid = strtoll(dec, NULL, 10);
+        pid = tid = (int64_t)dec_value(dec, dec_end);
     r->pid = pid;
     r->tid = tid;
     return true;
@@ -577,7 +599,8 @@ static int one_line(sreader *r, const char *line, const char *end)
     return 0; /* the symbol between address and file is not needed */
 }
 
-int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
+static int script_read(const uint8_t *data, size_t size, const char *path, const pk_perf_callbacks *cb,
+                       pk_script_stats *stats, pk_err *err)
 {
     static const pk_perf_callbacks none;
     pk_script_stats local;
@@ -597,10 +620,9 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         free(r);
         return pk_err_set(err, "%s: out of memory", path);
     }
-    pk_mapped_file f;
-    int rc = pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err);
-    if (!rc) {
-        const char *p = (const char *)f.data, *end = p + f.size;
+    int rc = 0;
+    {
+        const char *p = (const char *)data, *end = p + size;
         r->text_end = end;
         while (p < end && !rc) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -629,7 +651,6 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
         if (!rc && r->st->samples == 0)
             rc = pk_err_set(err, "%s: no samples: no LBR line (0xFROM/0xTO/...) found; was the profile recorded with branch stacks?",
                             path);
-        pk_file_unmap(&f);
     }
     pk_vec_free(&r->stack);
     pk_vec_free(&r->names);
@@ -637,6 +658,24 @@ int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script
     pk_sframes_free(r->frames);
     free(r);
     return rc;
+}
+
+int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err)
+{
+    pk_mapped_file f;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (pk_file_map(&f, strcmp(path, "-") ? path : "/dev/stdin", err))
+        return -1;
+    int rc = script_read(f.data, f.size, path, cb, stats, err);
+    pk_file_unmap(&f);
+    return rc;
+}
+
+int pk_perf_script_read_mem(const void *data, size_t size, const char *name, const pk_perf_callbacks *cb,
+                            pk_script_stats *stats, pk_err *err)
+{
+    return script_read(data, size, name, cb, stats, err);
 }
 
 int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap)

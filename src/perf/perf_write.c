@@ -273,8 +273,9 @@ int pk_perf_write_sample(pk_perf_writer *w, const pk_sample *s, pk_err *err)
         uint64_t room = (MAX_REC - fixed - 8 - bytes_br) / 8;
         uint64_t n = s->callchain_nr < room ? s->callchain_nr : room;
         p = put64(p, n);
+        /* as bytes: a sample from the reader may hold unaligned arrays */
         if (n && s->callchain)
-            memcpy(p, s->callchain, 8 * n);
+            memcpy(p, (const void *)s->callchain, 8 * n);
         p += 8 * n;
     }
     if (w->opts.branch_stack) {
@@ -282,7 +283,7 @@ int pk_perf_write_sample(pk_perf_writer *w, const pk_sample *s, pk_err *err)
         if (w->opts.hw_idx)
             p = put64(p, s->has_hw_idx ? s->hw_idx : UINT64_MAX);
         if (nbr && s->branches)
-            memcpy(p, s->branches, 24 * nbr);
+            memcpy(p, (const void *)s->branches, 24 * nbr);
         p += 24 * nbr;
     }
     return emit(w, p, PK_REC_SAMPLE, s->misc ? s->misc : PK_CPUMODE_USER, err);
@@ -343,7 +344,11 @@ static int write_feature(pk_perf_writer *w, uint32_t id, pk_err *err)
 int pk_perf_writer_close(pk_perf_writer *w, pk_err *err)
 {
     int rc = 0;
-    if (w->since_round) {
+    /* An empty data section would read as data_size 0, which perf and our
+     * reader take for a recording killed before its header was written
+     * (and read on to the end of the file, into the feature table): a file
+     * without events still gets one FINISHED_ROUND. */
+    if (w->since_round || !w->data_bytes) {
         uint8_t fr[8];
         pk_st32(fr, PK_REC_FINISHED_ROUND);
         pk_st16(fr + 4, 0);

@@ -737,7 +737,7 @@ int pk_pprof_read_mem(const void *data, size_t size, const char *name, const pk_
     st->value_index = -1;
     st->file_bytes = size;
     if (!size)
-        return pk_err_set(err, "%s: empty file (not a pprof profile)", name);
+        return pk_err_set(err, "%s: offset 0: empty file (not a pprof profile)", name);
     uint64_t max = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES;
     rd r = {0};
     r.name = name;

@@ -244,11 +244,14 @@ int pk_pprof_gunzip(const uint8_t *in, size_t n, uint64_t max, uint8_t **out, si
     *out = NULL;
     *out_len = 0;
     /* The trailer's ISIZE (size mod 2^32 of the last member) is a hint for
-     * the first allocation, never trusted beyond the cap. */
+     * the first allocation, never trusted beyond the cap, nor beyond what
+     * deflate can make of the input (at most 1032 bytes per byte): a
+     * 30-byte file claiming 1 GiB gets a small buffer that grows if the
+     * data really is that large. */
     size_t cap = 1 << 16;
     if (n >= 18) {
         uint32_t isize = pk_ld32(in + n - 4);
-        if (isize > cap && isize <= max)
+        if (isize > cap && isize <= max && isize / 1032 <= n)
             cap = isize;
     }
     if (cap > max)

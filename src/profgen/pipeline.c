@@ -57,7 +57,7 @@ static int ip_sample(feed *f, const pk_sample *s)
     } else {
         n = 0;
     }
-    uint64_t w = f->weight_is_period && s->period ? s->period : 1;
+    uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
     if (n && f->frames[0] == PK_AGG_EXTERNAL && s->callchain_nr && f->late_samples < LATE_MAX) {
         /* raw user frames, to translate again once every mapping is known */
         size_t k = 0, at = f->late.len;
@@ -193,7 +193,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         f.size = (uint64_t)st.st_size;
     pk_agg_callbacks(a, err, &f.inner);
     pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
-                            .task = feed_task, .build_id = feed_bid};
+                            .task = feed_task, .build_id = feed_bid, .sample_weights = true};
     int rc;
     if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;

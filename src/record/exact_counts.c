@@ -114,25 +114,22 @@ static int read_entries(const pk_mapped_file *f, uint64_t *pos, uint64_t n, pk_e
     return 0;
 }
 
-int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err)
+static int exact_read(const pk_mapped_file *f, pk_exact_counts *c, pk_err *err)
 {
-    memset(c, 0, sizeof *c);
-    pk_mapped_file f;
-    if (pk_file_map(&f, path, err) != 0)
-        return -1;
+    const char *path = f->path;
     int rc = -1;
-    if (f.size < 32 || memcmp(f.data, EXACT_MAGIC, 8) != 0) {
+    if (f->size < 32 || memcmp(f->data, EXACT_MAGIC, 8) != 0) {
         pk_err_set(err, "%s: offset 0: not a pgokit exact-counts file", path);
         goto out;
     }
-    uint32_t version = pk_ld32(f.data + 8), nbins = pk_ld32(f.data + 12);
+    uint32_t version = pk_ld32(f->data + 8), nbins = pk_ld32(f->data + 12);
     if (version != EXACT_VERSION) {
         pk_err_set(err, "%s: offset 8: unsupported exact-counts version %u", path, version);
         goto out;
     }
-    c->unmapped = pk_ld64(f.data + 16);
-    if (nbins > (f.size - 32) / 48) {
-        pk_err_set(err, "%s: offset 12: %u binaries cannot fit in %zu bytes", path, nbins, f.size);
+    c->unmapped = pk_ld64(f->data + 16);
+    if (nbins > (f->size - 32) / 48) {
+        pk_err_set(err, "%s: offset 12: %u binaries cannot fit in %zu bytes", path, nbins, f->size);
         goto out;
     }
     c->bins = calloc(nbins ? nbins : 1, sizeof *c->bins);
@@ -142,11 +139,11 @@ int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err)
     }
     uint64_t pos = 32;
     for (uint32_t i = 0; i < nbins; i++) {
-        if (f.size - pos < 32) {
+        if (f->size - pos < 32) {
             pk_err_set(err, "%s: offset %llu: truncated binary header", path, (unsigned long long)pos);
             goto out;
         }
-        const uint8_t *h = f.data + pos;
+        const uint8_t *h = f->data + pos;
         uint32_t plen = pk_ld32(h);
         pk_exact_binary *b = &c->bins[c->nbins++];
         b->build_id_size = h[4];
@@ -158,7 +155,7 @@ int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err)
         memcpy(b->build_id, h + 8, 20);
         pos += 32;
         uint64_t padded = (plen + 7ull) & ~7ull;
-        if (padded + 16 > f.size - pos) {
+        if (padded + 16 > f->size - pos) {
             pk_err_set(err, "%s: offset %llu: path of %u bytes runs past the end", path,
                        (unsigned long long)pos, plen);
             goto out;
@@ -168,28 +165,49 @@ int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err)
             pk_err_set(err, "%s: out of memory", path);
             goto out;
         }
-        memcpy(b->path, f.data + pos, plen);
+        memcpy(b->path, f->data + pos, plen);
         b->path[plen] = 0;
         pos += padded;
-        uint64_t nr = pk_ld64(f.data + pos), nb = pk_ld64(f.data + pos + 8);
+        uint64_t nr = pk_ld64(f->data + pos), nb = pk_ld64(f->data + pos + 8);
         pos += 16;
-        if (read_entries(&f, &pos, nr, &b->ranges, "range", err) != 0)
+        if (read_entries(f, &pos, nr, &b->ranges, "range", err) != 0)
             goto out;
         b->nranges = nr;
-        if (read_entries(&f, &pos, nb, &b->branches, "branch", err) != 0)
+        if (read_entries(f, &pos, nb, &b->branches, "branch", err) != 0)
             goto out;
         b->nbranches = nb;
     }
-    if (pos != f.size) {
+    if (pos != f->size) {
         pk_err_set(err, "%s: offset %llu: %llu trailing bytes", path, (unsigned long long)pos,
-                   (unsigned long long)(f.size - pos));
+                   (unsigned long long)(f->size - pos));
         goto out;
     }
     rc = 0;
 out:
-    pk_file_unmap(&f);
     if (rc != 0)
         pk_exact_free(c);
+    return rc;
+}
+
+int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err)
+{
+    memset(c, 0, sizeof *c);
+    pk_mapped_file f;
+    if (pk_file_map(&f, path, err) != 0)
+        return -1;
+    int rc = exact_read(&f, c, err);
+    pk_file_unmap(&f);
+    return rc;
+}
+
+int pk_exact_read_mem(const void *data, size_t size, const char *name, pk_exact_counts *c, pk_err *err)
+{
+    memset(c, 0, sizeof *c);
+    pk_mapped_file f;
+    if (pk_file_borrow(&f, data, size, name, err) != 0)
+        return -1;
+    int rc = exact_read(&f, c, err);
+    pk_file_unmap(&f);
     return rc;
 }
 

@@ -334,6 +334,8 @@ typedef struct pk_exact_counts {
 /* Sorts each binary's arrays (merging duplicates) and writes the file. */
 int pk_exact_write(const char *path, pk_exact_counts *c, pk_err *err);
 int pk_exact_read(const char *path, pk_exact_counts *c, pk_err *err);
+/* Same over bytes in memory; `name` is for messages. */
+int pk_exact_read_mem(const void *data, size_t size, const char *name, pk_exact_counts *c, pk_err *err);
 void pk_exact_free(pk_exact_counts *c);
 /* Adds up exact-counts files (one per process of a run) into one: the same
  * binary (path and build-id) in several gets the sum of their counts. */

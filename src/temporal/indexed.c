@@ -216,7 +216,9 @@ int pk_temporal_merge(pk_temporal_profile *p, const pk_temporal_profile *src, pk
         for (uint32_t i = 0; i < len; i++) st[t].funcs[i] = map[src->traces[t].funcs[i]];
     }
     uint64_t seen_p = p->traces_seen, seen_s = src->traces_seen > ns ? src->traces_seen : ns;
-    uint64_t total = seen_p + seen_s;
+    /* saturated: run counts from files can be anything, and a sum wrapped
+     * to a small number took every trace in, past the reservoir size */
+    uint64_t total = seen_p + seen_s < seen_p ? UINT64_MAX : seen_p + seen_s;
     uint64_t R = p->reservoir_size;
     if (total <= R || (seen_p == p->num_traces && seen_s == ns && p->num_traces + ns <= R)) {
         if (reserve_traces(p, p->num_traces + ns, err) != 0) goto out;
@@ -372,6 +374,11 @@ int pk_temporal_parse(pk_temporal_profile *p, const uint8_t *d, size_t size, con
             (unsigned long long)strtab);
     if (!p->reservoir_size || nt > p->reservoir_size) BAD(40, "%llu traces exceed the reservoir size %llu",
                                                         (unsigned long long)nt, (unsigned long long)p->reservoir_size);
+    /* every trace has a 16-byte header: a count the bytes cannot hold is
+     * corrupt, and checking it bounds the allocation below */
+    if (nt > (body - strtab - nf * FUNC_REC) / 16)
+        BAD(40, "%llu traces do not fit in the %llu bytes left for them", (unsigned long long)nt,
+            (unsigned long long)(body - strtab - nf * FUNC_REC));
     const char *names = (const char *)d + size - strtab;
     if (strtab && names[strtab - 1]) BAD(size - 1, "string table is not NUL-terminated");
     p->image = malloc(strtab ? strtab : 1);

@@ -28,6 +28,8 @@ static bool has_magic(const char *path, const char *magic)
     return n == 8 && !memcmp(buf, magic, 8);
 }
 
+static int raw_validate(pk_temporal_raw *r, pk_err *err);
+
 bool pk_temporal_is_raw(const char *path) { return has_magic(path, PK_TEMPORAL_RAW_MAGIC); }
 
 bool pk_temporal_is_profile(const char *path)
@@ -39,6 +41,20 @@ int pk_temporal_raw_open(pk_temporal_raw *r, const char *path, pk_err *err)
 {
     memset(r, 0, sizeof *r);
     if (pk_file_map(&r->file, path, err) != 0) return -1;
+    return raw_validate(r, err);
+}
+
+int pk_temporal_raw_open_mem(pk_temporal_raw *r, const void *data, size_t size, const char *name, pk_err *err)
+{
+    memset(r, 0, sizeof *r);
+    if (pk_file_borrow(&r->file, data, size, name, err) != 0) return -1;
+    return raw_validate(r, err);
+}
+
+/* Checks r->file (mapped or borrowed) whole; closes r on failure. */
+static int raw_validate(pk_temporal_raw *r, pk_err *err)
+{
+    const char *path = r->file.path;
     const uint8_t *d = r->file.data;
     size_t size = r->file.size;
     if (size < 8 || memcmp(d, PK_TEMPORAL_RAW_MAGIC, 8) != 0) {

@@ -198,6 +198,8 @@ typedef struct pk_temporal_raw {
 
 /* Opens and fully validates (magic, version, length, checksum, bounds) a raw profile. */
 int pk_temporal_raw_open(pk_temporal_raw *r, const char *path, pk_err *err);
+/* Same over bytes in memory (they must outlive r); `name` is for messages. */
+int pk_temporal_raw_open_mem(pk_temporal_raw *r, const void *data, size_t size, const char *name, pk_err *err);
 void pk_temporal_raw_close(pk_temporal_raw *r);
 pk_temporal_raw_record pk_temporal_raw_record_at(const pk_temporal_raw *r, uint64_t i);
 

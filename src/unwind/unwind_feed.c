@@ -285,13 +285,14 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
     /* user frames only: the entries after PERF_CONTEXT_USER (or all of them
      * when there is no marker) */
     size_t ns = pk_agg_translate_user_chain(agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr, f->tstack);
+    uint64_t weight = pk_sample_weight(s);
     if (!nl || !ns) { /* only counted: nothing to walk */
-        f->counted++;
-        f->no_lbr += !nl;
-        f->no_stack += nl && !ns;
+        f->counted += weight;
+        f->no_lbr += nl ? 0 : weight;
+        f->no_stack += nl && !ns ? weight : 0;
         /* no user frames (a kernel-only call chain): its branches still
          * count in the flat profile, used when no sample has a context */
-        return nl ? pk_agg_add_translated(agg, f->tlbr, nl, err) : 0;
+        return nl ? pk_agg_add_translated(agg, f->tlbr, nl, weight, err) : 0;
     }
     /* the translated LBR is (from, to, 0) words: the sample is ns + 3 nl words */
     const uint64_t *lw = (const uint64_t *)f->tlbr;
@@ -301,7 +302,7 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
     sample_buf *c = &f->cache[h & (SAMPLE_CACHE - 1)];
     if (c->weight && c->hash == h && c->nstack == ns && c->nlbr == nl &&
         !memcmp(c->words, f->tstack, ns * sizeof *f->tstack) && !memcmp(c->words + ns, lw, 3 * nl * sizeof *lw)) {
-        c->weight++;
+        c->weight += weight;
         return 0;
     }
     if (c->weight && submit(f, c, err))
@@ -318,6 +319,6 @@ int pk_unwind_perf_sample(pk_unwinder *u, pk_agg *agg, const pk_sample *s, pk_er
     c->hash = h;
     c->nstack = (uint32_t)ns;
     c->nlbr = (uint32_t)nl;
-    c->weight = 1;
+    c->weight = weight;
     return 0;
 }

@@ -57,6 +57,30 @@ TEST(valid_stack_gives_ranges_between_consecutive_entries)
     pk_agg_free(a);
 }
 
+/* A sample of weight 3 (a perf script repeat count) counts as three. */
+TEST(weighted_sample_counts_as_its_weight)
+{
+    pk_branch b[] = {
+        {0x401070, 0x401200, 0},
+        {0x401120, 0x401060, 0},
+        {0x401050, 0x401100, 0},
+    };
+    pk_agg *x = new_agg(), *y = new_agg();
+    for (int i = 0; i < 3; i++)
+        sample(x, b, 3);
+    pk_sample s = {.pid = 7, .tid = 7, .ip = b[0].to, .branch_nr = 3, .branches = b, .weight = 3};
+    pk_err e;
+    CHECK_OK(pk_agg_on_sample(y, &s, &e), &e);
+    pk_rawprof *rx = pk_agg_profile(x), *ry = pk_agg_profile(y);
+    CHECK_EQ_U64(pk_pairmap_get(&ry->branches, 0x401070, 0x401200), 3);
+    CHECK_EQ_U64(pk_pairmap_get(&ry->ranges, 0x401100, 0x401120), 3);
+    CHECK(!memcmp(&rx->stats, &ry->stats, sizeof rx->stats));
+    CHECK_EQ_U64(ry->stats.samples, 3);
+    CHECK_EQ_U64(ry->stats.samples_used, 3);
+    pk_agg_free(x);
+    pk_agg_free(y);
+}
+
 TEST(backwards_and_long_ranges_are_dropped_and_counted)
 {
     pk_agg *a = new_agg();
@@ -141,6 +165,29 @@ TEST(pairmap_grows_and_sorts)
     CHECK_EQ_U64(n, 5000);
     for (size_t i = 1; v && i < n; i++)
         CHECK(v[i - 1].a < v[i].a);
+    free(v);
+    pk_pairmap_free(&m);
+}
+
+/* fuzz_rawprof: two entries of a raw profile whose counts add up to 2^64
+ * wrapped to 0, which marks a slot free: the entry vanished from the sorted
+ * list but not from len (a written raw profile then read as truncated), and
+ * keys probed past it were no longer found. */
+TEST(pairmap_counts_saturate)
+{
+    pk_pairmap m;
+    CHECK(pk_pairmap_init(&m, 4) == 0);
+    CHECK(pk_pairmap_add(&m, 1, 2, UINT64_MAX) == 0);
+    CHECK(pk_pairmap_add(&m, 1, 2, 1) == 0);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 1, 2), UINT64_MAX);
+    pk_pair_count items[] = {{1, 2, 5}, {3, 4, UINT64_MAX}, {3, 4, 7}};
+    CHECK(pk_pairmap_add_batch(&m, items, 3) == 0);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 1, 2), UINT64_MAX);
+    CHECK_EQ_U64(pk_pairmap_get(&m, 3, 4), UINT64_MAX);
+    size_t n;
+    pk_pair_count *v = pk_pairmap_sorted(&m, &n);
+    CHECK_EQ_U64(n, m.len);
+    CHECK_EQ_U64(n, 2);
     free(v);
     pk_pairmap_free(&m);
 }

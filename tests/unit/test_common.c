@@ -26,6 +26,33 @@ TEST(map_missing_file_names_it)
     CHECK(strstr(e.msg, "/nonexistent/pk.data") != NULL);
 }
 
+/* A binary names its .dwo and debug-link files: /dev/zero as a .dwo was read
+ * until memory ran out, a FIFO would be waited on (tests/fuzz/hostile.py). */
+TEST(map_regular_refuses_devices_and_fifos)
+{
+    pk_mapped_file f;
+    pk_err e;
+    CHECK(pk_file_map_regular(&f, "/dev/zero", &e) == -1);
+    CHECK(strstr(e.msg, "/dev/zero: offset 0: not a regular file") != NULL);
+    char fifo[512], reg[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", pk_test_tmpdir());
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(pk_file_map_regular(&f, fifo, &e) == -1);   /* returns at once */
+    CHECK(strstr(e.msg, "not a regular file") != NULL);
+    snprintf(reg, sizeof reg, "%s/reg", pk_test_tmpdir());
+    FILE *w = fopen(reg, "w");
+    fputs("abc", w);
+    fclose(w);
+    CHECK_OK(pk_file_map_regular(&f, reg, &e), &e);
+    CHECK(f.size == 3 && !memcmp(f.data, "abc", 3));
+    pk_file_unmap(&f);
+    /* a view of the caller's bytes: unmapping frees only the name */
+    static const uint8_t bytes[] = {1, 2, 3};
+    CHECK_OK(pk_file_borrow(&f, bytes, sizeof bytes, "mem", &e), &e);
+    CHECK(f.data == bytes && f.size == 3 && !strcmp(f.path, "mem"));
+    pk_file_unmap(&f);
+}
+
 TEST(out_file_commit_and_abort)
 {
     char path[512], tmp[600];

@@ -191,6 +191,49 @@ TEST(writers_refuse_what_formats_cannot_hold)
     CHECK(strstr(e.msg, "65535") != NULL);
     pk_buf_free(&b);
     pk_profset_free(&ps);
+    /* a context line the reader would refuse (fuzz_prof_text: written, then
+     * refused on reading: "context line offset above 65535") */
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_ctx_frame fr[2];
+    pk_profset_intern(&ps, "main", 4, &fr[0].name, &e);
+    pk_profset_intern(&ps, "g", 1, &fr[1].name, &e);
+    fr[0].line = 70000;
+    fr[0].disc = fr[1].line = fr[1].disc = 0;
+    pk_ctx_id ctx;
+    CHECK_OK(pk_profset_intern_ctx(&ps, fr, 2, &ctx, &e), &e);
+    ps.kind |= PK_PROF_CS;
+    f = pk_profset_get_ctx(&ps, ctx, &e);
+    pk_fprof_add_body(f, 1, 0, 1, &e);
+    CHECK(pk_prof_write_mem(&ps, &ext, &b, &e) == -1);
+    CHECK(strstr(e.msg, "context line offset 70000") != NULL);
+    pk_buf_free(&b);
+    pk_profset_free(&ps);
+}
+
+/* fuzz_prof_extbinary: a name index naming an empty string of the name
+ * table made a nameless inlinee, written as text (" 3: :560") that the
+ * text reader refused. */
+TEST(extbinary_name_index_of_the_empty_string)
+{
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    pk_name_id id, empty;
+    pk_profset_intern(&ps, "f", 1, &id, &e);
+    pk_profset_intern(&ps, "", 0, &empty, &e);
+    pk_fprof *f = pk_profset_get_func(&ps, id, &e);
+    pk_fprof_add_body(f, 1, 0, 5, &e);
+    pk_fprof *c = pk_fprof_callsite(&ps, f, 3, 0, empty, &e);
+    pk_fprof_add_body(c, 1, 0, 5, &e);
+    pk_buf b = {0};
+    pk_write_opts ext = {PK_FMT_EXTBINARY, 0, 0, 0};
+    CHECK_OK(pk_prof_write_mem(&ps, &ext, &b, &e), &e);
+    pk_profset_free(&ps);
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK(pk_prof_read_mem(&ps, b.data, b.len, "e.prof", PK_FMT_EXTBINARY, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "e.prof: offset ") != NULL && strstr(e.msg, "empty string") != NULL);
+    pk_profset_free(&ps);
+    pk_buf_free(&b);
 }
 
 /* Every strict prefix must fail with a message naming the file; every
@@ -284,3 +327,61 @@ TEST(corrupt_leb128_is_named)
 }
 
 int main(void) { return pk_test_main(); }
+
+/* fuzz_prof_gcc: a function named by string 0, the table's unused "", read
+ * as a function without a name, which the text writer then wrote as
+ * ":0:0" and the text reader refused. */
+TEST(gcc_function_named_by_the_empty_string)
+{
+    static const uint8_t afdo[] = {
+        'a', 'd', 'c', 'g', 2, 0, 0, 0, 0, 0, 0, 0,   /* magic, version 2, unused */
+        0, 0, 0, 0xaa, 2, 0, 0, 0, 1, 0, 0, 0,       /* string table: 1 string */
+        1, 0, 0, 0, 0,                                /* "" (length 1 with its NUL) */
+        0, 0, 0, 0xac, 5, 0, 0, 0, 1, 0, 0, 0,       /* 1 function */
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,           /* head 0, name index 0 */
+        0, 0, 0, 0, 0, 0, 0, 0,                       /* no positions, no callsites */
+    };
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK(pk_prof_read_mem(&ps, afdo, sizeof afdo, "e.afdo", PK_FMT_GCC, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "e.afdo: offset 53: ") != NULL);
+    CHECK(strstr(e.msg, "empty string") != NULL);
+    pk_profset_free(&ps);
+}
+
+/* hostile.py's million-level GCC profile (cut after 1100 levels): the stack
+ * of enclosing instances was written one slot past its end at depth 1023
+ * (ASan: stack-buffer-overflow) before the depth check of the next level. */
+TEST(gcc_nesting_beyond_the_limit)
+{
+    pk_buf b = {0};
+    pk_buf_u32(&b, 0x67636461);
+    pk_buf_u32(&b, 2);
+    pk_buf_u32(&b, 0);
+    pk_buf_u32(&b, 0xaa000000);
+    pk_buf_u32(&b, 4);
+    pk_buf_u32(&b, 2);
+    pk_buf_u32(&b, 2);
+    pk_buf_put(&b, "f", 2);
+    pk_buf_u32(&b, 2);
+    pk_buf_put(&b, "g", 2);
+    pk_buf_u32(&b, 0xac000000);
+    pk_buf_u32(&b, 0);
+    pk_buf_u32(&b, 1);
+    pk_buf_u64(&b, 1);     /* head */
+    pk_buf_u32(&b, 0);     /* "f" */
+    for (int d = 0; d < 1100; d++) {
+        pk_buf_u32(&b, 0); /* positions */
+        pk_buf_u32(&b, 1); /* callsites */
+        pk_buf_u32(&b, 1u << 16);
+        pk_buf_u32(&b, 1); /* "g" */
+    }
+    pk_profset ps;
+    pk_err e;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK(pk_prof_read_mem(&ps, b.data, b.len, "deep.afdo", PK_FMT_GCC, NULL, &e) == -1);
+    CHECK(strstr(e.msg, "deep.afdo: offset ") != NULL && strstr(e.msg, "too deep") != NULL);
+    pk_profset_free(&ps);
+    pk_buf_free(&b);
+}

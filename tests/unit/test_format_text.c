@@ -104,6 +104,42 @@ static void expect_error(const char *t, const char *what)
     pk_profset_free(&ps);
 }
 
+/* fuzz_prof_extbinary: an MD5 profile written as text names its inlinees by
+ * decimal GUIDs ("10: 9204417991963109735:560"), which read as a bad count. */
+TEST(inlinee_named_by_a_guid_reads_back)
+{
+    round_trip("15822663052811949562:560:0\n"
+               " 10: 9204417991963109735:560\n"
+               "  3: 42 4395024877212874786:7\n");
+    expect_error("main:1:2\n 1: 12:\n", "line 2");              /* no total */
+}
+
+/* fuzz_prof_binary, fuzz_prof_gcc: names from a binary format that text
+ * cannot carry (a line break, a leading space, '#' or '[' first) were
+ * written anyway and the text could not be read back: refused now. */
+TEST(names_text_cannot_carry_are_refused)
+{
+    static const char *bad[] = {"a\nb", " f", "#f", "[f"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pk_profset ps;
+        pk_err e;
+        CHECK_OK(pk_profset_init(&ps, &e), &e);
+        pk_name_id id, ok;
+        pk_profset_intern(&ps, bad[i], strlen(bad[i]), &id, &e);
+        pk_profset_intern(&ps, "main", 4, &ok, &e);
+        pk_fprof *f = pk_profset_get_func(&ps, i < 2 ? ok : id, &e);
+        pk_fprof_add_body(f, 1, 0, 5, &e);
+        if (i < 2)  /* as a call target and as an inlinee */
+            pk_fprof_add_call(f, 1, 0, id, 5, &e), pk_fprof_callsite(&ps, f, 2, 0, id, &e);
+        pk_buf b = {0};
+        CHECK(pk_text_write(&ps, &b, &e) == -1);
+        CHECK(strstr(e.msg, "cannot be written as a text profile") != NULL);
+        pk_buf_free(&b);
+        pk_profset_free(&ps);
+    }
+    round_trip("main:5:0\n 1: 5 a#b:5 x[1]:0\n 2: f#:5\n  1: 5\n");  /* '#', '[' inside names */
+}
+
 TEST(malformed_lines_are_rejected)
 {
     expect_error("main:10\n", "line 1");
@@ -122,6 +158,7 @@ TEST(malformed_lines_are_rejected)
     expect_error("main:1:2\n 1: foo\n", "line 2");              /* callsite without total */
     expect_error("[main:1 @ foo]:1:1\nbar:1:1\n", "line 2");    /* CS mixed with plain */
     expect_error("[main:x @ foo]:1:1\n", "line 1");
+    expect_error("[main:70000 @ foo]:1:1\n", "line 1");     /* context line > 0xffff */
     pk_profset ps;
     pk_err e;
     static const char nul[] = "main:1:2\n 1: 5\0\n";

@@ -118,6 +118,25 @@ TEST(writer_leaves_nothing_on_abort_and_file_only_on_close)
     CHECK(stat(path, &st) != 0);
 }
 
+/* fuzz_perf_write: a file without events used to have data_size 0, which
+ * reads as a killed recording: the reader went on into the feature table. */
+TEST(writer_without_events_reads_back)
+{
+    const char *path = pf_tmp_path("empty.data");
+    pk_perf_writer_opts o = {.sample_period = 1, .branch_stack = true};
+    pk_err e;
+    pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK_OK(pk_perf_writer_close(w, &e), &e);
+    pk_perf_stats st;
+    CHECK_OK(pk_perf_read(path, NULL, &st, &e), &e);
+    CHECK_EQ_U64(st.records, 1);
+    CHECK_EQ_U64(st.samples, 0);
+    CHECK(st.data_size > 0);
+}
+
 static int stop_after_two(void *ctx, const pk_sample *s)
 {
     int *n = ctx;

@@ -383,6 +383,69 @@ TEST(script_malformed_lines_are_errors_with_line_and_column)
     script_error("foo bar 0x1/0x2/P\n", "line 1, column 1");
 }
 
+/* fuzz_perf_script: a pid/tid (or a pid alone) as the very last bytes of the
+ * text was read with strtoll, past the end of the (not NUL-terminated)
+ * bytes: off the end of the mapping for a file of a multiple of the page
+ * size. Read from an exact-size buffer here (ASan sees any byte past it). */
+TEST(script_number_at_the_very_end_of_the_text)
+{
+    static const char *texts[] = {
+        "3\n590/25: \xdf @\xdf\xdf\xe6" "0: 0/2",  /* the fuzzer's input */
+        "cycles: prog 123/456",
+        "cycles: 77",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t n = strlen(texts[i]);
+        char *exact = malloc(n);
+        memcpy(exact, texts[i], n);
+        pk_err e;
+        sgot g;
+        memset(&g, 0, sizeof g);
+        pk_perf_callbacks cb = {.ctx = &g, .sample = sg_sample};
+        pk_perf_script_read_mem(exact, n, "end.txt", &cb, NULL, &e);
+        free(exact);
+    }
+    sgot g;
+    pk_err e;
+    CHECK_OK(script("prog 4242/4243 0x401000 0x1/0x2/P/-/-/0\n", &g, &e), &e);
+    CHECK_EQ_U64(g.n, 1);
+    CHECK_EQ_U64(g.s[0].pid, 4242);
+    CHECK_EQ_U64(g.s[0].tid, 4243);
+}
+
+/* A repeat count: one callback of that weight for callbacks that take
+ * weights (a 1e9 count in a tiny file was 1e9 callbacks, minutes of
+ * profgen: found by fuzz_perf_script), else as many callbacks. */
+static int count_weight(void *ctx, const pk_sample *s)
+{
+    uint64_t *n = ctx;
+    n[0]++;
+    n[1] += pk_sample_weight(s);
+    return 0;
+}
+
+TEST(script_repeat_count_is_a_weight)
+{
+    const char *t = "1000000000\n 0x401000/0x401100/P/-/-/0 \n3\n 0x401000/0x401100/P/-/-/0 \n";
+    const char *path = pf_tmp_path("rep.txt");
+    pf_write_file(path, t, strlen(t));
+    uint64_t n[2] = {0, 0};
+    pk_perf_callbacks cb = {.ctx = n, .sample = count_weight, .sample_weights = true};
+    pk_script_stats st;
+    pk_err e;
+    CHECK_OK(pk_perf_script_read(path, &cb, &st, &e), &e);
+    CHECK_EQ_U64(n[0], 2);
+    CHECK_EQ_U64(n[1], 1000000003ull);
+    CHECK_EQ_U64(st.samples, 1000000003ull);
+    cb.sample_weights = false;
+    const char *small = "3\n 0x401000/0x401100/P/-/-/0 \n";
+    pf_write_file(path, small, strlen(small));
+    n[0] = n[1] = 0;
+    CHECK_OK(pk_perf_script_read(path, &cb, &st, &e), &e);
+    CHECK_EQ_U64(n[0], 3);
+    CHECK_EQ_U64(n[1], 3);
+}
+
 static uint64_t lcg(uint64_t *x)
 {
     *x = *x * 6364136223846793005ull + 1442695040888963407ull;

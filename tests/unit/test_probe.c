@@ -166,6 +166,37 @@ TEST(decode_more_equals_one_decode)
     pk_u64map_free(&more);
 }
 
+/* fuzz_probes: in the clang-14 (address-based) encoding decode_more walks
+ * the whole section again, and a body without a symbol named in its set was
+ * decoded a second time (the first decode keeps those already). */
+TEST(decode_more_never_repeats_a_symbolless_body)
+{
+    static const uint8_t old_scheme[] = {
+        0x67, 0x1e, 0x2a, 0xe7, 0xd9, 0xa3, 0xd5, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x40, 0x15, 0, 0, 0, 0, 0, 0,            /* no symbol: absolute 0x1540 */
+        0xfa, 0xd5, 0x8d, 0xe7, 0x36, 0x64, 0x95, 0xdb, 0x02, 0x00,
+        0x01, 0x80, 0x13, 0x02, 0x80, 0x05,                  /* main: +0x13, +5 */
+    };
+    pk_u64map first, more;
+    CHECK(pk_u64map_init(&first, 4) == 0 && pk_u64map_init(&more, 4) == 0);
+    *pk_u64map_slot(&first, GUID_MAIN) = 1;
+    *pk_u64map_slot(&more, 0x00d5a3d9e72a1e67ull) = 1;
+    pk_probe_table full, t;
+    pk_err e;
+    CHECK_OK(pk_probe_table_decode(&full, old_scheme, sizeof old_scheme, 0, "old", resolve_main, NULL, NULL, &e), &e);
+    CHECK_OK(pk_probe_table_decode(&t, old_scheme, sizeof old_scheme, 0, "old", resolve_main, NULL, &first, &e), &e);
+    CHECK_EQ_U64(t.n, 3);
+    CHECK_OK(pk_probe_table_decode_more(&t, old_scheme, sizeof old_scheme, 0, "old", resolve_main, NULL, &more, &e),
+             &e);
+    CHECK_EQ_U64(full.n, 3);
+    CHECK_EQ_U64(t.n, full.n);
+    CHECK_EQ_U64(t.n_nodes, full.n_nodes);
+    pk_probe_table_free(&full);
+    pk_probe_table_free(&t);
+    pk_u64map_free(&first);
+    pk_u64map_free(&more);
+}
+
 TEST(every_truncation_is_an_error_with_offset)
 {
     for (size_t cut = 1; cut < sizeof example; cut++) {

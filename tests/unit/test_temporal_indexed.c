@@ -196,4 +196,48 @@ TEST(every_truncation_and_every_flipped_byte_is_rejected)
     free(d);
 }
 
+/* fuzz_temporal_indexed: a trace count bounded only by the reservoir size the
+ * file declares sized an allocation (calloc of 2^57 bytes: "out of memory"
+ * for a corrupt 160-byte file). */
+TEST(trace_count_is_bounded_by_the_file)
+{
+    uint8_t d[PK_TEMPORAL_INDEXED_HEADER_SIZE + 16];
+    memset(d, 0, sizeof d);
+    memcpy(d, PK_TEMPORAL_INDEXED_MAGIC, 8);
+    pk_st32(d + 8, PK_TEMPORAL_INDEXED_VERSION);
+    pk_st64(d + 16, sizeof d);
+    pk_st64(d + 40, 1ull << 52);   /* traces */
+    pk_st64(d + 56, 1ull << 60);   /* reservoir size */
+    pk_st64(d + 24, pk_temporal_checksum(d, sizeof d));
+    pk_temporal_profile q;
+    pk_err e;
+    CHECK(pk_temporal_parse(&q, d, sizeof d, "big", &e) == -1);
+    CHECK(strstr(e.msg, "big: offset 40: ") != NULL);
+    CHECK(strstr(e.msg, "traces do not fit") != NULL);
+}
+
+/* fuzz_temporal_indexed: a profile that claims 2^63 runs, merged twice: the
+ * run total wrapped to 0 and every trace was kept, more than the reservoir
+ * holds (the profile written could not be loaded back). */
+TEST(merge_of_huge_run_counts_keeps_the_reservoir_size)
+{
+    pk_err e;
+    pk_temporal_profile src, m;
+    build(&src, 100, 0, 4, &e);
+    src.traces_seen = 1ull << 63;
+    pk_temporal_init(&m, 3, 8);
+    CHECK_OK(pk_temporal_merge(&m, &src, &e), &e);
+    CHECK_OK(pk_temporal_merge(&m, &src, &e), &e);
+    CHECK(m.num_traces <= 3);
+    CHECK_EQ_U64(m.traces_seen, UINT64_MAX);
+    char path[512];
+    snprintf(path, sizeof path, "%s/huge.pgotemporal", pk_test_tmpdir());
+    CHECK_OK(pk_temporal_write(&m, path, &e), &e);
+    pk_temporal_profile back;
+    CHECK_OK(pk_temporal_load(&back, path, &e), &e);
+    pk_temporal_free(&back);
+    pk_temporal_free(&m);
+    pk_temporal_free(&src);
+}
+
 int main(void) { return pk_test_main(); }

@@ -1,0 +1,5 @@
+/* fuzz_prof_text.c — the LLVM/GCC sample-profile reader for PK_FMT_TEXT
+ * (src/format/), then every writer on what it read: see fuzz_prof.h. */
+#include "fuzz_prof.h"
+
+PK_FUZZ_PROF_HARNESS(PK_FMT_TEXT)
