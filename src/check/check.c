@@ -183,7 +183,9 @@ int pk_check_build_finish(pk_check_build *b, pk_err *err)
     for (size_t i = 0; i < n; i++) {
         r->samples = pk_sat_add(r->samples, f[i].samples);
         r->stale_samples = pk_sat_add(r->stale_samples, f[i].stale_samples);
-        r->stale_functions += f[i].stale_samples || f[i].flags;
+        r->stale_functions += !!f[i].flags;
+        if (f[i].flags)
+            r->stale_function_samples = pk_sat_add(r->stale_function_samples, f[i].samples);
         r->missing_functions += !!(f[i].flags & PK_STALE_MISSING);
         r->checksum_functions += !!(f[i].flags & PK_STALE_CHECKSUM);
         r->line_functions += !!(f[i].flags & PK_STALE_LINES);

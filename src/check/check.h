@@ -82,6 +82,10 @@ typedef struct pk_check_report {
     uint64_t samples;          /* every body sample of the profile */
     uint64_t stale_samples;    /* on any stale key */
     uint64_t missing_samples, checksum_samples, line_samples, call_samples; /* by reason */
+    uint64_t stale_function_samples; /* every sample of the functions with a stale key: in a
+                                        line-based profile, the edits that made some keys stale
+                                        moved more of them (stale_samples sees only those
+                                        that no code has any more) */
     size_t functions;          /* profiled functions (entries of funcs) */
     size_t stale_functions, missing_functions, checksum_functions, line_functions, call_functions;
     pk_check_func *funcs;      /* stale samples descending, then samples descending, then name */

@@ -117,6 +117,10 @@ static void print_text(const pk_check_report *r, const char *profile, const char
         printf("lines %.2f %%, ", pct(r->line_samples, r->samples));
     printf("call sites %.2f %%, missing functions %.2f %%)\n", pct(r->call_samples, r->samples),
            pct(r->missing_samples, r->samples));
+    if (r->kind == PK_CHECK_LINES && r->stale_function_samples > r->stale_samples)
+        printf("the functions with stale keys hold %.2f %% of the samples (an edit shifts every line below\n"
+               "it; an offset that lands on another line of code looks fresh)\n",
+               pct(r->stale_function_samples, r->samples));
     size_t shown = 0;
     for (size_t i = 0; i < r->nfuncs && (!top || shown < top); i++) {
         const pk_check_func *f = &r->funcs[i];
@@ -176,6 +180,7 @@ static void print_json(const pk_check_report *r, const char *profile, const char
     pk_json_double(&j, "max_stale_share", max / 100.0);
     pk_json_u64(&j, "samples", r->samples);
     pk_json_u64(&j, "stale_samples", r->stale_samples);
+    pk_json_u64(&j, "stale_function_samples", r->stale_function_samples);
     pk_json_begin_object(&j, "stale_samples_by_reason");
     pk_json_u64(&j, "missing", r->missing_samples);
     pk_json_u64(&j, "checksum", r->checksum_samples);
