@@ -52,7 +52,11 @@ static const char *report_name(pk_check_build *b, pk_name_id id, pk_err *err)
         return NULL;
     }
     if (!*slot) {
-        const char *s = pk_check_build_str(b, pk_profset_name(b->ps, id), pk_profset_name_len(b->ps, id), err);
+        const char *name = pk_profset_name(b->ps, id);
+        size_t len = pk_profset_name_len(b->ps, id);
+        if (pk_profset_name_is_guid(b->ps, id) && b->guid_name)
+            b->guid_name(b->guid_ctx, pk_profset_name_guid(b->ps, id), &name, &len);
+        const char *s = pk_check_build_str(b, name, len, err);
         if (!s)
             return NULL;
         *slot = (uint64_t)(uintptr_t)s;
@@ -238,6 +242,16 @@ static int probe_uniq_hint(probe_check *pc, pk_check_func *cf, pk_name_id name, 
     return 0;
 }
 
+static int desc_name(void *ctx, uint64_t guid, const char **name, size_t *len)
+{
+    const pk_probe_desc *d = pk_probe_descs_find(ctx, guid);
+    if (!d)
+        return -1;
+    *name = d->name;
+    *len = d->name_len;
+    return 0;
+}
+
 /* Inlinees of a profile whose checksum matched: clang checks theirs too. */
 static int probe_inlinees(probe_check *pc, const pk_fprof *f, size_t fi, pk_err *err)
 {
@@ -289,6 +303,8 @@ static int check_probes(pk_binary *bin, pk_check_build *b, pk_err *err)
         return -1;
     b->r->bin_functions = descs.n;
     probe_check pc = {.b = b, .descs = &descs};
+    b->guid_name = desc_name;
+    b->guid_ctx = &descs;
     int rc = -1;
     for (size_t i = 0; i < b->ps->top.len; i++) {
         const pk_fprof *f = PK_VEC_AT(&b->ps->top, pk_fprof *, i);
@@ -320,6 +336,7 @@ static int check_probes(pk_binary *bin, pk_check_build *b, pk_err *err)
     }
     rc = 0;
 out:
+    b->guid_name = NULL;
     pk_probe_descs_free(&descs);
     return rc;
 }

@@ -15,6 +15,10 @@ typedef struct pk_check_build {
     pk_vec locs;       /* struct pk_check_bloc */
     pk_u64map func_of; /* profile name id → index into funcs + 1 */
     pk_u64map str_of;  /* profile name id → the report's copy (pointer) */
+    /* MD5 profiles name functions by GUID only: the binary's name of a GUID,
+     * for the report (0 and *name set when known). */
+    int (*guid_name)(void *ctx, uint64_t guid, const char **name, size_t *len);
+    void *guid_ctx;
 } pk_check_build;
 
 struct pk_check_bloc {

@@ -229,6 +229,17 @@ static uint32_t bin_name(const lines *c, pk_name_id pn)
     return pk_profset_lookup_name(&c->names, s, pk_profgen_canonical_len(s), &id) ? NO_FUNC : id;
 }
 
+static int guid_name(void *ctx, uint64_t guid, const char **name, size_t *len)
+{
+    const pk_profset *names = ctx;
+    pk_name_id id;
+    if (pk_profset_lookup_guid(names, guid, &id))
+        return -1;
+    *name = pk_profset_name(names, id);
+    *len = pk_profset_name_len(names, id);
+    return 0;
+}
+
 static pk_check_func *cfunc(lines *c, size_t fi) { return &PK_VEC_AT(&c->b->funcs, pk_check_func, fi); }
 
 /* negative_offset: a line offset with bit 15 set comes from a line before
@@ -366,10 +377,13 @@ int pk_check_lines(pk_binary *bin, pk_check_build *b, bool ignore_disc, pk_err *
         pk_err_set(err, "out of memory");
         goto out;
     }
+    b->guid_name = guid_name;
+    b->guid_ctx = &c.names;
     if (walk_binary(&c, err) || check_profiles(&c, err))
         goto out;
     rc = 0;
 out:
+    b->guid_name = NULL;
     pk_vec_free(&c.locs);
     pk_vec_free(&c.calls);
     pk_u64map_free(&c.name_of);

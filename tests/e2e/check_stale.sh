@@ -88,6 +88,11 @@ check_eq "(b) probe profile: no stale sample" 0 "$(j b_probe "r['stale_samples']
 "$PGOKIT" check --binary "$T/comments/line" "$T/line.prof" > "$T/b_line.txt"
 check "(b) text report: run_vm with gone locations" grep -q 'run_vm: [0-9]*/[0-9]* locations gone' "$T/b_line.txt"
 check "(b) text report: the verdict" grep -q '^STALE: ' "$T/b_line.txt"
+# an MD5 profile (names as GUIDs): the same findings, named from the binary
+"$PGOKIT" merge -q --use-md5 -o "$T/md5.prof" "$T/line.prof"
+run_check b_md5 "$T/comments/line" "$T/md5.prof"
+check_eq "(b) MD5 profile: the same stale samples, run_vm named" "$(j b_line "r['stale_samples']") run_vm" \
+    "$(j b_md5 "r['stale_samples']") $(top_func b_md5)"
 "$PGOKIT" check --binary "$T/comments/line" "$T/line.prof" --max-stale-share 100 > /dev/null
 check_eq "(b) --max-stale-share 100: exit 0" 0 "$?"
 "$PGOKIT" check -q --binary "$T/comments/line" "$T/line.prof" > "$T/q.out"
