@@ -113,9 +113,11 @@ exp_demo() {
     checkrow "probe: original -> original" "$D/base/probe" "$D/probe.prof"
     checkrow "probe: original -> comments" "$D/comments/probe" "$D/probe.prof"
     echo
-    echo "clang-19 -mllvm -report-profile-staleness compiling the comments source:"
-    echo "- line profile: $(clang_staleness "$D/comments" "$D/line.prof" "$CF" profgen_demo.c)"
-    echo "- probe profile: $(clang_staleness "$D/comments" "$D/probe.prof" "$PF" profgen_demo.c)"
+    echo "clang-19 -mllvm -report-profile-staleness (the original source: what clang reports on a fresh profile):"
+    echo "- line, original: $(clang_staleness "$D/base" "$D/line.prof" "$CF" profgen_demo.c)"
+    echo "- line, comments: $(clang_staleness "$D/comments" "$D/line.prof" "$CF" profgen_demo.c)"
+    echo "- probe, original: $(clang_staleness "$D/base" "$D/probe.prof" "$PF" profgen_demo.c)"
+    echo "- probe, comments: $(clang_staleness "$D/comments" "$D/probe.prof" "$PF" profgen_demo.c)"
     echo
   } >> "$OUT.tmp"
   log "demo: PGO builds and instruction counts"
@@ -201,8 +203,11 @@ exp_lua() {
     checkrow "probe: 5.4.4 -> 5.4.4+fixes" "$W/lua/v544p-probe/lua" "$W/lua/v544-probe.prof"
     checkrow "probe: 5.3.6 -> 5.4.4" "$W/lua/v544-probe/lua" "$W/lua/v536-probe.prof"
     echo
-    echo "clang-19 -mllvm -report-profile-staleness, summed over Lua's files (each compiled alone):"
+    echo "clang-19 -mllvm -report-profile-staleness, summed over Lua's files (each compiled alone; the"
+    echo "fresh rows: what clang reports on a profile of the same sources):"
     local files; files=$(cd "$W/lua/src/v544p/src" && ls l*.c | grep -v -e '^lua\.c$' -e '^luac\.c$' | tr '\n' ' ')
+    echo "- line, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
+    echo "- probe, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
     echo "- line, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
     echo "- probe, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
     echo "- line, 5.3.6 -> 5.4.4: $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v536-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"

@@ -188,7 +188,7 @@ int pk_check_build_finish(pk_check_build *b, pk_err *err)
         r->samples = pk_sat_add(r->samples, f[i].samples);
         r->stale_samples = pk_sat_add(r->stale_samples, f[i].stale_samples);
         r->stale_functions += !!f[i].flags;
-        if (f[i].flags)
+        if (f[i].stale_samples) /* a key with no sample moved no weight */
             r->stale_function_samples = pk_sat_add(r->stale_function_samples, f[i].samples);
         r->missing_functions += !!(f[i].flags & PK_STALE_MISSING);
         r->checksum_functions += !!(f[i].flags & PK_STALE_CHECKSUM);

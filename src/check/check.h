@@ -82,7 +82,7 @@ typedef struct pk_check_report {
     uint64_t samples;          /* every body sample of the profile */
     uint64_t stale_samples;    /* on any stale key */
     uint64_t missing_samples, checksum_samples, line_samples, call_samples; /* by reason */
-    uint64_t stale_function_samples; /* every sample of the functions with a stale key: in a
+    uint64_t stale_function_samples; /* every sample of the functions with stale samples: in a
                                         line-based profile, the edits that made some keys stale
                                         moved more of them (stale_samples sees only those
                                         that no code has any more) */

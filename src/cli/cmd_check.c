@@ -118,7 +118,7 @@ static void print_text(const pk_check_report *r, const char *profile, const char
     printf("call sites %.2f %%, missing functions %.2f %%)\n", pct(r->call_samples, r->samples),
            pct(r->missing_samples, r->samples));
     if (r->kind == PK_CHECK_LINES && r->stale_function_samples > r->stale_samples)
-        printf("the functions with stale keys hold %.2f %% of the samples (an edit shifts every line below\n"
+        printf("the functions with stale samples hold %.2f %% of all samples (an edit shifts every line below\n"
                "it; an offset that lands on another line of code looks fresh)\n",
                pct(r->stale_function_samples, r->samples));
     size_t shown = 0;
