@@ -164,9 +164,12 @@ lua_sources() {
   LUA_BENCH=$PK_ROOT/../shared/workloads/lua_bench.lua
   [ -f "$LUA_BENCH" ] || { echo "check_stale: $LUA_BENCH not found" >&2; exit 2; }
 }
-# lua_build VERSION NAME FLAGS: $W/lua/NAME/lua (every build compiles src/*.c from the same relative path)
+# lua_build VERSION NAME FLAGS: $W/lua/NAME/lua (every build compiles src/*.c from the same relative path).
+# Lua 5.4 seeds its string hashes with time(NULL) and addresses: a fixed seed makes the
+# instruction counts repeatable (two runs of one binary: 2 instructions apart, not 0.4 %).
 lua_build() {
   local v=$1 name=$2 flags=$3 d=$W/lua/$2
+  [ "$v" = v536 ] || flags="$flags '-Dluai_makeseed(L)=0U'"
   rm -rf "$d"; mkdir -p "$d"; cp -r "$W/lua/src/$v/src" "$d/src"
   make -s -C "$d/src" -j2 linux CC=clang-19 MYCFLAGS="$flags" MYLDFLAGS= > "$d/build.log" 2>&1 ||
     { cat "$d/build.log" >&2; exit 1; }
@@ -206,12 +209,12 @@ exp_lua() {
     echo "clang-19 -mllvm -report-profile-staleness, summed over Lua's files (each compiled alone; the"
     echo "fresh rows: what clang reports on a profile of the same sources):"
     local files; files=$(cd "$W/lua/src/v544p/src" && ls l*.c | grep -v -e '^lua\.c$' -e '^luac\.c$' | tr '\n' ' ')
-    echo "- line, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
-    echo "- probe, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
-    echo "- line, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
-    echo "- probe, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
-    echo "- line, 5.3.6 -> 5.4.4: $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v536-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
-    echo "- probe, 5.3.6 -> 5.4.4: $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v536-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX" $files)"
+    echo "- line, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
+    echo "- probe, 5.4.4 -> 5.4.4 (fresh): $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
+    echo "- line, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
+    echo "- probe, 5.4.4 -> 5.4.4+fixes: $(clang_staleness "$W/lua/src/v544p/src" "$W/lua/v544-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
+    echo "- line, 5.3.6 -> 5.4.4: $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v536-line.prof" "-O2 $LCF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
+    echo "- probe, 5.3.6 -> 5.4.4: $(clang_staleness "$W/lua/src/v544/src" "$W/lua/v536-probe.prof" "-O2 $LPF -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -Dluai_makeseed(L)=0U" $files)"
     echo
   } >> "$OUT.tmp"
   log "lua: PGO builds"
