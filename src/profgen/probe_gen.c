@@ -104,11 +104,33 @@ static int chain_named(struct gen *g, uint32_t node)
     return 1;
 }
 
+/* The shallowest body of node's inline chain that the context keeps: the
+ * chain restarts below an inline site without a call-site probe (id 0: the
+ * compiler merged the call site). No call in the program bears that id, so
+ * a context through it would match nothing and its samples would be lost;
+ * the inlinee's own profile gets them instead, as llvm-profgen's
+ * getInlineContextForProbe does (it clears the whole context there,
+ * callers included). */
+static uint32_t chain_start(const pk_probe_table *t, uint32_t node)
+{
+    for (uint32_t n = node; t->nodes[n].parent != PK_PROBE_NO_NODE; n = t->nodes[n].parent)
+        if (t->nodes[n].callsite_probe == 0)
+            return n; /* the innermost such site */
+    return PK_PROBE_NO_NODE;
+}
+
 /* Appends the inline chain of `node` at frames[at], outermost first: each
- * inliner with the call-site probe, then the node itself with `leaf_loc`. */
+ * inliner with the call-site probe, then the node itself with `leaf_loc`.
+ * A chain through an unknown inline site (chain_start) replaces the frames
+ * before it: it is written at frames[0]. */
 static int append_chain(struct gen *g, size_t at, uint32_t node, uint32_t leaf_loc, size_t *n)
 {
     uint32_t depth = g->pi->table.nodes[node].depth;
+    uint32_t start = chain_start(&g->pi->table, node);
+    if (start != PK_PROBE_NO_NODE) {
+        at = 0;
+        depth -= g->pi->table.nodes[start].depth;
+    }
     if (frames_reserve(g, at + depth + 1))
         return -1;
     uint32_t loc = leaf_loc;
@@ -500,7 +522,8 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
             continue;
         cur->head += n;
         const pk_probe_node *pn = &t->nodes[p->node];
-        if (pn->parent == PK_PROBE_NO_NODE)
+        /* (a body inlined at an unknown site heads its context: no caller) */
+        if (pn->parent == PK_PROBE_NO_NODE || pn->callsite_probe == 0)
             continue;
         /* An inlined body was entered: the inliner's call-site probe gets
          * the count and a call target, as no LBR branch shows inlined calls. */
