@@ -1,11 +1,14 @@
 /* test_probe_cs.c — CSSPGO probe contexts (pk_profgen_probe_cs) on
- * tests/programs/probe_inline.c built with clang-19 -fpseudo-probe-for-
- * profiling: an inline site whose call-site probe is 0 (the compiler merged
- * two call sites and the probe id was lost, as in SQLite's moveToRoot) cuts
- * the context there, callers included: the inlinee heads its context, as
- * llvm-profgen's getInlineContextForProbe does. No call in the program has
- * probe id 0, so a context through it would match nothing in the compiler
- * and its samples would be lost. */
+ * fixtures built with clang-19 -fpseudo-probe-for-profiling:
+ *  - probe_inline.c: an inline site whose call-site probe is 0 (the
+ *    compiler merged two call sites and the probe id was lost, as in
+ *    SQLite's moveToRoot) cuts the context there, callers included: the
+ *    inlinee heads its context, as llvm-profgen's getInlineContextForProbe
+ *    does. No call in the program has probe id 0, so a context through it
+ *    would match nothing in the compiler and its samples would be lost.
+ *  - cs_sse.c: the probes of __nodebug__ intrinsics inlined into
+ *    match_mask sit in top-level records of their own with no symbol; they
+ *    are not counted (no [main:k @ _mm_movemask_epi8] beside match_mask). */
 #include "test.h"
 #include "binary/binary.h"
 #include "profgen/probe_gen.h"
@@ -135,6 +138,70 @@ TEST(an_inline_site_without_probe_starts_the_context)
     pk_profset_free(&ps);
     pk_csraw_free(&raw);
 out_info:
+    pk_probe_info_free(&pi);
+    pk_binary_close(bin);
+}
+
+TEST(probes_of_inlinees_without_inline_stack_are_not_counted)
+{
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return;
+    }
+    const char *path = pk_test_build("cs_sse", "clang-19", "-O2 -g -fpseudo-probe-for-profiling", "cs_sse.c");
+    pk_binary *bin = NULL;
+    pk_err e;
+    if (!path || pk_binary_open(&bin, path, NULL, &e)) {
+        CHECK(!"fixture builds and opens");
+        return;
+    }
+    pk_elf *elf = pk_binary_elf(bin);
+    pk_probe_info pi;
+    CHECK_OK(pk_probe_info_load(&pi, elf, NULL, &e), &e);
+    const pk_elf_symbol *mm = pk_elf_func_by_name(elf, "match_mask"), *mainf = pk_elf_func_by_name(elf, "main");
+    uint64_t site = 0;
+    const pk_insn *v;
+    size_t nv;
+    if (mm && mainf && !pk_binary_func_insns(bin, mainf, &v, &nv, &e))
+        for (size_t i = 0; i < nv && !site; i++)
+            if (v[i].cls == PK_INSN_CALL && v[i].target == mm->addr)
+                site = v[i].addr;
+    /* the fixture holds what it is for: symbol-less records in match_mask */
+    size_t orphans = 0, n;
+    const pk_probe *at = mm ? pk_probe_table_at(&pi.table, mm->addr, &n) : NULL;
+    for (size_t i = 0; at && i < n; i++)
+        orphans += pi.table.nodes[at[i].node].parent == PK_PROBE_NO_NODE &&
+                   !pk_u64map_get(&pi.by_guid, pi.table.nodes[at[i].node].guid);
+    CHECK(site && orphans > 0);
+    if (!site || !orphans)
+        goto out;
+    pk_csraw raw;
+    uint64_t base = mainf->addr & ~(uint64_t)0xfffff, words[2] = {site, mm->addr};
+    uint32_t c;
+    CHECK_OK(pk_csraw_init(&raw, base, &e), &e);
+    CHECK_OK(pk_csraw_intern(&raw, words, 2, &c, &e), &e);
+    pk_pairmap_add(&raw.ranges, (uint64_t)c << 32 | (mm->addr - base), mm->addr - base, 9);
+    pk_profset ps;
+    pk_probe_gen_stats st;
+    CHECK_OK(pk_profset_init(&ps, &e), &e);
+    CHECK_OK(pk_profgen_probe_cs(bin, &pi, &raw, &ps, &st, &e), &e);
+    CHECK_EQ_U64(st.lost_inlinee_probes, orphans);
+    size_t live = 0;
+    for (size_t i = 0; i < ps.top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps.top, pk_fprof *, i);
+        size_t nf;
+        const pk_ctx_frame *fr = f->removed ? NULL : pk_profset_ctx(&ps, f->ctx, &nf);
+        if (!fr)
+            continue;
+        live++;
+        /* the one context: main's call site, then match_mask */
+        CHECK_EQ_U64(nf, 2);
+        CHECK_STR(pk_profset_name(&ps, fr[nf - 1].name), "match_mask");
+    }
+    CHECK_EQ_U64(live, 1);
+    pk_profset_free(&ps);
+    pk_csraw_free(&raw);
+out:
     pk_probe_info_free(&pi);
     pk_binary_close(bin);
 }
