@@ -304,19 +304,32 @@ sb_stage_measure() { # workload dir reps
   done
   cut -d' ' -f1-3 /proc/loadavg > "$D/meas/load-after.txt"
   log "instruction counts (cachegrind) and .text sizes for $w"
-  # Instructions are deterministic: one cachegrind run per variant and count
-  # command, two at a time; a variant's count is the sum over its commands.
+  # Instructions: cachegrind runs, two at a time, of every variant and count
+  # command (wl_count_reps times: the median counts); a variant's count is
+  # the sum over its commands. The runs must repeat: each variant runs from
+  # a path of the same length (meas/x/NN, a link to its directory), in an
+  # empty environment, with time() fixed (fixed_time.c): Lua seeds its
+  # string hashes with the time and the address of a stack variable, which
+  # the lengths of argv and of the environment move.
+  rm -rf "$D/meas/x"; mkdir -p "$D/meas/x"
+  cc -O2 -shared -fPIC -o "$D/meas/fixed_time.so" "$PK_ROOT/bench/lib/fixed_time.c" || die "$w: building fixed_time.so failed"
+  export SB_FIXED_TIME="$D/meas/fixed_time.so"
+  local i=0
   for v in "${names[@]}"; do
-    while read -r cmd; do echo -e "$v\t$cmd"; done < <(wl_count "$w" "$(sb_dir "$v")")
+    local alias; alias="$D/meas/x/$(printf %02d $i)"; i=$((i + 1))
+    ln -s "$(sb_dir "$v")" "$alias"
+    while read -r cmd; do
+      local k; for ((k = 0; k < $(wl_count_reps "$w" "$cmd"); k++)); do echo -e "$v\t$cmd"; done
+    done < <(wl_count "$w" "$alias")
   done | xargs -P 2 -d '\n' -n 1 bash -c '
       IFS=$'"'"'\t'"'"' read -r v cmd <<<"$0"
-      ir=$(valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
+      ir=$(env -i PATH=/usr/bin:/bin LD_PRELOAD="$SB_FIXED_TIME" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
       echo -e "$v\t${ir:-NA}\t$cmd"' > "$D/meas/counts-parts.tsv"
   grep -q "	NA	" "$D/meas/counts-parts.tsv" && die "$w: cachegrind failed: $(grep "	NA	" "$D/meas/counts-parts.tsv" | head -n 3)"
   : > "$D/meas/counts.tsv"
   for v in "${names[@]}"; do
     local text; text=$(size -A "$(sb_bin "$w" "$v")" | awk '$1 == ".text" {print $2}')
-    echo -e "$v\t$(awk -F'\t' -v v="$v" '$1 == v {s += $2} END {printf "%.0f", s}' "$D/meas/counts-parts.tsv")\t$text" >> "$D/meas/counts.tsv"
+    echo -e "$v\t$(python3 "$PK_ROOT/bench/lib/median_sum.py" "$v" < "$D/meas/counts-parts.tsv")\t$text" >> "$D/meas/counts.tsv"
   done
   return 0
 }

@@ -119,6 +119,45 @@ uint32_t pk_ctx_sizes_lookup(const pk_ctx_sizes *s, const pk_ctx_frame *frames, 
     return size;
 }
 
+int pk_ctx_sizes_add_probed(pk_ctx_sizes *s, const pk_probe_info *pi, pk_err *err)
+{
+    const pk_probe_table *t = &pi->table;
+    uint8_t *probed = pk_zalloc(t->n_nodes + 1, 1);
+    if (!probed)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < t->n; i++)
+        probed[t->probes[i].node] = 1;
+    int rc = 0;
+    for (size_t n = 0; n < t->n_nodes && !rc; n++) {
+        if (!probed[n])
+            continue;
+        uint32_t root = (uint32_t)n;
+        while (t->nodes[root].parent != PK_PROBE_NO_NODE)
+            root = t->nodes[root].parent;
+        pk_name_id id;
+        /* functions the profile names, by their own symbol's record: a
+         * record without a symbol holds probes of an inlinee whose inline
+         * stack was lost (see probe_gen.c), not the body of a function */
+        if (pk_profset_lookup_guid(s->ps, t->nodes[root].guid, &id) ||
+            !pk_u64map_get(&pi->by_guid, t->nodes[root].guid))
+            continue;
+        /* the inline path, innermost body first, each inliner keyed by
+         * the call-site probe of the body below it */
+        uint32_t cur = 0;
+        uint64_t loc = 0;
+        for (uint32_t k = (uint32_t)n; k != PK_PROBE_NO_NODE && cur != NONE; k = t->nodes[k].parent) {
+            cur = get_child(s, cur, t->nodes[k].guid, loc, err);
+            loc = pk_loc(t->nodes[k].callsite_probe, 0);
+        }
+        if (cur == NONE)
+            rc = -1;
+        else
+            PK_VEC_AT(&s->nodes, struct size_node, cur).has_size = true;
+    }
+    free(probed);
+    return rc;
+}
+
 void pk_ctx_sizes_free(pk_ctx_sizes *s)
 {
     if (!s)

@@ -381,7 +381,12 @@ static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *
     if (req->worker)
         g = pk_preinline_start(&pj, &r->ps, err);
     g = g || pk_ctx_sizes_build(&sizes, r->bin, &r->ps, mode == PK_MODE_CS, err);
+    g = g || (r->probes_init && pk_ctx_sizes_add_probed(sizes, &r->probes, err));
     pk_binary_drop_caches(r->bin); /* DWARF and instructions are not needed past here */
+    if (r->probes_init) {
+        pk_probe_info_free(&r->probes);
+        r->probes_init = false;
+    }
     if (pj && g)
         pk_preinline_cancel(pj);
     else if (pj)
@@ -441,10 +446,6 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
     r->prep = NULL;
     if (g || pr)
         return -1;
-    if (r->probes_init) {
-        pk_probe_info_free(&r->probes);
-        r->probes_init = false;
-    }
     return finish_contexts(r, mode, result, err);
 }
 

@@ -24,6 +24,7 @@
 #define PK_PREINLINE_H
 
 #include "binary/binary.h"
+#include "binary/probe_loader.h"
 #include "profile/profile.h"
 
 typedef struct pk_ctx_sizes pk_ctx_sizes;
@@ -40,6 +41,14 @@ uint32_t pk_ctx_sizes_lookup(const pk_ctx_sizes *s, const pk_ctx_frame *frames, 
 /* Marks (size 0) a context whose code is gone but which the binary still
  * describes (an inline-tree node with probes and no instructions). */
 int pk_ctx_sizes_add(pk_ctx_sizes *s, const pk_ctx_frame *frames, size_t n, uint32_t bytes, pk_err *err);
+/* Probe binaries: every body of the probe inline trees of the functions the
+ * profile names that still has probes gets a known size, 0 where no
+ * instruction is left of it (an inlinee optimized away), as llvm-profgen's
+ * trackInlineesOptimizedAway. Without it such a context took the size of
+ * its function elsewhere (its outlined copy, often hundreds of bytes), so
+ * the pre-inliner refused a context that costs nothing and merged its
+ * counts into the base profile. */
+int pk_ctx_sizes_add_probed(pk_ctx_sizes *s, const pk_probe_info *pi, pk_err *err);
 
 typedef struct pk_preinline_opts {
     uint32_t hot_threshold;           /* 1500 */

@@ -26,7 +26,10 @@ struct gen {
     pk_ctx_frame *frames;       /* scratch for contexts */
     size_t frames_cap;
     pk_u64map callee_of;        /* call target address → name id + 2 (1: not an entry) */
+    uint8_t *lost;              /* per top-level node: 0 not known yet, LOST_NO, LOST_YES */
 };
+
+enum { LOST_NO = 1, LOST_YES = 2 };
 
 static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_profset *ps,
                     pk_probe_gen_stats *st, pk_err *err)
@@ -38,7 +41,8 @@ static int gen_init(struct gen *g, pk_binary *bin, const pk_probe_info *pi, pk_p
     g->node_name = malloc((t->n_nodes + 1) * sizeof *g->node_name);
     g->node_first = pk_zalloc(t->n_nodes + 2, sizeof *g->node_first);
     g->probe_of = malloc((t->n + 1) * sizeof *g->probe_of);
-    if (!g->node_name || !g->node_first || !g->probe_of)
+    g->lost = pk_zalloc(t->n_nodes + 1, sizeof *g->lost);
+    if (!g->node_name || !g->node_first || !g->probe_of || !g->lost)
         return pk_err_set(err, "out of memory");
     /* names are interned when a node is first used (chain_named): most
      * nodes of the decoded functions never get a sample */
@@ -65,6 +69,7 @@ static void gen_free(struct gen *g)
     free(g->node_name);
     free(g->node_first);
     free(g->probe_of);
+    free(g->lost);
     free(g->locs);
     free(g->frames);
     pk_u64map_free(&g->callee_of);
@@ -104,11 +109,33 @@ static int chain_named(struct gen *g, uint32_t node)
     return 1;
 }
 
+/* The shallowest body of node's inline chain that the context keeps: the
+ * chain restarts below an inline site without a call-site probe (id 0: the
+ * compiler merged the call site). No call in the program bears that id, so
+ * a context through it would match nothing and its samples would be lost;
+ * the inlinee's own profile gets them instead, as llvm-profgen's
+ * getInlineContextForProbe does (it clears the whole context there,
+ * callers included). */
+static uint32_t chain_start(const pk_probe_table *t, uint32_t node)
+{
+    for (uint32_t n = node; t->nodes[n].parent != PK_PROBE_NO_NODE; n = t->nodes[n].parent)
+        if (t->nodes[n].callsite_probe == 0)
+            return n; /* the innermost such site */
+    return PK_PROBE_NO_NODE;
+}
+
 /* Appends the inline chain of `node` at frames[at], outermost first: each
- * inliner with the call-site probe, then the node itself with `leaf_loc`. */
+ * inliner with the call-site probe, then the node itself with `leaf_loc`.
+ * A chain through an unknown inline site (chain_start) replaces the frames
+ * before it: it is written at frames[0]. */
 static int append_chain(struct gen *g, size_t at, uint32_t node, uint32_t leaf_loc, size_t *n)
 {
     uint32_t depth = g->pi->table.nodes[node].depth;
+    uint32_t start = chain_start(&g->pi->table, node);
+    if (start != PK_PROBE_NO_NODE) {
+        at = 0;
+        depth -= g->pi->table.nodes[start].depth;
+    }
     if (frames_reserve(g, at + depth + 1))
         return -1;
     uint32_t loc = leaf_loc;
@@ -192,6 +219,30 @@ static uint32_t root_of(const pk_probe_table *t, uint32_t node)
     while (t->nodes[node].parent != PK_PROBE_NO_NODE)
         node = t->nodes[node].parent;
     return node;
+}
+
+/* Whether the probe at `addr` of body `node` belongs to an inlinee whose
+ * inline stack the compiler lost: its top-level record names a function
+ * with no symbol of its own while the code lies in another function's
+ * symbol. clang emits such records for callees inlined without a debug
+ * location (the SSE intrinsics of its headers are __nodebug__): their
+ * probes sit in the inliner's code with no call site to hang them on, so
+ * a context would put them directly under the caller's call site (zstd:
+ * [... @ ZSTD_searchMax:34 @ _mm_movemask_epi8], beside the real callee
+ * at that site). llvm-profgen decodes only the records of profiled
+ * functions and never sees them. Code outside every function symbol (a
+ * stripped binary) keeps its records. */
+static bool lost_inlinee(struct gen *g, uint32_t node, uint64_t addr)
+{
+    uint32_t root = root_of(&g->pi->table, node);
+    if (!g->lost[root]) {
+        uint64_t guid = g->pi->table.nodes[root].guid;
+        const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(g->bin), addr);
+        bool own = !f || pk_u64map_get(&g->pi->by_guid, guid) ||
+                   pk_md5_guid(f->name, pk_profgen_canonical_len(f->name)) == guid;
+        g->lost[root] = own ? LOST_NO : LOST_YES;
+    }
+    return g->lost[root] == LOST_YES;
 }
 
 int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
@@ -479,6 +530,10 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         uint32_t ctx = (uint32_t)(hits[i].key >> 32);
         const pk_probe *p = &t->probes[(uint32_t)hits[i].key];
         uint64_t n = hits[i].n;
+        if (lost_inlinee(&g, p->node, p->addr)) {
+            stats->lost_inlinee_probes++;
+            continue;
+        }
         int named = chain_named(&g, p->node);
         if (named < 0)
             goto done;
@@ -500,7 +555,8 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
             continue;
         cur->head += n;
         const pk_probe_node *pn = &t->nodes[p->node];
-        if (pn->parent == PK_PROBE_NO_NODE)
+        /* (a body inlined at an unknown site heads its context: no caller) */
+        if (pn->parent == PK_PROBE_NO_NODE || pn->callsite_probe == 0)
             continue;
         /* An inlined body was entered: the inliner's call-site probe gets
          * the count and a call target, as no LBR branch shows inlined calls. */

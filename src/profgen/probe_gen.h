@@ -36,6 +36,7 @@ typedef struct pk_probe_gen_stats {
     uint64_t contexts;                    /* context profiles written (CS) */
     uint64_t contexts_truncated;          /* call site without a call probe */
     uint64_t missing_desc;                /* probes of a GUID without a descriptor: skipped */
+    uint64_t lost_inlinee_probes;         /* CS: probes of an inlinee without inline stack: skipped */
     uint64_t profiles;                    /* top-level profiles */
 } pk_probe_gen_stats;
 

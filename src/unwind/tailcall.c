@@ -8,6 +8,7 @@
 
 struct tc_edge {
     uint64_t site, to;            /* tail-call jump address, entry of the target */
+    bool sampled;                 /* seen in an LBR (else only decoded) */
 };
 
 struct tc_memo {
@@ -22,14 +23,20 @@ struct tc {
     pk_listmap edges_of;          /* function entry → struct tc_edge */
     pk_u64map seen_edge;          /* hash(site, to) → 1 */
     pk_u64map decoded;            /* function entry → 1 once its static tail calls are in */
-    pk_u64map memo_of;            /* hash(from, to) → index into memo + 1 */
+    pk_u64map memo_of;            /* hash(from, to, sampled_only) → index into memo + 1 */
     pk_vec memo;                  /* struct tc_memo */
-    pk_u64map icall_targets;      /* indirect call site → target entry (0 when several) */
+    pk_listmap icall_targets;     /* indirect call site → uint64_t target entries seen */
     pk_tailcall_stats *st;
     pk_u64map *added_sites;       /* call sites of the spliced frames (may be NULL) */
     uint32_t max_depth;
+    bool sampled_only;            /* chains of sampled tail calls only */
     pk_err *err;
 };
+
+static uint64_t memo_key(const struct tc *t, uint64_t from, uint64_t to)
+{
+    return pk_hash64(from * 31 + 7 + t->sampled_only) ^ to;
+}
 
 static uint64_t func_entry(struct tc *t, uint64_t addr)
 {
@@ -37,19 +44,20 @@ static uint64_t func_entry(struct tc *t, uint64_t addr)
     return f ? f->addr : 0;
 }
 
-static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to)
+static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to, bool sampled)
 {
     uint64_t *seen = pk_u64map_slot(&t->seen_edge, pk_hash64(site) ^ to);
     if (!seen)
         return pk_err_set(t->err, "out of memory");
     if (*seen)
-        return 0;
+        return 0; /* (the sampled ones come first) */
     *seen = 1;
     struct tc_edge *e = pk_listmap_push(&t->edges_of, from);
     if (!e)
         return pk_err_set(t->err, "out of memory");
     e->site = site;
     e->to = to;
+    e->sampled = sampled;
     t->st->tail_call_edges++;
     return 0;
 }
@@ -73,7 +81,7 @@ static int decode_static(struct tc *t, uint64_t entry)
         if ((in[i].cls != PK_INSN_JMP && in[i].cls != PK_INSN_CJMP) || !in[i].target)
             continue;
         uint64_t to = func_entry(t, in[i].target);
-        if (to == in[i].target && to != entry && add_edge(t, entry, in[i].addr, to))
+        if (to == in[i].target && to != entry && add_edge(t, entry, in[i].addr, to, false))
             return -1;
     }
     return 0;
@@ -91,7 +99,7 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
         *out = 0;
         return 0;
     }
-    uint64_t key = pk_hash64(from * 31 + 7) ^ to;
+    uint64_t key = memo_key(t, from, to);
     uint64_t *mi = pk_u64map_slot(&t->memo_of, key);
     if (!mi)
         return pk_err_set(t->err, "out of memory");
@@ -107,7 +115,7 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
     if (decode_static(t, from))
         return -1;
     uint8_t total = 0;
-    struct tc_edge first = {0, 0};
+    struct tc_edge first = {0};
     /* recursion adds edges of other functions: the map and the lists may
      * move, so keep the index, not pointers */
     const pk_vec *edges = pk_listmap_get(&t->edges_of, from);
@@ -115,6 +123,8 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
     for (size_t i = 0; i < nedges && total < MANY; i++) {
         struct tc_edge e = PK_VEC_AT(pk_listmap_get(&t->edges_of, from), struct tc_edge, i);
         uint8_t n;
+        if (t->sampled_only && !e.sampled)
+            continue;
         if (count_paths(t, e.to, to, depth + 1, &n))
             return -1;
         if (n && !total)
@@ -133,7 +143,7 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
 static int append_chain(struct tc *t, uint64_t from, uint64_t to, pk_vec *out)
 {
     for (uint32_t guard = 0; from != to && guard < t->max_depth; guard++) {
-        uint64_t *mi = pk_u64map_get(&t->memo_of, pk_hash64(from * 31 + 7) ^ to);
+        uint64_t *mi = pk_u64map_get(&t->memo_of, memo_key(t, from, to));
         if (!mi)
             break;
         struct tc_memo *m = &PK_VEC_AT(&t->memo, struct tc_memo, *mi - 1);
@@ -152,17 +162,68 @@ static int append_chain(struct tc *t, uint64_t from, uint64_t to, pk_vec *out)
     return 0;
 }
 
-/* Targets of the call at `site` (direct target, or the one target observed
- * for an indirect call); 0 when unknown or several. */
-static uint64_t call_target(struct tc *t, uint64_t site)
+/* Targets of the call at `site`: the direct target, or every target seen
+ * for an indirect call (*n = 0 when none is known). */
+static const uint64_t *call_targets(struct tc *t, uint64_t site, uint64_t *direct, size_t *n)
 {
     pk_insn in; /* a call site starts an instruction: decode just that one */
+    *n = 0;
     if (pk_binary_decode_one(t->bin, site, &in))
-        return 0;
-    if (in.cls == PK_INSN_CALL)
-        return in.target;
-    uint64_t *v = pk_u64map_get(&t->icall_targets, site);
-    return v ? *v : 0;
+        return NULL;
+    if (in.cls == PK_INSN_CALL) {
+        *direct = in.target;
+        *n = in.target != 0;
+        return direct;
+    }
+    const pk_vec *v = pk_listmap_get(&t->icall_targets, site);
+    if (!v)
+        return NULL;
+    *n = v->len;
+    return v->data;
+}
+
+/* Number of chains (0, 1, MANY) from the call's targets to the callee, in
+ * the graph of t->sampled_only; *from: the target the only chain starts at. */
+static int count_all(struct tc *t, const uint64_t *targets, size_t ntargets, uint64_t callee,
+                     uint8_t *total, uint64_t *from)
+{
+    *total = 0;
+    for (size_t k = 0; k < ntargets && *total < MANY; k++) {
+        uint8_t n;
+        if (count_paths(t, targets[k], callee, 0, &n))
+            return -1;
+        if (n && !*total)
+            *from = targets[k];
+        *total = *total + n > MANY ? MANY : *total + n;
+    }
+    return 0;
+}
+
+/* The tail-call chain between a call site and the function found called
+ * from it: one chain over all the call's targets, as llvm-profgen's
+ * inferMissingFrames counts (an indirect call with several targets is
+ * spliced when exactly one of them leads to the callee, and through one
+ * chain only). Chains of tail calls seen in the LBR are tried first, then
+ * with the jumps decoded from the code as well: a function with two tail
+ * calls to the same callee (Lua's luaH_resizearray jumps to luaH_resize
+ * from two places) has two chains through the code, but the LBR may have
+ * seen one of them only; llvm-profgen, which knows sampled tail calls
+ * only, splices that one. 0 none, 1 spliced, MANY ambiguous; -1 error. */
+static int splice(struct tc *t, const uint64_t *targets, size_t ntargets, uint64_t callee, pk_vec *ctx)
+{
+    uint8_t total;
+    uint64_t from = 0;
+    t->sampled_only = true;
+    if (count_all(t, targets, ntargets, callee, &total, &from))
+        return -1;
+    if (total != 1) {
+        t->sampled_only = false;
+        if (count_all(t, targets, ntargets, callee, &total, &from))
+            return -1;
+    }
+    if (total == 1 && append_chain(t, from, callee, ctx))
+        return -1;
+    return total;
 }
 
 int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
@@ -172,6 +233,7 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
     struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st, .added_sites = added_sites,
                    .max_depth = max_depth ? max_depth : 64, .err = err};
     pk_listmap_init(&t.edges_of, sizeof(struct tc_edge));
+    pk_listmap_init(&t.icall_targets, sizeof(uint64_t));
     pk_vec_init(&t.memo, sizeof(struct tc_memo));
     pk_csraw out;
     pk_vec ctx;
@@ -181,8 +243,7 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
     bool out_ok = false, sorted_ok = false;
     pk_csraw sorted;
     if (pk_u64map_init(&t.seen_edge, 1024) ||
-        pk_u64map_init(&t.decoded, 256) || pk_u64map_init(&t.memo_of, 1024) ||
-        pk_u64map_init(&t.icall_targets, 256)) {
+        pk_u64map_init(&t.decoded, 256) || pk_u64map_init(&t.memo_of, 1024)) {
         pk_err_set(err, "out of memory");
         goto done;
     }
@@ -204,18 +265,20 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
         if (to != dst || !from)
             continue;
         if (in->cls == PK_INSN_ICALL) {
-            uint64_t *v = pk_u64map_slot(&t.icall_targets, src);
-            if (!v)
+            const pk_vec *v = pk_listmap_get(&t.icall_targets, src);
+            bool known = false; /* (a call site has a handful of targets) */
+            for (size_t k = 0; v && k < v->len && !known; k++)
+                known = PK_VEC_AT(v, uint64_t, k) == to;
+            uint64_t *slot = known ? NULL : pk_listmap_push(&t.icall_targets, src);
+            if (!known && !slot)
                 goto oom;
-            *v = (*v == 0 || *v == to) ? to : UINT64_MAX; /* several: unknown */
+            if (slot)
+                *slot = to;
         } else if ((in->cls == PK_INSN_JMP || in->cls == PK_INSN_IJMP || in->cls == PK_INSN_CJMP) &&
-                   from != to && add_edge(&t, from, src, to)) {
+                   from != to && add_edge(&t, from, src, to, true)) {
             goto done;
         }
     }
-    for (size_t i = 0; i < pk_u64map_end(&t.icall_targets); i++)
-        if (pk_u64map_used(&t.icall_targets, i) && pk_u64map_val(&t.icall_targets, i) == UINT64_MAX)
-            *pk_u64map_valp(&t.icall_targets, i) = 0;
 
     size_t nctx = pk_csraw_num_ctxs(raw);
     remap = malloc((nctx + 1) * sizeof *remap);
@@ -234,16 +297,19 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
             if (i + 1 == n)
                 break;
             st->pairs++;
-            uint64_t target = call_target(&t, sites[i]), callee = func_entry(&t, sites[i + 1]);
-            if (!target || !callee || target == callee)
+            uint64_t direct = 0, callee = func_entry(&t, sites[i + 1]);
+            size_t ntargets;
+            const uint64_t *targets = call_targets(&t, sites[i], &direct, &ntargets);
+            bool called = false;
+            for (size_t k = 0; k < ntargets && !called; k++)
+                called = targets[k] == callee;
+            if (!ntargets || !callee || called)
                 continue;
             st->mismatched++;
-            uint8_t paths;
-            if (count_paths(&t, target, callee, 0, &paths))
+            int paths = splice(&t, targets, ntargets, callee, &ctx);
+            if (paths < 0)
                 goto done;
             if (paths == 1) {
-                if (append_chain(&t, target, callee, &ctx))
-                    goto done;
                 st->recovered++;
             } else if (paths) {
                 st->ambiguous++;
@@ -288,6 +354,6 @@ done:
     pk_u64map_free(&t.seen_edge);
     pk_u64map_free(&t.decoded);
     pk_u64map_free(&t.memo_of);
-    pk_u64map_free(&t.icall_targets);
+    pk_listmap_free(&t.icall_targets);
     return rc;
 }

@@ -1,0 +1,205 @@
+/* test_tailcall.c — missing-frame inference (pk_infer_tail_frames) on
+ * tests/programs/profgen_icall.c built with clang-19: at an indirect call
+ * site with several targets, the frame of the one target that tail-calls
+ * the sampled callee is spliced in; none when two targets lead there, or
+ * when the callee is itself a target of the call. A function with two tail
+ * calls to the callee gets its frame through the one the LBR saw. */
+#include "test.h"
+#include "binary/binary.h"
+#include "unwind/unwind.h"
+
+#include <unistd.h>
+
+typedef struct fixture {
+    pk_binary *bin;
+    uint64_t base, icall, leaf, a, b, c, a_jmp, c_jmp, dcall, d, d_jmp[2];
+} fixture;
+
+/* The k-th jump (0: first) in f to target, 0 if none. */
+static uint64_t jmp_to(pk_binary *bin, const pk_elf_symbol *f, uint64_t target, int k)
+{
+    const pk_insn *v;
+    size_t n;
+    pk_err e;
+    if (pk_binary_func_insns(bin, f, &v, &n, &e))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cls == PK_INSN_JMP && v[i].target == target && k-- == 0)
+            return v[i].addr;
+    return 0;
+}
+
+static bool fixture_open(fixture *f)
+{
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return false;
+    }
+    const char *path = pk_test_build("icall", "clang-19", "-O2 -g", "profgen_icall.c");
+    pk_err e;
+    if (!path || pk_binary_open(&f->bin, path, NULL, &e)) {
+        CHECK(!"fixture builds and opens");
+        return false;
+    }
+    pk_elf *elf = pk_binary_elf(f->bin);
+    const pk_elf_symbol *m = pk_elf_func_by_name(elf, "main"), *l = pk_elf_func_by_name(elf, "ic_leaf");
+    const pk_elf_symbol *a = pk_elf_func_by_name(elf, "ic_a"), *b = pk_elf_func_by_name(elf, "ic_b");
+    const pk_elf_symbol *c = pk_elf_func_by_name(elf, "ic_c"), *d = pk_elf_func_by_name(elf, "ic_d");
+    const pk_insn *v;
+    size_t n;
+    if (!m || !l || !a || !b || !c || !d || pk_binary_func_insns(f->bin, m, &v, &n, &e)) {
+        CHECK(!"fixture symbols");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].cls == PK_INSN_ICALL && !f->icall)
+            f->icall = v[i].addr;
+        if (v[i].cls == PK_INSN_CALL && v[i].target == d->addr)
+            f->dcall = v[i].addr;
+    }
+    f->leaf = l->addr, f->a = a->addr, f->b = b->addr, f->c = c->addr, f->d = d->addr;
+    f->a_jmp = jmp_to(f->bin, a, l->addr, 0);
+    f->c_jmp = jmp_to(f->bin, c, l->addr, 0);
+    f->d_jmp[0] = jmp_to(f->bin, d, l->addr, 0);
+    f->d_jmp[1] = jmp_to(f->bin, d, l->addr, 1);
+    /* without the calls and tail calls it is made of the fixture is unusable */
+    bool ok = f->icall && f->a_jmp && f->c_jmp && f->dcall && f->d_jmp[0] && f->d_jmp[1];
+    CHECK(ok);
+    f->base = m->addr & ~(uint64_t)0xfffff;
+    return ok;
+}
+
+/* A csraw holding the context [call site, ic_leaf] (one range in ic_leaf)
+ * and, under the root context, the given LBR branches. */
+static int make_raw_at(const fixture *f, uint64_t site, pk_csraw *raw, const uint64_t (*br)[2], size_t nbr,
+                       pk_err *e)
+{
+    uint64_t words[2] = {site, f->leaf}, root[1] = {f->leaf};
+    uint32_t c, c0;
+    if (pk_csraw_init(raw, f->base, e) || pk_csraw_intern(raw, words, 2, &c, e) ||
+        pk_csraw_intern(raw, root, 1, &c0, e))
+        return -1;
+    pk_pairmap_add(&raw->ranges, (uint64_t)c << 32 | (f->leaf - f->base), f->leaf + 1 - f->base, 9);
+    for (size_t i = 0; i < nbr; i++)
+        pk_pairmap_add(&raw->branches, (uint64_t)c0 << 32 | (br[i][0] - f->base), br[i][1] - f->base, 3);
+    return 0;
+}
+
+static int make_raw(const fixture *f, pk_csraw *raw, const uint64_t (*br)[2], size_t nbr, pk_err *e)
+{
+    return make_raw_at(f, f->icall, raw, br, nbr, e);
+}
+
+/* The words of the context whose last word is ic_leaf's entry. */
+static uint32_t leaf_ctx(const fixture *f, const pk_csraw *raw, const uint64_t **w)
+{
+    for (uint32_t i = 0; i < pk_csraw_num_ctxs(raw); i++) {
+        uint32_t n;
+        *w = pk_csraw_ctx(raw, i, &n);
+        if (n > 1 && (*w)[n - 1] == f->leaf)
+            return n;
+    }
+    return 0;
+}
+
+TEST(one_target_of_an_indirect_call_tail_calls_the_callee)
+{
+    fixture f = {0};
+    if (!fixture_open(&f))
+        goto out;
+    /* ic_a and ic_b seen as targets; only ic_a's tail call reaches ic_leaf */
+    const uint64_t br[][2] = {{f.icall, f.a}, {f.icall, f.b}, {f.a_jmp, f.leaf}};
+    pk_csraw raw;
+    pk_err e;
+    pk_tailcall_stats st;
+    pk_u64map added = {0};
+    CHECK_OK(make_raw(&f, &raw, br, 3, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, &added, &e), &e);
+    CHECK_EQ_U64(st.mismatched, 1);
+    CHECK_EQ_U64(st.recovered, 1);
+    CHECK_EQ_U64(st.frames_added, 1);
+    CHECK(pk_u64map_get(&added, f.a_jmp) != NULL);
+    const uint64_t *w = NULL;
+    uint32_t n = leaf_ctx(&f, &raw, &w);
+    CHECK_EQ_U64(n, 3);
+    if (n == 3) {
+        CHECK_EQ_U64(w[0], f.icall);
+        CHECK_EQ_U64(w[1], f.a_jmp);
+    }
+    pk_u64map_free(&added);
+    pk_csraw_free(&raw);
+out:
+    pk_binary_close(f.bin);
+}
+
+TEST(two_targets_tail_calling_the_callee_are_ambiguous)
+{
+    fixture f = {0};
+    if (!fixture_open(&f))
+        goto out;
+    const uint64_t br[][2] = {{f.icall, f.a}, {f.icall, f.b}, {f.icall, f.c},
+                              {f.a_jmp, f.leaf}, {f.c_jmp, f.leaf}};
+    pk_csraw raw;
+    pk_err e;
+    pk_tailcall_stats st;
+    CHECK_OK(make_raw(&f, &raw, br, 5, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+    CHECK_EQ_U64(st.ambiguous, 1);
+    CHECK_EQ_U64(st.recovered, 0);
+    const uint64_t *w = NULL;
+    CHECK_EQ_U64(leaf_ctx(&f, &raw, &w), 2);
+    pk_csraw_free(&raw);
+out:
+    pk_binary_close(f.bin);
+}
+
+TEST(a_callee_called_directly_by_the_site_is_not_a_tail_call)
+{
+    fixture f = {0};
+    if (!fixture_open(&f))
+        goto out;
+    const uint64_t br[][2] = {{f.icall, f.a}, {f.icall, f.leaf}, {f.a_jmp, f.leaf}};
+    pk_csraw raw;
+    pk_err e;
+    pk_tailcall_stats st;
+    CHECK_OK(make_raw(&f, &raw, br, 3, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+    CHECK_EQ_U64(st.mismatched, 0);
+    const uint64_t *w = NULL;
+    CHECK_EQ_U64(leaf_ctx(&f, &raw, &w), 2);
+    pk_csraw_free(&raw);
+out:
+    pk_binary_close(f.bin);
+}
+
+TEST(of_two_tail_calls_to_the_callee_the_sampled_one_is_spliced)
+{
+    fixture f = {0};
+    if (!fixture_open(&f))
+        goto out;
+    for (int seen = 0; seen < 2; seen++) {
+        /* the LBR saw d's second jump only, then both */
+        const uint64_t one[][2] = {{f.d_jmp[1], f.leaf}}, both[][2] = {{f.d_jmp[0], f.leaf}, {f.d_jmp[1], f.leaf}};
+        pk_csraw raw;
+        pk_err e;
+        pk_tailcall_stats st;
+        CHECK_OK(make_raw_at(&f, f.dcall, &raw, seen ? both : one, seen ? 2 : 1, &e), &e);
+        CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+        const uint64_t *w = NULL;
+        uint32_t n = leaf_ctx(&f, &raw, &w);
+        if (!seen) {
+            CHECK_EQ_U64(st.recovered, 1);
+            CHECK_EQ_U64(n, 3);
+            if (n == 3)
+                CHECK_EQ_U64(w[1], f.d_jmp[1]);
+        } else {
+            CHECK_EQ_U64(st.ambiguous, 1);
+            CHECK_EQ_U64(n, 2);
+        }
+        pk_csraw_free(&raw);
+    }
+out:
+    pk_binary_close(f.bin);
+}
+
+int main(void) { return pk_test_main(); }
