@@ -14,3 +14,5 @@ endef
 $(eval $(call report_flavour,$(BUILD)))
 $(eval $(call report_flavour,$(BUILD)/san))
 $(eval $(call report_flavour,$(BUILD)/tsan))
+# the libFuzzer flavour of the library (mk/fuzz.mk)
+$(eval $(call report_flavour,$(BUILD)/fuzz))
