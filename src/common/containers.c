@@ -86,6 +86,16 @@ uint64_t pk_hash_bytes(const void *p, size_t n)
     return pk_hash64(h);
 }
 
+uint64_t pk_hash_u64s(const uint64_t *w, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+    }
+    return pk_hash64(h);
+}
+
 int pk_u64map_init(pk_u64map *m, size_t initial_cap)
 {
     size_t cap = 16;

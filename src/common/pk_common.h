@@ -168,6 +168,10 @@ static inline uint64_t pk_hash64(uint64_t x)
     return x;
 }
 uint64_t pk_hash_bytes(const void *p, size_t n);
+/* Hash of an array of 64-bit words (call stacks, address lists): one
+ * multiply per word instead of one per byte, which is what pk_hash_bytes
+ * costs on the per-sample path. Not interchangeable with pk_hash_bytes. */
+uint64_t pk_hash_u64s(const uint64_t *w, size_t n);
 
 /* ---- open-addressed map u64 → u64 (every key allowed; values are counts or
  * indexes). The hot structure of aggregation: one array of (key, value)

@@ -35,7 +35,7 @@ void pk_csraw_free(pk_csraw *r)
 
 int pk_csraw_intern(pk_csraw *r, const uint64_t *sites, uint32_t n, uint32_t *ctx, pk_err *err)
 {
-    uint64_t h = pk_hash_bytes(sites, n * sizeof *sites) ^ n;
+    uint64_t h = pk_hash_u64s(sites, n);
     /* Collisions of the 64-bit hash are resolved by probing h+1, h+2, ...:
      * each probe either finds the same list or an empty slot. */
     for (;; h++) {

@@ -9,7 +9,8 @@
 #          (`make fuzz`, bench/fuzz_long.sh); crashes, leaks, timeouts and OOMs
 #          go to $BUILD/fuzz/findings/<harness>/.
 # Limits on every run: -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10
-# (FUZZ_FLAGS adds more). A harness whose run ends with a libFuzzer or
+# (FUZZ_FLAGS adds more). FUZZ_CPU_SECONDS=N (fuzz mode) ends each harness
+# after N seconds of its own CPU time, SECONDS then being the wall-clock cap. A harness whose run ends with a libFuzzer or
 # sanitizer report fails; its log is $BUILD/fuzz/logs/<harness>.log.
 set -u
 MODE=${1:?usage: run.sh smoke|fuzz SECONDS [HARNESS...]}
@@ -60,7 +61,27 @@ for h in "${names[@]}"; do
     "$bin" $LIMITS -runs=0 -artifact_prefix="$art/" "${replay[@]}" >"$log" 2>&1 || rc=$?
     replayed=$(grep -oE 'INITED cov: [0-9]+' "$log" | grep -oE '[0-9]+$')
     # 2. fuzzing
-    if [ $rc -eq 0 ] && [ "$SECS" -gt 0 ]; then
+    cpu=
+    if [ $rc -eq 0 ] && [ "$SECS" -gt 0 ] && [ -n "${FUZZ_CPU_SECONDS:-}" ]; then
+        # Bounded by the fuzzer's own CPU time, not wall time, so a loaded
+        # machine stretches the run instead of shortening it: SECS is then
+        # only the wall-clock cap. SIGINT makes libFuzzer print its final
+        # stats and exit 72.
+        "$bin" $LIMITS ${FUZZ_FLAGS:-} -max_total_time="$SECS" -print_final_stats=1 \
+            -artifact_prefix="$art/" "${dirs[@]}" >>"$log" 2>&1 &
+        pid=$! tck=$(getconf CLK_TCK) used=0 stopped=0
+        while kill -0 "$pid" 2>/dev/null; do
+            read -r -a st <"/proc/$pid/stat" 2>/dev/null || break
+            used=$(((st[13] + st[14]) / tck))
+            if [ "$used" -ge "$FUZZ_CPU_SECONDS" ] && [ $stopped -eq 0 ]; then
+                kill -INT "$pid" 2>/dev/null; stopped=1
+            fi
+            sleep 2
+        done
+        wait "$pid" || rc=$?
+        [ $stopped -eq 1 ] && [ $rc -eq 72 ] && rc=0
+        cpu="; ${used} CPU-s"
+    elif [ $rc -eq 0 ] && [ "$SECS" -gt 0 ]; then
         "$bin" $LIMITS ${FUZZ_FLAGS:-} -max_total_time="$SECS" -print_final_stats=1 \
             -artifact_prefix="$art/" "${dirs[@]}" >>"$log" 2>&1 || rc=$?
     fi
@@ -68,7 +89,7 @@ for h in "${names[@]}"; do
     last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|INITED|NEW|REDUCE|pulse)' "$log" | tail -n 1)
     cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+'); ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | grep -oE '[0-9]+')
     corp=$(grep -oE 'corp: [0-9]+' <<<"$last" | grep -oE '[0-9]+')
-    info="replay cov ${replayed:-?}; ${runs:-0} runs, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
+    info="replay cov ${replayed:-?}; ${runs:-0} runs, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}$cpu"
     if [ $rc -ne 0 ] || grep -qE '^==[0-9]+==ERROR|runtime error:|^SUMMARY: libFuzzer' "$log"; then
         failed=$((failed + 1)); failures+=("$h")
         printf 'FAIL %-18s (%ds) %s; see %s\n' "$h" $((SECONDS - t0)) "$info" "$log"
