@@ -17,15 +17,15 @@
 # scale; the anchor has no CS mode without LBR).
 #
 # Environment: BUILD (default build), BENCH_RUNS (default 5), BENCH_POINTS
-#   (default "25:5000 100:20000 500:50000": speedtest1 --size and perf's
-#   sampling frequency: about 10k, 100k and 1M samples), BENCH_KEEP=1.
+#   (default "25:5000 100:20000 150:50000 500:50000": speedtest1 --size and
+#   perf's sampling frequency: about 2k, 80k, 870k and 6M samples), BENCH_KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 PGOKIT=$ROOT/$BUILD/pgokit
 RUNS=${BENCH_RUNS:-5}
-POINTS=${BENCH_POINTS:-25:5000 100:20000 500:50000}
+POINTS=${BENCH_POINTS:-25:5000 100:20000 150:50000 500:50000}
 D=$(mktemp -d "${TMPDIR:-/tmp}/pgokit-ip-bench.XXXXXX")
 [ -n "${BENCH_KEEP:-}" ] || trap 'rm -rf "$D"' EXIT
 [ -x "$PGOKIT" ] || { echo "build pgokit first (make BUILD=$BUILD)" >&2; exit 2; }
@@ -39,18 +39,18 @@ XFLAGS="-gdwarf-4 -fno-omit-frame-pointer -fpseudo-probe-for-profiling" PK_WORKL
 BIN=$WL/out/ipbench-fp/speedtest1
 PBIN=$WL/out/ipbench-fp-probe/speedtest1
 
-timed() { # out-file cmd...: appends "seconds KiB"
+timed() { # out-file cmd...: appends "seconds KiB cpu-seconds"
     local out=$1; shift
     local t0=$EPOCHREALTIME
-    /usr/bin/time -f '%M' -o "$D/t" "$@" >/dev/null 2>"$D/err" || {
+    /usr/bin/time -f '%M %U %S' -o "$D/t" "$@" >/dev/null 2>"$D/err" || {
         echo "failed: $*" >&2; tail -3 "$D/err" >&2; return 1; }
     local t1=$EPOCHREALTIME
-    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}') $(cat "$D/t")" >> "$out"
+    awk -v a="$t0" -v b="$t1" '{printf "%.4f %s %.3f\n", b - a, $1, $2 + $3}' "$D/t" >> "$out"
 }
 median() { sort -g -k"$2","$2" "$1" | awk -v c="$2" '{v[NR] = $c} END {print v[int((NR + 1) / 2)]}'; }
 
-printf '| samples | perf.data MB | pgokit AutoFDO s | MiB | create_llvm_prof s | MiB | time ratio | memory ratio | pgokit CSSPGO s (probe build) | MiB |\n'
-printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| samples | perf.data MB | pgokit AutoFDO s | CPU s | MiB | create_llvm_prof s | CPU s | MiB | time ratio | CPU ratio | memory ratio | pgokit CSSPGO s (probe build) | MiB |\n'
+printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for pt in $POINTS; do
     IFS=: read -r size freq <<< "$pt"
     data=$D/s$size.data pdata=$D/p$size.data
@@ -69,10 +69,11 @@ for pt in $POINTS; do
     n=$("$PGOKIT" profgen --binary "$BIN" --perf "$data" -o "$D/pg.prof" 2>&1 |
         sed -n 's/.*from IP samples (no branch stacks): \([0-9]*\) read.*/\1/p')
     awk -v n="$n" -v mb="$(stat -c %s "$data")" -v pgs="$(median "$D/pg.t" 1)" -v pgm="$(median "$D/pg.t" 2)" \
+        -v pgc="$(median "$D/pg.t" 3)" -v cc="$(median "$D/cfp.t" 3)" \
         -v cs="$(median "$D/cfp.t" 1)" -v cm="$(median "$D/cfp.t" 2)" \
         -v xs="$(median "$D/cs.t" 1)" -v xm="$(median "$D/cs.t" 2)" 'BEGIN {
-        printf "| %d | %.0f | %.3f | %.1f | %.3f | %.1f | %.1fx | %.2fx | %.3f | %.1f |\n", n, mb / 1e6,
-            pgs, pgm / 1024, cs, cm / 1024, cs / pgs, pgm / cm, xs, xm / 1024 }'
+        printf "| %d | %.0f | %.3f | %.3f | %.1f | %.3f | %.3f | %.1f | %.1fx | %.1fx | %.2fx | %.3f | %.1f |\n", n, mb / 1e6,
+            pgs, pgc, pgm / 1024, cs, cc, cm / 1024, cs / pgs, cc / pgc, pgm / cm, xs, xm / 1024 }'
     rm -f "$data" "$pdata"
 done
-echo "(medians of $RUNS interleaved runs; wall seconds and peak RSS; time ratio = create_llvm_prof / pgokit, memory ratio = pgokit / create_llvm_prof)"
+echo "(medians of $RUNS interleaved runs; wall seconds, CPU seconds (user + sys) and peak RSS; time and CPU ratio = create_llvm_prof / pgokit, memory ratio = pgokit / create_llvm_prof; the CPU ratio is the one to trust on a loaded machine)"
