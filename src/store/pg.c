@@ -44,6 +44,8 @@ static const char *oneline(char *m)
     for (char *q = m; *q; q++)
         if (*q == '\n')
             *q = q[1] ? ' ' : 0;
+        else if (*q == '\t')
+            *q = ' ';
     return m;
 }
 
