@@ -70,7 +70,7 @@ cc -O2 -D_GNU_SOURCE -I"$PK_ROOT/src" -o "$T/gen" "$PK_ROOT/bench/store_fleet_ge
 mkdir -p "$T/fleet"
 t0=$(date +%s.%N)
 "$T/gen" "$raw" "$T/fleet" "$max"
-gen_s=$(echo "$(date +%s.%N) - $t0" | bc)
+gen_s=$(printf %.1f "$(echo "$(date +%s.%N) - $t0" | bc)")
 ls "$T/fleet"/*.raw >"$T/all.list"
 
 now() { date +%s.%N; }
@@ -94,7 +94,7 @@ for engine in "${EN[@]}"; do
         head -n "$n" "$T/all.list" >"$T/in.list"
         bytes=$(xargs stat -c %s <"$T/in.list" | awk '{s += $1} END {print s}')
         if [ "$engine" = postgresql ]; then
-            psql -XAtq "$PGURL" -c "DROP DATABASE IF EXISTS fleet" -c "CREATE DATABASE fleet"
+            PGOPTIONS=--client-min-messages=warning psql -XAtq "$PGURL" -c "DROP DATABASE IF EXISTS fleet" -c "CREATE DATABASE fleet"
             DB=${PGURL%/postgres}/fleet
         else
             DB=$T/fleet-$n.db; rm -f "$DB"*
@@ -136,7 +136,7 @@ for engine in "${EN[@]}"; do
         t1=$(now)
         profgen_s=$(dt "$t0" "$t1")
         t0=$(now)
-        xargs "$PGOKIT" merge -o "$T/merged.raw" <"$T/in.list" 2>/dev/null
+        "$PGOKIT" merge -f "$T/in.list" -o "$T/merged.raw"
         t1=$(now)
         merge_s=$(dt "$t0" "$t1")
         same=no; cmp -s "$T/pulled.raw" "$T/merged.raw" && same=yes
@@ -165,5 +165,15 @@ base_rows=$(( $("$PGOKIT" show "$raw" | awk '/^Branches:/ {print $2}') + $("$PGO
     echo "| engine | hosts | rows | ingest s | rows/s | MB/s (raw files) | client CPU s | server CPU s | select s | pull s | profgen s | file merge s | DB MB | bytes/host-profile | pull == merge |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${results[@]}"
+    echo
+    echo "Columns: *rows* = ranges + branches stored (one row each); *ingest s* = wall time of the $writers writers for all"
+    echo "hosts; *MB/s* = raw-profile bytes uploaded per second; *client CPU* = user + system time of every \`pgokit store"
+    echo "add\` process (exec, reading and hashing the profile, formatting COPY rows); *server CPU* = PostgreSQL's"
+    echo "processes (parsing COPY, heap and index inserts, WAL); *pull s* = \`pgokit store pull\` (the merge in the"
+    echo "engine, streamed out, written); *profgen s* = \`pgokit profgen --raw\` of the pulled file (symbolize once);"
+    echo "*file merge s* = \`pgokit merge\` of the same raw files, whose output the pull must equal byte for byte"
+    echo "(*pull == merge*); *DB MB* = growth of the database (PostgreSQL after CHECKPOINT, SQLite after a WAL"
+    echo "checkpoint)."
+    cat "$PK_ROOT/bench/store_fleet_notes.md"
 } >"$out"
 echo "store_fleet: wrote $out"

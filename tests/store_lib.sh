@@ -107,6 +107,9 @@ store_suite() {
     st add "$DB" --build-id "$R1" --host bad "$F/c1.raw" 2>"$O/other2.err"
     check "$L: --build-id refuses a raw profile of another build-id" \
         bash -c "grep -q 'c1.raw: build-id $R2, not the expected $R1' '$O/other2.err'"
+    head -c 30000 "$F/a2.data" >"$O/trunc.data"
+    st add "$DB" --binary "$F/r1/prog" --host bad "$O/trunc.data" 2>"$O/trunc.err"
+    check "$L: truncated perf.data: exit 1, the file named" bash -c "test $? -eq 1 && grep -q 'trunc.data' '$O/trunc.err'"
     st add "$DB" --host bad "$F/r1/prog" 2>"$O/elf.err"
     check "$L: an ELF file as input: exit 1, named" bash -c "grep -q 'r1/prog: .*ELF' '$O/elf.err'"
     check_eq "$L: the database is unchanged by bad input" "$before" \
