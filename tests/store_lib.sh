@@ -91,6 +91,14 @@ store_suite() {
     "$PGOKIT" merge "$F/a1.raw" -o "$O/me.raw"
     check "$L: ... gives exactly that upload" cmp "$O/pe.raw" "$O/me.raw"
     check_eq "$L: ... every table intact" 5 "$(nprof)"
+    # control characters pass too (a NUL cannot: argv strings end at the first NUL)
+    check "$L: add with a newline, a tab and \\x01 in the host name" \
+        st add "$DB" -q --host $'nl\ntab\t\x01end' --job ctl --time 2d "$F/a1.raw"
+    check_eq "$L: ... stored as given (11 characters)" 11 "$($q "SELECT length(host) FROM profiles WHERE job = 'ctl'")"
+    $q "DELETE FROM ranges WHERE profile_id IN (SELECT id FROM profiles WHERE job = 'ctl')" >/dev/null
+    $q "DELETE FROM branches WHERE profile_id IN (SELECT id FROM profiles WHERE job = 'ctl')" >/dev/null
+    $q "DELETE FROM stats WHERE profile_id IN (SELECT id FROM profiles WHERE job = 'ctl')" >/dev/null
+    $q "DELETE FROM profiles WHERE job = 'ctl'" >/dev/null
 
     # bad input leaves the database unchanged
     local before; before=$($q "SELECT count(*) || '/' || (SELECT count(*) FROM ranges) FROM profiles")
