@@ -27,6 +27,21 @@ S=$T/eq.db
     "$PGOKIT" store pull -q "$S" --build-id "$R1" -o "$T/eq.raw"
 check "SQLite and PostgreSQL pull the same raw profile" cmp "$T/eq.raw" "$T/postgres/p1.raw"
 
+# the sanitizer build on PostgreSQL: init, add (perf.data, raw), pull, prune
+if [ -x "$PGOKIT_SAN" ]; then
+    pq "CREATE DATABASE san" >/dev/null
+    SU=${PGURL%/postgres}/san
+    "$PGOKIT_SAN" store init -q "$SU" && "$PGOKIT_SAN" store add -q "$SU" --binary "$F/r1/prog" --host s1 "$F/a1.data" &&
+        "$PGOKIT_SAN" store add -q "$SU" --host s2 "$F/a2.raw" && "$PGOKIT_SAN" store add -q "$SU" --host s2 "$F/a2.raw" &&
+        "$PGOKIT_SAN" store pull -q "$SU" --build-id "$R1" -o "$T/san.raw" &&
+        "$PGOKIT_SAN" store list "$SU" >/dev/null && "$PGOKIT_SAN" store prune -q "$SU" --before 1h
+    check "sanitizer build on PostgreSQL: init, add, pull, list, prune" test $? -eq 0
+    "$PGOKIT" merge "$F/a1.raw" "$F/a2.raw" -o "$T/san.m.raw"
+    check "... pull == merge" cmp "$T/san.raw" "$T/san.m.raw"
+    "$PGOKIT_SAN" store list "postgresql://pgokit@127.0.0.1:1/x" 2>/dev/null
+    check "... a failed connection exits 1 cleanly" test $? -eq 1
+fi
+
 # wrong connection strings
 "$PGOKIT" store list "postgresql://pgokit:secret@127.0.0.1:1/postgres" 2>"$T/conn.err"
 check "nothing listening: exit 1" test $? -eq 1
