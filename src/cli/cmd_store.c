@@ -93,6 +93,11 @@ static void parse_hook(hook *h)
     }
 }
 
+static void on_warning(void *ctx, const char *msg)
+{
+    fprintf(stderr, "pgokit store add: warning: %s\n", msg);
+}
+
 #define OPT(name) ((!strcmp(a, name) && i + 1 < argc) || \
                    (!strncmp(a, name "=", sizeof name) && (a += sizeof name - 1, 1)))
 #define VAL() (a[0] == '=' ? a + 1 : argv[++i])
@@ -206,7 +211,7 @@ int pk_cmd_store(int argc, char **argv)
     pk_rawprof raw;
     bool have_raw = false;
     if (!strcmp(sub, "add")) {
-        if (pk_store_reduce(binary, bid, ins, nin, &raw, &err)) {
+        if (pk_store_reduce_warn(binary, bid, ins, nin, quiet ? NULL : on_warning, NULL, &raw, &err)) {
             rc = pk_cli_fail("store add", &err);
             goto done;
         }

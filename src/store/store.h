@@ -46,6 +46,10 @@ int64_t pk_store_size(pk_store *s);
  * NULL: any) is the build-id the result must have. */
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                     pk_rawprof *out, pk_err *err);
+/* Same, with a callback for inputs that had nothing usable while others
+ * did (the pipeline's warnings; NULL: dropped). */
+int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
+                         void (*warning)(void *ctx, const char *msg), void *ctx, pk_rawprof *out, pk_err *err);
 
 /* ---- add ---- */
 typedef struct pk_store_meta {

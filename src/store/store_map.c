@@ -46,6 +46,12 @@ static int check_build_id(const pk_rawprof *r, const char *want, const char *wha
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                     pk_rawprof *out, pk_err *err)
 {
+    return pk_store_reduce_warn(binary, build_id, inputs, n, NULL, NULL, out, err);
+}
+
+int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
+                         void (*warning)(void *ctx, const char *msg), void *ctx, pk_rawprof *out, pk_err *err)
+{
     memset(out, 0, sizeof *out);
     if (!n)
         return pk_err_set(err, "no input");
@@ -99,7 +105,7 @@ int pk_store_reduce(const char *binary, const char *build_id, const char *const 
     }
     snprintf(file, sizeof file, "%s/map.raw", dir);
     pk_pipeline_request rq = {.binary = binary, .output = file, .inputs = ins, .ninputs = n, .pid = -1,
-                              .raw_only = true};
+                              .raw_only = true, .warning = warning, .cb_ctx = ctx};
     pk_pipeline_report rep;
     int prc = pk_pipeline_run(&rq, &rep, err);
     if (!prc)
