@@ -20,9 +20,11 @@ struct pk_store_db {
 /* "postgresql://user:secret@host/db" → "postgresql://user:***@host/db" */
 static char *mask(const char *target)
 {
-    char *s = strdup(target);
+    size_t len = strlen(target);
+    char *s = malloc(len + 4); /* a password shorter than "***" grows the string */
     if (!s)
         return NULL;
+    memcpy(s, target, len + 1);
     char *p = strstr(s, "://");
     if (!p)
         return s;

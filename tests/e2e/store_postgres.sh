@@ -47,6 +47,9 @@ fi
 check "nothing listening: exit 1" test $? -eq 1
 check "... the message says where, password masked" \
     bash -c "grep -q 'postgresql://pgokit:\*\*\*@127.0.0.1:1/postgres: cannot connect' '$T/conn.err' && ! grep -q secret '$T/conn.err'"
+"${PGOKIT_SAN:-$PGOKIT}" store list "postgresql://pgokit:x@127.0.0.1:1/postgres" 2>"$T/conn2.err"
+check "a password shorter than its mask: masked, exit 1" \
+    bash -c "test $? -eq 1 && grep -q 'pgokit:\*\*\*@127.0.0.1:1/postgres: cannot connect' '$T/conn2.err'"
 "$PGOKIT" store list "postgresql://nosuchrole@127.0.0.1:$PG_PORT/postgres" 2>"$T/role.err"
 check "an unknown role: exit 1, the server's reason" bash -c "test $? -eq 1 && grep -q 'nosuchrole' '$T/role.err'"
 "$PGOKIT" store list "postgresql://pgokit@127.0.0.1:$PG_PORT/nosuchdb" 2>"$T/db.err"
