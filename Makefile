@@ -14,6 +14,10 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter \
             -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 LDLIBS   += -lZydis -lzstd -lz -lpthread -lm
+# the profile store's engines (src/store/): SQLite embedded, PostgreSQL client
+STORE_PKGS := sqlite3 libpq
+CPPFLAGS += $(shell pkg-config --cflags $(STORE_PKGS) 2>/dev/null)
+LDLIBS   += $(or $(shell pkg-config --libs $(STORE_PKGS) 2>/dev/null),-lsqlite3 -lpq)
 
 # `make` alone builds the tool (the flavour rules below come first in the file).
 .DEFAULT_GOAL := all

@@ -10,6 +10,7 @@ PACKAGES=(
   libzydis-dev zlib1g-dev libzstd-dev
   binutils python3 time bc dpkg-dev man-db groff-base
   libprotobuf-c-dev protobuf-c-compiler golang-go
+  libsqlite3-dev libpq-dev postgresql-15 postgresql
   chromium chromium-driver
 )
 

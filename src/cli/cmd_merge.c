@@ -2,6 +2,7 @@
  * (optionally weighted), like `llvm-profdata merge --sample`, and writes the
  * result in any format. Inputs may mix formats; probe/non-probe and
  * CS/non-CS inputs are refused. */
+#include "aggregate/aggregate.h"
 #include "cli/cli.h"
 #include "cli/temporal_cli.h"
 #include "format/format.h"
@@ -29,6 +30,7 @@ static void usage(FILE *to)
             "--binary is --format binary for sample profiles; for temporal profiles it names the\n"
             "profiled binary (below). Temporal merging is chosen by --temporal or by an input that\n"
             "is a temporal profile (or a directory of them).\n"
+            "Raw profiles (profgen --raw-only, store pull) merge into a raw profile: counts add up.\n"
             "\n");
     pk_cli_merge_temporal_usage(to);
 }
@@ -51,6 +53,51 @@ static int parse_weighted(const char *v, struct input *in)
     in->weight = w;
     in->path = comma + 1;
     return 0;
+}
+
+/* Whether path is a raw profile (profgen --raw-only); unreadable: no. */
+static bool is_rawprof(const char *path)
+{
+    pk_mapped_file f;
+    pk_err e;
+    if (pk_file_map(&f, path, &e))
+        return false;
+    bool raw = pk_file_identify(f.data, f.size) == PK_KIND_RAWPROF;
+    pk_file_unmap(&f);
+    return raw;
+}
+
+/* Raw profiles merge into a raw profile: counts and statistics add up, the
+ * first input's binary path is kept (what `pgokit store pull` writes too). */
+static int merge_raw(const struct input *ins, size_t nin, const char *out)
+{
+    pk_err err = {{0}};
+    pk_rawprof dst, src;
+    for (size_t i = 0; i < nin; i++)
+        if (ins[i].weight != 1)
+            return pk_cli_usage("merge", "%s: raw profiles are merged without weights", ins[i].path);
+    if (pk_rawprof_read(&dst, ins[0].path, &err))
+        return pk_cli_fail("merge", &err);
+    int rc = 0;
+    for (size_t i = 1; i < nin && !rc; i++) {
+        if (!is_rawprof(ins[i].path)) {
+            pk_err_set(&err, "%s: not a raw profile (the first input is one: inputs cannot mix raw and "
+                             "symbolized profiles)", ins[i].path);
+            rc = pk_cli_fail("merge", &err);
+        } else if (pk_rawprof_read(&src, ins[i].path, &err)) {
+            rc = pk_cli_fail("merge", &err);
+        } else {
+            if (pk_rawprof_merge(&dst, &src, &err)) {
+                pk_err_prefix(&err, "%s", ins[i].path);
+                rc = pk_cli_fail("merge", &err);
+            }
+            pk_rawprof_free(&src);
+        }
+    }
+    if (!rc && pk_rawprof_write(&dst, out, &err))
+        rc = pk_cli_fail("merge", &err);
+    pk_rawprof_free(&dst);
+    return rc;
 }
 
 /* --prof-sym-list: one name per line (blank lines ignored). */
@@ -198,6 +245,13 @@ int pk_cmd_merge(int argc, char **argv)
             free(ins[i].owned);
         free(ins);
         return pk_cli_usage("merge", !nin ? "no input profiles" : "no output (-o) given");
+    }
+    if (is_rawprof(ins[0].path)) {
+        rc = merge_raw(ins, nin, out);
+        for (size_t i = 0; i < nin; i++)
+            free(ins[i].owned);
+        free(ins);
+        return rc;
     }
     pk_profset dst;
     if (pk_profset_init(&dst, &err)) {

@@ -76,8 +76,12 @@ check "4 KiB of random bytes: escaped message" bash -c "grep -q 'not a profile i
 check "a text file that is no profile: named" test $rc -eq 1 -a -n "$(grep 'not a profile in any known format' err.txt)"
 "$PGOKIT" show c.bin 2> err.txt
 check "an ELF binary: named" grep -q "c.bin: not a sample profile: an ELF binary" err.txt
-"$PGOKIT" merge c.raw -o m.prof 2> err.txt; rc=$?
-check "merge names a raw profile instead of a parse error" test $rc -eq 1 -a -n "$(grep 'a pgokit raw profile' err.txt)"
+"$PGOKIT" merge c.prof c.raw -o m.prof 2> err.txt; rc=$?
+check "merge names a raw profile among sample profiles instead of a parse error" test $rc -eq 1 -a -n "$(grep 'a pgokit raw profile' err.txt)"
+"$PGOKIT" merge c.raw c.prof -o m.prof 2> err.txt; rc=$?
+check "merge names a sample profile among raw profiles" test $rc -eq 1 -a -n "$(grep 'c.prof: not a raw profile' err.txt)"
+"$PGOKIT" merge c.raw -o m.raw; rc=$?
+check "merge of raw profiles writes a raw profile (one input: the same bytes)" test $rc -eq 0 -a "$(cmp c.raw m.raw && echo same)" = same
 
 # ---- llvm-profdata's spellings ----
 "$PGOKIT" profgen -q --binary p.bin --perf p.data -o cs.prof

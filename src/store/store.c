@@ -1,0 +1,414 @@
+/* store.c — the profile store: connection, schema and migrations, add,
+ * prune (list, select and pull are in store_query.c, the map step and times
+ * in store_map.c). */
+#include "store/store_int.h"
+
+#include "common/md5.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- connection ---- */
+
+static bool is_pg(const char *t)
+{
+    return !strncmp(t, "postgresql://", 13) || !strncmp(t, "postgres://", 11);
+}
+
+static int check_schema(pk_store *s, const char *target, pk_err *err);
+
+int pk_store_open(pk_store **out, const char *target, bool create, pk_err *err)
+{
+    *out = NULL;
+    pk_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return pk_err_set(err, "out of memory");
+    s->be = is_pg(target) ? &pk_store_pg : &pk_store_sqlite;
+    if (!(s->db = s->be->open(target, create, err))) {
+        free(s);
+        return -1;
+    }
+    if (!create && check_schema(s, target, err)) {
+        pk_store_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void pk_store_close(pk_store *s)
+{
+    if (!s)
+        return;
+    s->be->close(s->db);
+    free(s);
+}
+
+const char *pk_store_engine(const pk_store *s) { return s->be->name; }
+
+int64_t pk_store_size(pk_store *s) { return s->be->size(s->db); }
+
+void pk_store_rollback(pk_store *s) { s->be->exec(s->db, "ROLLBACK", NULL); }
+
+typedef struct ints_ctx {
+    int64_t *out;
+    int n, rows;
+} ints_ctx;
+
+static int ints_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    ints_ctx *c = ctx;
+    for (int i = 0; i < c->n && i < ncols; i++)
+        c->out[i] = v[i] ? strtoll(v[i], NULL, 10) : 0;
+    c->rows++;
+    return 0;
+}
+
+int pk_store_query_ints(pk_store *s, const char *sql, int np, const pk_store_val *p, int64_t *out, int n,
+                        pk_err *err)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    ints_ctx c = {out, n, 0};
+    return s->be->query(s->db, sql, np, p, ints_row, &c, err);
+}
+
+void pk_store_hex(char *out, const uint8_t *b, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        out[2 * i] = "0123456789abcdef"[b[i] >> 4];
+        out[2 * i + 1] = "0123456789abcdef"[b[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+int pk_store_unhex(const char *hex, uint8_t *out, uint8_t *n)
+{
+    size_t len = strlen(hex);
+    if (!len || len % 2 || len > 40)
+        return -1;
+    for (size_t i = 0; i < len; i += 2) {
+        int v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = hex[i + (size_t)k];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0)
+                return -1;
+            v = v * 16 + d;
+        }
+        out[i / 2] = (uint8_t)v;
+    }
+    *n = (uint8_t)(len / 2);
+    return 0;
+}
+
+/* ---- schema ----
+ * Migration k takes the schema from version k-1 to k. "%ID%" is the
+ * engine's auto-numbered primary key. No foreign keys: every row of an
+ * upload is written in the profile's transaction, and a per-row key check
+ * would double the cost of COPY. */
+static const char *const migration1[] = {
+    "CREATE TABLE profiles (%ID%, content_hash TEXT NOT NULL UNIQUE, build_id TEXT NOT NULL, "
+    "bin_name TEXT NOT NULL, path TEXT NOT NULL, preferred_base BIGINT NOT NULL, host TEXT NOT NULL, "
+    "job TEXT NOT NULL, ts BIGINT NOT NULL, added BIGINT NOT NULL, samples BIGINT NOT NULL, "
+    "nranges BIGINT NOT NULL, nbranches BIGINT NOT NULL)",
+    "CREATE INDEX profiles_build_ts ON profiles (build_id, ts)",
+    "CREATE TABLE ranges (profile_id BIGINT NOT NULL, a BIGINT NOT NULL, b BIGINT NOT NULL, n BIGINT NOT NULL)",
+    "CREATE INDEX ranges_profile ON ranges (profile_id)",
+    "CREATE TABLE branches (profile_id BIGINT NOT NULL, a BIGINT NOT NULL, b BIGINT NOT NULL, n BIGINT NOT NULL)",
+    "CREATE INDEX branches_profile ON branches (profile_id)",
+    "CREATE TABLE stats (profile_id BIGINT NOT NULL, k INTEGER NOT NULL, v BIGINT NOT NULL, "
+    "PRIMARY KEY (profile_id, k))",
+    NULL,
+};
+/* 2: `select` and `list` look profiles up by binary name and time */
+static const char *const migration2[] = {
+    "CREATE INDEX profiles_bin_ts ON profiles (bin_name, ts)",
+    NULL,
+};
+static const char *const *const migrations[PK_STORE_SCHEMA_VERSION] = {migration1, migration2};
+
+static int read_version(pk_store *s, int64_t *v, pk_err *err)
+{
+    pk_store_val t = pk_sv_text("schema_version");
+    int64_t n;
+    if (pk_store_query_ints(s, s->be->table_exists, 1, &t, &n, 1, err))
+        return -1;
+    if (!n) {
+        *v = -1;
+        return 0;
+    }
+    return pk_store_query_ints(s, "SELECT max(version) FROM schema_version", 0, NULL, v, 1, err);
+}
+
+static int check_schema(pk_store *s, const char *target, pk_err *err)
+{
+    int64_t v;
+    if (read_version(s, &v, err))
+        return -1;
+    if (v < 0)
+        return pk_err_set(err, "%s: not a pgokit profile store (no schema_version table; create one with "
+                               "`pgokit store init`)", target);
+    if (v > PK_STORE_SCHEMA_VERSION)
+        return pk_err_set(err, "%s: unknown schema version %lld (this pgokit knows versions up to %d; "
+                               "use a newer pgokit)", target, (long long)v, PK_STORE_SCHEMA_VERSION);
+    if (v < PK_STORE_SCHEMA_VERSION)
+        return pk_err_set(err, "%s: schema version %lld is older than %d: migrate it with `pgokit store init`",
+                          target, (long long)v, PK_STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+static int run_ddl(pk_store *s, const char *sql, pk_err *err)
+{
+    char buf[1024];
+    const char *id = strstr(sql, "%ID%");
+    if (id) {
+        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(id - sql), sql, s->be->id_column, id + 4);
+        sql = buf;
+    }
+    return s->be->exec(s->db, sql, err);
+}
+
+int pk_store_init(pk_store *s, int *from, int *to, pk_err *err)
+{
+    const pk_store_backend *be = s->be;
+    if (be->exec(s->db, be->begin_write, err))
+        return -1;
+    int64_t v;
+    if (read_version(s, &v, err))
+        goto fail;
+    if (v < 0) {
+        if (be->exec(s->db, "CREATE TABLE schema_version (version INTEGER NOT NULL)", err) ||
+            be->exec(s->db, "INSERT INTO schema_version (version) VALUES (0)", err))
+            goto fail;
+        v = 0;
+    }
+    *from = (int)v;
+    if (v > PK_STORE_SCHEMA_VERSION) {
+        pk_err_set(err, "unknown schema version %lld (this pgokit knows versions up to %d; use a newer "
+                        "pgokit)", (long long)v, PK_STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    for (int64_t k = v; k < PK_STORE_SCHEMA_VERSION; k++) {
+        for (const char *const *q = migrations[k]; *q; q++)
+            if (run_ddl(s, *q, err)) {
+                pk_err_prefix(err, "migrating the schema to version %lld", (long long)k + 1);
+                goto fail;
+            }
+    }
+    pk_store_val nv = pk_sv_int(PK_STORE_SCHEMA_VERSION);
+    if (be->query(s->db, "UPDATE schema_version SET version = $1", 1, &nv, NULL, NULL, err) ||
+        be->exec(s->db, "COMMIT", err))
+        goto fail;
+    *to = PK_STORE_SCHEMA_VERSION;
+    return 0;
+fail:
+    pk_store_rollback(s);
+    return -1;
+}
+
+/* ---- add ---- */
+
+static uint64_t profile_samples(const pk_rawprof *r, const pk_pair_count *rg, size_t nr)
+{
+    if (r->stats.samples_used)
+        return r->stats.samples_used;
+    if (r->stats.samples)
+        return r->stats.samples;
+    uint64_t t = 0; /* IP profiles inferred into ranges: their executions */
+    for (size_t i = 0; i < nr; i++)
+        t += rg[i].n;
+    return t;
+}
+
+static void hash_str(pk_md5_ctx *c, const char *s)
+{
+    pk_md5_update(c, s, strlen(s) + 1);
+}
+
+static void hash_pairs(pk_md5_ctx *c, const pk_pair_count *v, size_t n, uint64_t base)
+{
+    uint8_t buf[24 * 256];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        pk_st64(buf + k, (uint64_t)pk_store_off(v[i].a, base));
+        pk_st64(buf + k + 8, (uint64_t)pk_store_off(v[i].b, base));
+        pk_st64(buf + k + 16, v[i].n);
+        if ((k += 24) == sizeof buf) {
+            pk_md5_update(c, buf, k);
+            k = 0;
+        }
+    }
+    pk_md5_update(c, buf, k);
+}
+
+static int id_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    *(int64_t *)ctx = ncols && v[0] ? strtoll(v[0], NULL, 10) : 0;
+    return 0;
+}
+
+typedef struct copier {
+    pk_store *s;
+    const pk_store_meta *m;
+    uint64_t rows;
+} copier;
+
+static int copy_rows(copier *c, const char *table, int64_t id, const pk_pair_count *v, size_t n, uint64_t base,
+                     pk_err *err)
+{
+    pk_store *s = c->s;
+    if (!n)
+        return 0;
+    if (s->be->copy_begin(s->db, table, "profile_id, a, b, n", 4, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int64_t row[4] = {id, pk_store_off(v[i].a, base), pk_store_off(v[i].b, base), (int64_t)v[i].n};
+        rc = s->be->copy_row(s->db, row, err);
+        if (!(++c->rows & 1023) && c->m->progress)
+            c->m->progress(c->m->cb_ctx, c->rows);
+    }
+    pk_err e2;
+    if (s->be->copy_end(s->db, rc ? &e2 : err))
+        rc = -1;
+    return rc;
+}
+
+int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_store_add_result *res,
+                 pk_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!r->build_id_size)
+        return pk_err_set(err, "%s: the profile has no build-id; the store keys profiles by build-id", r->path);
+    size_t nr, nb;
+    pk_pair_count *rg = pk_pairmap_sorted(&r->ranges, &nr);
+    pk_pair_count *br = pk_pairmap_sorted(&r->branches, &nb);
+    if ((!rg && r->ranges.len) || (!br && r->branches.len)) {
+        free(rg);
+        free(br);
+        return pk_err_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < nr + nb; i++) {
+        const pk_pair_count *p = i < nr ? &rg[i] : &br[i - nr];
+        if (p->n > (uint64_t)INT64_MAX) {
+            free(rg);
+            free(br);
+            return pk_err_set(err, "%s: a count of %llu does not fit a 64-bit signed integer", r->path,
+                              (unsigned long long)p->n);
+        }
+    }
+    /* the content: what the profile counts, and where it came from */
+    pk_md5_ctx c;
+    pk_md5_init(&c);
+    hash_str(&c, "pgokit-store-1");
+    pk_md5_update(&c, &r->build_id_size, 1);
+    pk_md5_update(&c, r->build_id, r->build_id_size);
+    hash_str(&c, r->path);
+    pk_md5_update(&c, &r->stats, sizeof r->stats);
+    hash_pairs(&c, rg, nr, r->preferred_base);
+    hash_pairs(&c, br, nb, r->preferred_base);
+    hash_str(&c, m->host);
+    hash_str(&c, m->job);
+    uint8_t dig[16];
+    pk_md5_final(&c, dig);
+    pk_store_hex(res->hash, dig, 16);
+    pk_store_hex(res->build_id, r->build_id, r->build_id_size);
+    res->ranges = nr;
+    res->branches = nb;
+    res->samples = profile_samples(r, rg, nr);
+
+    const char *bn = m->binary_name;
+    if (!bn || !*bn) {
+        bn = strrchr(r->path, '/');
+        bn = bn ? bn + 1 : r->path;
+    }
+    const pk_store_backend *be = s->be;
+    int rc = -1;
+    if (be->exec(s->db, be->begin_write, err))
+        goto out;
+    pk_store_val p[12] = {
+        pk_sv_text(res->hash), pk_sv_text(res->build_id), pk_sv_text(bn), pk_sv_text(r->path),
+        pk_sv_int((int64_t)r->preferred_base), pk_sv_text(m->host), pk_sv_text(m->job), pk_sv_int(m->time),
+        pk_sv_int((int64_t)time(NULL)), pk_sv_int((int64_t)res->samples), pk_sv_int((int64_t)nr),
+        pk_sv_int((int64_t)nb),
+    };
+    int64_t id = 0;
+    if (be->query(s->db,
+                  "INSERT INTO profiles (content_hash, build_id, bin_name, path, preferred_base, host, job, ts, "
+                  "added, samples, nranges, nbranches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+                  "ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                  12, p, id_row, &id, err))
+        goto abort;
+    if (!id) { /* stored before: a retried upload */
+        res->duplicate = true;
+        if (be->exec(s->db, "ROLLBACK", err))
+            goto out;
+        rc = 0;
+        goto out;
+    }
+    res->id = id;
+    copier cp = {s, m, 0};
+    if (copy_rows(&cp, "ranges", id, rg, nr, r->preferred_base, err) ||
+        copy_rows(&cp, "branches", id, br, nb, r->preferred_base, err))
+        goto abort;
+    /* the statistics words (declaration order of pk_agg_stats) */
+    if (be->copy_begin(s->db, "stats", "profile_id, k, v", 3, err))
+        goto abort;
+    const uint64_t *w = (const uint64_t *)&r->stats;
+    int src = 0;
+    for (size_t k = 0; k < sizeof r->stats / 8 && !src; k++)
+        if (w[k]) {
+            int64_t row[3] = {id, (int64_t)k, (int64_t)w[k]};
+            src = be->copy_row(s->db, row, err);
+        }
+    pk_err e2;
+    if (be->copy_end(s->db, src ? &e2 : err) || src)
+        goto abort;
+    res->rows = cp.rows;
+    if (m->progress) /* every row sent, nothing committed yet */
+        m->progress(m->cb_ctx, cp.rows);
+    if (be->exec(s->db, "COMMIT", err))
+        goto abort;
+    rc = 0;
+    goto out;
+abort:
+    pk_store_rollback(s);
+out:
+    free(rg);
+    free(br);
+    return rc;
+}
+
+/* ---- prune ---- */
+
+int pk_store_prune(pk_store *s, int64_t before, uint64_t *profiles, uint64_t *rows, pk_err *err)
+{
+    *profiles = *rows = 0;
+    const pk_store_backend *be = s->be;
+    if (be->exec(s->db, be->begin_write, err))
+        return -1;
+    pk_store_val t = pk_sv_int(before);
+    int64_t c[3];
+    if (pk_store_query_ints(s, "SELECT count(*), COALESCE(sum(nranges), 0), COALESCE(sum(nbranches), 0) "
+                               "FROM profiles WHERE ts < $1", 1, &t, c, 3, err))
+        goto fail;
+    static const char *const del[] = {
+        "DELETE FROM ranges WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM branches WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM stats WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM profiles WHERE ts < $1",
+    };
+    for (size_t i = 0; i < sizeof del / sizeof *del; i++)
+        if (be->query(s->db, del[i], 1, &t, NULL, NULL, err))
+            goto fail;
+    if (be->exec(s->db, "COMMIT", err))
+        goto fail;
+    *profiles = (uint64_t)c[0];
+    *rows = (uint64_t)(c[1] + c[2]);
+    return 0;
+fail:
+    pk_store_rollback(s);
+    return -1;
+}

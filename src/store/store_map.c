@@ -1,0 +1,173 @@
+/* store_map.c — the map step of the profile store (a host's samples → one
+ * raw profile, through the profgen pipeline) and the store's times. */
+#include "store/store_int.h"
+
+#include "format/format.h"
+#include "profgen/pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static int input_kind(const char *path, int *kind, pk_err *err)
+{
+    pk_mapped_file f;
+    if (pk_file_map(&f, path, err))
+        return -1;
+    pk_file_kind k = pk_file_identify(f.data, f.size);
+    int rc = 0;
+    switch (k) {
+    case PK_KIND_RAWPROF: *kind = PK_INPUT_RAW; break;
+    case PK_KIND_PERF_DATA: *kind = PK_INPUT_PERF; break;
+    case PK_KIND_PPROF: *kind = PK_INPUT_PPROF; break;
+    case PK_KIND_TEXT: *kind = PK_INPUT_SCRIPT; break; /* perf script text */
+    default:
+        rc = pk_err_set(err, "%s: %s, not samples (perf.data, perf script, pprof) or a raw profile", path,
+                        pk_file_kind_describe(k));
+    }
+    pk_file_unmap(&f);
+    return rc;
+}
+
+static int check_build_id(const pk_rawprof *r, const char *want, const char *what, pk_err *err)
+{
+    char have[41];
+    pk_store_hex(have, r->build_id, r->build_id_size);
+    if (!r->build_id_size)
+        return pk_err_set(err, "%s: no build-id (the store keys profiles by build-id)", what);
+    if (want && strcasecmp(want, have))
+        return pk_err_set(err, "%s: build-id %s, not the expected %s", what, have, want);
+    return 0;
+}
+
+int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
+                    pk_rawprof *out, pk_err *err)
+{
+    return pk_store_reduce_warn(binary, build_id, inputs, n, NULL, NULL, out, err);
+}
+
+int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
+                         void (*warning)(void *ctx, const char *msg), void *ctx, pk_rawprof *out, pk_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!n)
+        return pk_err_set(err, "no input");
+    pk_pipeline_input *ins = calloc(n, sizeof *ins);
+    if (!ins)
+        return pk_err_set(err, "out of memory");
+    int rc = -1;
+    bool all_raw = true;
+    for (size_t i = 0; i < n; i++) {
+        ins[i].path = inputs[i];
+        if (input_kind(inputs[i], &ins[i].kind, err))
+            goto out;
+        all_raw &= ins[i].kind == PK_INPUT_RAW;
+    }
+    if (!binary) {
+        if (!all_raw) {
+            pk_err_set(err, "reducing samples (perf.data, perf script, pprof) needs the profiled binary: "
+                            "give --binary");
+            goto out;
+        }
+        /* raw profiles alone: checked and merged as they are */
+        for (size_t i = 0; i < n; i++) {
+            pk_rawprof r;
+            if (pk_rawprof_read(i ? &r : out, inputs[i], err))
+                goto fail;
+            if (check_build_id(i ? &r : out, build_id, inputs[i], err)) {
+                if (i)
+                    pk_rawprof_free(&r);
+                goto fail;
+            }
+            if (i) {
+                int m = pk_rawprof_merge(out, &r, err);
+                pk_rawprof_free(&r);
+                if (m) {
+                    pk_err_prefix(err, "%s", inputs[i]);
+                    goto fail;
+                }
+            }
+        }
+        rc = 0;
+        goto out;
+    }
+    /* everything else: the profgen pipeline, to a raw profile in a
+     * temporary directory */
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], file[4200];
+    snprintf(dir, sizeof dir, "%s/pgokit-store.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        pk_err_errno(err, "creating a temporary directory %s", dir);
+        goto out;
+    }
+    snprintf(file, sizeof file, "%s/map.raw", dir);
+    pk_pipeline_request rq = {.binary = binary, .output = file, .inputs = ins, .ninputs = n, .pid = -1,
+                              .raw_only = true, .warning = warning, .cb_ctx = ctx};
+    pk_pipeline_report rep;
+    int prc = pk_pipeline_run(&rq, &rep, err);
+    if (!prc)
+        prc = pk_rawprof_read(out, file, err);
+    unlink(file);
+    rmdir(dir);
+    if (prc)
+        goto out;
+    if (check_build_id(out, build_id, binary, err))
+        goto fail;
+    rc = 0;
+    goto out;
+fail:
+    pk_rawprof_free(out);
+    memset(out, 0, sizeof *out);
+out:
+    free(ins);
+    return rc;
+}
+
+/* ---- times ---- */
+
+int pk_store_parse_time(const char *s, int64_t now, int64_t *out, pk_err *err)
+{
+    char *end;
+    if (!s || !*s)
+        return pk_err_set(err, "empty time");
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && !errno) {
+        if (!*end) {
+            *out = v;
+            return 0;
+        }
+        static const struct {
+            char c;
+            int64_t secs;
+        } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
+        for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+            if (end[0] == units[i].c && !end[1] && v >= 0 && v <= INT64_MAX / units[i].secs / 2) {
+                *out = now - v * units[i].secs;
+                return 0;
+            }
+    }
+    struct tm tm = {0};
+    const char *fmts[] = {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"};
+    for (size_t i = 0; i < sizeof fmts / sizeof *fmts; i++) {
+        memset(&tm, 0, sizeof tm);
+        const char *e = strptime(s, fmts[i], &tm);
+        if (e && !*e) {
+            *out = (int64_t)timegm(&tm);
+            return 0;
+        }
+    }
+    return pk_err_set(err, "bad time '%s' (expected epoch seconds, YYYY-MM-DD[THH:MM:SS[Z]] in UTC, or a "
+                           "duration before now such as 90s, 30m, 12h, 14d, 2w)", s);
+}
+
+void pk_store_format_time(int64_t t, char *out, size_t cap)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(out, cap, "%lld", (long long)t);
+}

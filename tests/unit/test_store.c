@@ -1,0 +1,217 @@
+/* test_store.c — the profile store on SQLite, in process: schema, add
+ * (idempotent), pull == merging the profiles as files (byte for byte, with
+ * external sources and addresses below the base), the revision choice,
+ * prune, and the time syntax. (PostgreSQL: tests/e2e/store_postgres.sh.) */
+#include "test.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const uint8_t bid1[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+static const uint8_t bid2[20] = {9, 9, 9, 9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+
+static const char *tmp(const char *name)
+{
+    static char buf[4][512];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", pk_test_tmpdir(), name);
+    return buf[i];
+}
+
+static void fill(pk_rawprof *r, uint64_t k)
+{
+    pk_pairmap_add(&r->ranges, 0x401000, 0x401010, 5 * k);
+    pk_pairmap_add(&r->ranges, 0x401020 + k, 0x401044, 1 * k);
+    pk_pairmap_add(&r->ranges, 0x1000, 0x1008, 3);              /* below the base */
+    pk_pairmap_add(&r->branches, 0x401010, 0x401020, 4 * k);
+    pk_pairmap_add(&r->branches, PK_AGG_EXTERNAL, 0x401000, 2 * k);
+    pk_pairmap_add(&r->branches, 0x7fffffff00000000ULL, 0x401000, (uint64_t)1 << 40);
+    r->stats.samples = 10 * k;
+    r->stats.samples_used = 9 * k;
+    r->stats.processes = 1;
+}
+
+static int file_bytes(const char *path, char **out, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *out = malloc(*n ? *n : 1);
+    size_t got = fread(*out, 1, *n, f);
+    fclose(f);
+    return got == *n ? 0 : -1;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    char *x, *y;
+    size_t nx, ny;
+    if (file_bytes(a, &x, &nx) || file_bytes(b, &y, &ny))
+        return false;
+    bool same = nx == ny && !memcmp(x, y, nx);
+    free(x);
+    free(y);
+    return same;
+}
+
+TEST(add_pull_equals_file_merge)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    const char *db = tmp("a.db");
+    CHECK(pk_store_open(&s, db, false, &e) == -1); /* not created yet */
+    CHECK(strstr(e.msg, "no such store") != NULL);
+    CHECK_OK(pk_store_open(&s, db, true, &e), &e);
+    int from, to;
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    CHECK_EQ_U64(from, 0);
+    CHECK_EQ_U64(to, PK_STORE_SCHEMA_VERSION);
+    pk_rawprof a, b, m;
+    CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_init(&b, "/other/prog", bid1, 20, 0x400000, &e), &e);
+    fill(&a, 1);
+    fill(&b, 3);
+    pk_store_meta meta = {.host = "h1", .job = "j", .time = 1000};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK(!res.duplicate);
+    CHECK_EQ_U64(res.samples, 9);
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK(res.duplicate);
+    meta.host = "h2";
+    meta.time = 2000;
+    CHECK_OK(pk_store_add(s, &b, &meta, &res, &e), &e);
+    CHECK(!res.duplicate);
+
+    pk_store_filter f = {.build_id = "0102030405060708090A0B0C0D0E0F1011121314", .since = INT64_MIN};
+    pk_store_pull_result pr;
+    CHECK_OK(pk_store_pull(s, &f, tmp("pulled.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.profiles, 2);
+    CHECK_OK(pk_rawprof_init(&m, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_merge(&m, &a, &e), &e);
+    CHECK_OK(pk_rawprof_merge(&m, &b, &e), &e);
+    CHECK_OK(pk_rawprof_write(&m, tmp("merged.raw"), &e), &e);
+    CHECK(same_file(tmp("pulled.raw"), tmp("merged.raw")));
+
+    f.since = 1500; /* only b, but the path of b */
+    CHECK_OK(pk_store_pull(s, &f, tmp("pulled_b.raw"), &pr, &e), &e);
+    CHECK_OK(pk_rawprof_write(&b, tmp("b.raw"), &e), &e);
+    CHECK(same_file(tmp("pulled_b.raw"), tmp("b.raw")));
+
+    f.job = "nope";
+    CHECK(pk_store_pull(s, &f, tmp("none.raw"), &pr, &e) == -1);
+    CHECK(strstr(e.msg, "no profiles of build-id") != NULL);
+    FILE *none = fopen(tmp("none.raw"), "rb");
+    CHECK(none == NULL);
+    if (none)
+        fclose(none);
+    f.build_id = "xyz";
+    CHECK(pk_store_pull(s, &f, tmp("none.raw"), &pr, &e) == -1);
+
+    uint64_t np, nr;
+    CHECK_OK(pk_store_prune(s, 1500, &np, &nr, &e), &e);
+    CHECK_EQ_U64(np, 1);
+    CHECK_EQ_U64(nr, 6);
+    pk_store_rev *v;
+    size_t n;
+    CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
+    CHECK_EQ_U64(n, 1);
+    if (n) {
+        CHECK_STR(v[0].binary, "prog");
+        CHECK_EQ_U64(v[0].profiles, 1);
+        CHECK_EQ_U64(v[0].samples, 27);
+    }
+    free(v);
+    pk_rawprof_free(&a);
+    pk_rawprof_free(&b);
+    pk_rawprof_free(&m);
+    pk_store_close(s);
+}
+
+TEST(select_prefers_recent_revision_with_enough_samples)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("sel.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof old, nw;
+    CHECK_OK(pk_rawprof_init(&old, "/x/app", bid1, 20, 0, &e), &e);
+    CHECK_OK(pk_rawprof_init(&nw, "/x/app", bid2, 20, 0, &e), &e);
+    pk_pairmap_add(&old.ranges, 1, 2, 1);
+    pk_pairmap_add(&nw.ranges, 1, 2, 1);
+    old.stats.samples_used = 1000;
+    nw.stats.samples_used = 150;
+    pk_store_meta m = {.host = "a", .job = "", .time = 100};
+    pk_store_add_result r;
+    CHECK_OK(pk_store_add(s, &old, &m, &r, &e), &e);
+    m.time = 200;
+    CHECK_OK(pk_store_add(s, &nw, &m, &r, &e), &e);
+    pk_store_rev *v;
+    size_t n, c;
+    CHECK_OK(pk_store_select(s, "app", 0, 0.2, &v, &n, &c, &e), &e);
+    CHECK_EQ_U64(n, 2);
+    CHECK_STR(v[c].build_id, "0102030405060708090a0b0c0d0e0f1011121314"); /* 15 % < 20 % */
+    free(v);
+    CHECK_OK(pk_store_select(s, "app", 0, 0.1, &v, &n, &c, &e), &e);
+    CHECK_STR(v[c].build_id, "0909090905060708090a0b0c0d0e0f1011121314");
+    free(v);
+    CHECK_OK(pk_store_select(s, "app", 150, 0.2, &v, &n, &c, &e), &e); /* the old one is outside */
+    CHECK_EQ_U64(n, 1);
+    free(v);
+    CHECK(pk_store_select(s, "nope", 0, 0.2, &v, &n, &c, &e) == -1);
+    pk_rawprof_free(&old);
+    pk_rawprof_free(&nw);
+    pk_store_close(s);
+}
+
+TEST(a_profile_without_build_id_is_refused)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("nobid.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof r;
+    CHECK_OK(pk_rawprof_init(&r, "/x/app", NULL, 0, 0, &e), &e);
+    pk_store_meta m = {.host = "a", .job = "", .time = 1};
+    pk_store_add_result res;
+    CHECK(pk_store_add(s, &r, &m, &res, &e) == -1);
+    CHECK(strstr(e.msg, "no build-id") != NULL);
+    pk_rawprof_free(&r);
+    pk_store_close(s);
+}
+
+TEST(times)
+{
+    pk_err e;
+    int64_t t;
+    CHECK_OK(pk_store_parse_time("1700000000", 0, &t, &e), &e);
+    CHECK_EQ_U64(t, 1700000000);
+    CHECK_OK(pk_store_parse_time("14d", 2000000, &t, &e), &e);
+    CHECK_EQ_U64(t, 2000000 - 14 * 86400);
+    CHECK_OK(pk_store_parse_time("2w", 2000000, &t, &e), &e);
+    CHECK_EQ_U64(t, 2000000 - 14 * 86400);
+    CHECK_OK(pk_store_parse_time("90s", 1000, &t, &e), &e);
+    CHECK_EQ_U64(t, 910);
+    CHECK_OK(pk_store_parse_time("1970-01-02", 0, &t, &e), &e);
+    CHECK_EQ_U64(t, 86400);
+    CHECK_OK(pk_store_parse_time("2026-11-24T22:50:00Z", 0, &t, &e), &e);
+    CHECK_EQ_U64(t, 1795560600);
+    CHECK_OK(pk_store_parse_time("2026-11-24 22:50:00", 0, &t, &e), &e);
+    CHECK_EQ_U64(t, 1795560600);
+    char buf[32];
+    pk_store_format_time(1795560600, buf, sizeof buf);
+    CHECK_STR(buf, "2026-11-24T22:50:00Z");
+    CHECK(pk_store_parse_time("14x", 0, &t, &e) == -1);
+    CHECK(pk_store_parse_time("", 0, &t, &e) == -1);
+    CHECK(pk_store_parse_time("2026-13-40", 0, &t, &e) == -1);
+    CHECK(pk_store_parse_time("-5d", 0, &t, &e) == -1);
+}
+
+int main(void) { return pk_test_main(); }
