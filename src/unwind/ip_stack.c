@@ -135,8 +135,11 @@ static uint64_t direct_target(pk_ipraw *r, uint64_t ret)
     if (e->have & HAVE_TARGET)
         return e->target;
     const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret - site)) : NULL;
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
     pk_insn in;
-    e->target = b && pk_x86_decode(b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL ? in.target : 0;
+    e->target = b && arch && pk_arch_decode(arch, b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL
+                    ? in.target
+                    : 0;
     e->have |= HAVE_TARGET;
     return e->target;
 }
@@ -174,10 +177,11 @@ static uint64_t unique_call_site(pk_ipraw *r, uint64_t caller, uint64_t callee)
         return v - 1;
     uint64_t found = 0;
     const pk_elf_symbol *f = pk_elf_func_at(r->elf, caller);
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
     const uint8_t *b = f && f->addr == caller && f->size ? pk_elf_vaddr_bytes(r->elf, f->addr, f->size) : NULL;
-    for (uint64_t off = 0; b && off < f->size;) {
+    for (uint64_t off = 0; b && arch && off < f->size;) {
         pk_insn in;
-        size_t len = pk_x86_decode(b + off, (size_t)(f->size - off), f->addr + off, &in);
+        size_t len = pk_arch_decode(arch, b + off, (size_t)(f->size - off), f->addr + off, &in);
         if (!len)
             len = 1;
         if (in.cls == PK_INSN_CALL && in.target == callee) {
