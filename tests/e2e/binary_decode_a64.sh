@@ -4,8 +4,11 @@
 # direct target — and `pgokit symbolize` equals `llvm-symbolizer-19 --inlines`
 # on every instruction, for test programs cross-built with clang-19 (lld) and
 # gcc-12 (binutils), without and with pointer authentication + BTI (A and B
-# keys), and the cross libc's .text as a larger hand-written corpus. One
-# program of each build runs under qemu-aarch64.
+# keys; hint-space PACIASP/AUTIASP and, with -march=armv8.5-a, RETAA/RETAB),
+# the cross libc's .text as a larger hand-written corpus, and SQLite's
+# speedtest1 cross-built from the workload sources (skipped when they cannot
+# be fetched; cached beside the other workload builds). One program of each
+# build runs under qemu-aarch64.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-objdump-19 llvm-symbolizer-19 aarch64-linux-gnu-gcc-12 qemu-aarch64
 SYSROOT=/usr/aarch64-linux-gnu
@@ -73,12 +76,18 @@ variant clang "$CLANG" ""
 variant clang-pac-bti "$CLANG" "-mbranch-protection=standard"
 variant clang-pac-bkey "$CLANG" "-mbranch-protection=pac-ret+leaf+b-key+bti"
 variant clang-dwarf4 "$CLANG" "-gdwarf-4 -fdebug-info-for-profiling" "binary_inline profgen_calls infer_switch probe_inline"
+variant clang-v85-pac "$CLANG" "-march=armv8.5-a -mbranch-protection=standard"
 variant gcc "$GCC" ""
 variant gcc-pac-bti "$GCC" "-mbranch-protection=standard"
 variant gcc-pac-bkey "$GCC" "-mbranch-protection=pac-ret+leaf+b-key+bti"
 variant gcc-dwarf4 "$GCC" "-gdwarf-4 -O3" "binary_inline binary_nested profgen_calls infer_switch"
-grep -q 'retab\|pacibsp' <(llvm-objdump-19 -d "$T/gcc-pac-bkey-binary_inline") && pass "b-key builds use pacibsp/retab" ||
-    fail "b-key builds use pacibsp/retab"
+variant gcc-v85-pac-bkey "$GCC" "-march=armv8.5-a -mbranch-protection=pac-ret+leaf+b-key+bti"
+grep -q 'pacibsp' <(llvm-objdump-19 -d "$T/gcc-pac-bkey-binary_inline") && pass "b-key builds use pacibsp" ||
+    fail "b-key builds use pacibsp"
+grep -q 'retaa' <(llvm-objdump-19 -d "$T/clang-v85-pac-profgen_calls") && pass "armv8.5-a builds return with retaa" ||
+    fail "armv8.5-a builds return with retaa"
+grep -q 'retab' <(llvm-objdump-19 -d "$T/gcc-v85-pac-bkey-profgen_calls") && pass "armv8.5-a b-key builds return with retab" ||
+    fail "armv8.5-a b-key builds return with retab"
 grep -q 'bti\s*c' <(llvm-objdump-19 -d "$T/clang-pac-bti-binary_inline") && pass "BTI builds have bti c" ||
     fail "BTI builds have bti c"
 
@@ -86,6 +95,38 @@ grep -q 'bti\s*c' <(llvm-objdump-19 -d "$T/clang-pac-bti-binary_inline") && pass
 read -r a b < <(decode_cmp libc "$SYSROOT/lib/libc.so.6")
 echo "libc: $a instructions, $b mismatching"
 check "decoder equals llvm-objdump-19 on the aarch64 libc's $a instructions" [ "$b" -eq 0 -a "$a" -gt 100000 ]
+
+# SQLite (the issue's target): every instruction of speedtest1 + the amalgamation
+if W=$("$PK_ROOT/scripts/workloads.sh" dir 2>/dev/null) && "$PK_ROOT/scripts/workloads.sh" obtain >/dev/null 2>&1 &&
+   [ -f "$W/npm/better-sqlite3-12.11.1/package/deps/sqlite3/sqlite3.c" ]; then
+    sq=$W/out/a64-clang/speedtest1
+    mkdir -p "$W/out/a64-clang"
+    (
+        flock 9
+        if [ ! -x "$sq" ]; then
+            $CLANG -O2 -g -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 \
+                -I"$W/npm/better-sqlite3-12.11.1/package/deps/sqlite3" "$W/src/sqlite3-3.40.1/test/speedtest1.c" \
+                "$W/npm/better-sqlite3-12.11.1/package/deps/sqlite3/sqlite3.c" -o "$sq.tmp" -lm && mv "$sq.tmp" "$sq"
+        fi
+    ) 9>"$W/.lock-build-a64-clang"
+    if [ -x "$sq" ]; then
+        read -r a b < <(decode_cmp sqlite "$sq")
+        check "sqlite: decoder equals llvm-objdump-19 on $a instructions" [ "$b" -eq 0 -a "$a" -gt 100000 ]
+        read -r a b c < <(sym_cmp sqlite "$sq")
+        echo "sqlite: $a addresses symbolized ($c with inline frames), $b mismatching"
+        check "sqlite: symbolize equals llvm-symbolizer-19 --inlines on $a addresses" [ "$b" -eq 0 -a "$a" -gt 100000 -a "$c" -gt 10000 ]
+        llvm-dwarfdump-19 --debug-info "$sq" | awk -f "$PK_ROOT/tests/e2e/binary_funcs.awk" | sort > "$T/sq.fref"
+        "$PGOKIT" symbolize --binary "$sq" --functions | cut -d' ' -f1-3 | sort > "$T/sq.fours"
+        check "sqlite: DWARF function ranges equal llvm-dwarfdump's ($(wc -l < "$T/sq.fref"))" \
+            cmp -s "$T/sq.fref" "$T/sq.fours"
+        check "sqlite: speedtest1 runs under qemu-aarch64" \
+            sh -c "qemu-aarch64 -L '$SYSROOT' '$sq' --size 1 --memdb | grep -q TOTAL"
+    else
+        fail "sqlite: aarch64 build of speedtest1"
+    fi
+else
+    echo "note: workload sources unavailable, the aarch64 SQLite check did not run"
+fi
 
 # the decoder refuses what it cannot decode instead of guessing
 printf '\177ELF\002\001\001' > "$T/bad"; head -c 57 /dev/zero >> "$T/bad"
