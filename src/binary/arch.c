@@ -19,6 +19,64 @@ static bool a64_is_trap(const uint8_t *p, size_t len)
     return (w & 0xFFFF0000) == 0 || (w & 0xFFE0001F) == 0xD4200000 || (w & 0xFFE0001F) == 0xD4400000;
 }
 
+static size_t x86_frame_setup(const uint8_t *b)
+{
+    size_t i = 0;
+    if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
+        i = 4;
+    if (b[i] != 0x55) /* push %rbp */
+        return 0;
+    const uint8_t *m = b + i + 1; /* mov %rsp,%rbp (either encoding) */
+    if ((m[0] == 0x48 && m[1] == 0x89 && m[2] == 0xe5) || (m[0] == 0x48 && m[1] == 0x8b && m[2] == 0xec))
+        return i + 4;
+    return 0;
+}
+
+static size_t a64_frame_setup(const uint8_t *b)
+{
+    size_t i = 0;
+    uint32_t w = pk_ld32(b);
+    /* landing pads and return-address signing come first */
+    if (w == 0xD503245F || w == 0xD503233F || w == 0xD503237F) /* bti c, paciasp, pacibsp */
+        w = pk_ld32(b + (i += 4));
+    if (w == 0xD503245F || w == 0xD503233F || w == 0xD503237F)
+        w = pk_ld32(b + (i += 4));
+    /* stp x29, x30, [sp, #imm]! (any pre-decrement) */
+    if ((w & 0xFFC07FFF) != 0xA9807BFD)
+        return 0;
+    w = pk_ld32(b + (i += 4));
+    return w == 0x910003FD ? i + 4 : 0; /* mov x29, sp */
+}
+
+static int x86_plt_slot(const uint8_t *p, uint64_t addr, uint64_t *slot)
+{
+    size_t o = 0;
+    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+        o = 4;
+    if (p[o] == 0xf2)
+        o++;
+    if (p[o] != 0xff || p[o + 1] != 0x25)
+        return 0;
+    *slot = addr + o + 6 + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
+    return 1;
+}
+
+static int a64_plt_slot(const uint8_t *p, uint64_t addr, uint64_t *slot)
+{
+    uint32_t w = pk_ld32(p);
+    if (w == 0xD503245F) { /* bti c (lld's BTI PLT) */
+        p += 4;
+        addr += 4;
+        w = pk_ld32(p);
+    }
+    uint32_t l = pk_ld32(p + 4);
+    if ((w & 0x9F00001F) != 0x90000010 || (l & 0xFFC003FF) != 0xF9400211) /* adrp x16; ldr x17, [x16, #] */
+        return 0;
+    int64_t pages = (int64_t)((uint64_t)((((w >> 5) & 0x7FFFF) << 2) | ((w >> 29) & 3)) << 43) >> 43;
+    *slot = (addr & ~(uint64_t)0xFFF) + (uint64_t)(pages * 4096) + ((l >> 10) & 0xFFF) * 8;
+    return 1;
+}
+
 const pk_arch pk_arch_x86_64 = {
     .name = "x86-64",
     .perf_arch = "x86_64",
@@ -29,6 +87,10 @@ const pk_arch pk_arch_x86_64 = {
     .decode = pk_x86_decode,
     .is_trap = x86_is_trap,
     .trap_max_len = 2,
+    .frame_setup = x86_frame_setup,
+    .prologue_len = 8,
+    .plt_slot = x86_plt_slot,
+    .plt_len = 11,
     .reloc_jump_slot = R_X86_64_JUMP_SLOT,
     .reloc_glob_dat = R_X86_64_GLOB_DAT,
 };
@@ -43,6 +105,10 @@ const pk_arch pk_arch_aarch64 = {
     .decode = pk_a64_decode,
     .is_trap = a64_is_trap,
     .trap_max_len = 4,
+    .frame_setup = a64_frame_setup,
+    .prologue_len = 16,
+    .plt_slot = a64_plt_slot,
+    .plt_len = 12,
     .reloc_jump_slot = R_AARCH64_JUMP_SLOT,
     .reloc_glob_dat = R_AARCH64_GLOB_DAT,
 };

@@ -196,6 +196,19 @@ typedef struct pk_arch {
      * hlt, int3; A64 udf, brk, hlt. */
     bool (*is_trap)(const uint8_t *code, size_t len);
     uint8_t trap_max_len;    /* no longer instruction is a trap: 2, 4 */
+    /* The frame-pointer prologue at a function's entry: the offset of the
+     * first instruction after it has set up the frame pointer, reading
+     * `prologue_len` bytes from the entry; 0 if they hold no such prologue
+     * (x86-64: [endbr64] push %rbp; mov %rsp,%rbp. A64: [bti c | paciasp |
+     * pacibsp] stp x29, x30, [sp, #-N]!; mov x29, sp). Until then (and after
+     * the epilogue) a frame-pointer call chain misses the direct caller. */
+    size_t (*frame_setup)(const uint8_t *code);
+    uint8_t prologue_len;    /* bytes frame_setup reads: 8, 16 */
+    /* A PLT stub at `addr` (plt_len bytes from it): 1 and the GOT slot it
+     * jumps through in *slot, else 0 (x86-64: [endbr64] [bnd] jmp
+     * *slot(%rip); A64: [bti c] adrp x16, slot; ldr x17, [x16, #lo12]). */
+    int (*plt_slot)(const uint8_t *code, uint64_t addr, uint64_t *slot);
+    uint8_t plt_len;         /* 11, 12 */
     /* Dynamic relocation types that fill a GOT slot with a function's
      * address (R_*_JUMP_SLOT, R_*_GLOB_DAT): calls through them name it. */
     uint32_t reloc_jump_slot, reloc_glob_dat;

@@ -107,18 +107,12 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     const pk_elf_symbol *f = pk_elf_func_at(nr->elf, target);
     if (f && f->addr == target)
         return noreturn_name(f->name);
-    /* A PLT stub: [endbr64] [bnd] jmp *slot(%rip) */
-    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, target, 11);
-    if (!p || nr->slots.len == 0)
+    /* A PLT stub jumping through the GOT slot of a noreturn function */
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(nr->elf));
+    const uint8_t *p = arch ? pk_elf_vaddr_bytes(nr->elf, target, arch->plt_len) : NULL;
+    uint64_t slot;
+    if (!p || nr->slots.len == 0 || !arch->plt_slot(p, target, &slot))
         return false;
-    size_t o = 0;
-    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-        o = 4;
-    if (p[o] == 0xf2)
-        o++;
-    if (p[o] != 0xff || p[o + 1] != 0x25)
-        return false;
-    uint64_t slot = target + o + 6 + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
     const uint64_t *v = pk_u64map_get(&nr->slots, slot);
     return v && *v;
 }

@@ -134,6 +134,57 @@ TEST(arch_selection)
     CHECK(!pk_insn_tailcall_candidate(PK_INSN_CALL) && !pk_insn_tailcall_candidate(PK_INSN_RET));
 }
 
+static void words(uint8_t *b, const uint32_t *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pk_st32(b + 4 * i, w[i]);
+}
+
+TEST(arch_frame_setup)
+{
+    uint8_t b[16];
+    const uint32_t pac[4] = {0xD503233F, 0xA9BE7BFD, 0x910003FD, 0xD503201F}; /* paciasp; stp x29,x30,[sp,#-32]!; mov x29,sp */
+    words(b, pac, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 12);
+    const uint32_t plain[4] = {0xA9BA7BFD, 0x910003FD, 0, 0}; /* stp x29,x30,[sp,#-96]!; mov x29,sp */
+    words(b, plain, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 8);
+    const uint32_t leaf[4] = {0x8B020020, 0xD65F03C0, 0, 0}; /* add; ret */
+    words(b, leaf, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 0);
+    const uint32_t nomov[4] = {0xD503245F, 0xA9BE7BFD, 0xD503201F, 0}; /* bti c; stp; nop */
+    words(b, nomov, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 0);
+    const uint8_t x1[8] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0x90, 0x90};
+    const uint8_t x2[8] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x8b, 0xec};
+    const uint8_t x3[8] = {0x53, 0x48, 0x89, 0xe5, 0x90, 0x90, 0x90, 0x90};
+    CHECK_EQ_U64(pk_arch_x86_64.frame_setup(x1), 4);
+    CHECK_EQ_U64(pk_arch_x86_64.frame_setup(x2), 8);
+    CHECK_EQ_U64(pk_arch_x86_64.frame_setup(x3), 0);
+}
+
+TEST(arch_plt_slot)
+{
+    /* lld's printf@plt at 0x10910: adrp x16, 0x30000; ldr x17, [x16, #0xb40]; add; br x17 */
+    uint8_t b[16];
+    uint64_t slot = 0;
+    const uint32_t plt[4] = {0x90000110, 0xF945A211, 0x912D0210, 0xD61F0220};
+    words(b, plt, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.plt_slot(b, 0x10910, &slot), 1);
+    CHECK_EQ_U64(slot, 0x30b40);
+    const uint32_t bti[4] = {0xD503245F, 0x90000110, 0xF945A211, 0x912D0210}; /* BTI PLT one word earlier */
+    words(b, bti, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.plt_slot(b, 0x1090c, &slot), 1);
+    CHECK_EQ_U64(slot, 0x30b40);
+    const uint32_t notplt[4] = {0x90000110, 0xF945A200, 0, 0}; /* ldr into x0 */
+    words(b, notplt, 4);
+    CHECK_EQ_U64(pk_arch_aarch64.plt_slot(b, 0x10910, &slot), 0);
+    /* x86-64: endbr64; bnd jmp *0x2fe2(%rip) at 0x1030 */
+    const uint8_t x[11] = {0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 0xe2, 0x2f, 0x00, 0x00};
+    CHECK_EQ_U64(pk_arch_x86_64.plt_slot(x, 0x1030, &slot), 1);
+    CHECK_EQ_U64(slot, 0x1030 + 11 + 0x2fe2);
+}
+
 /* A cross-built binary through pk_binary: the interface is picked from its
  * header, function decoding and pk_binary_decode_one work. */
 TEST(a64_binary)
