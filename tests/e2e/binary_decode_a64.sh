@@ -96,6 +96,26 @@ read -r a b < <(decode_cmp libc "$SYSROOT/lib/libc.so.6")
 echo "libc: $a instructions, $b mismatching"
 check "decoder equals llvm-objdump-19 on the aarch64 libc's $a instructions" [ "$b" -eq 0 -a "$a" -gt 100000 ]
 
+# Pseudo-probes are architecture-neutral: an aarch64 build's .pseudo_probe_desc
+# equals the x86-64 build's (GUID, CFG checksum, name of every function) and
+# every aarch64 probe (function, index, kind, inline context) is one of the
+# x86-64 build's (llvm-profgen-19 cannot read aarch64: the x86 build is the oracle).
+probes_key() { "$PGOKIT" probes --binary "$1" --no-desc | sed 's/^[0-9a-f]*: //' | sort -u; }
+pn=0 pbad=0 pdesc=0
+for p in probe_inline cs_sizes profgen_calls cs_scalarop; do
+    $CLANG -O2 -g -fpseudo-probe-for-profiling "$PK_ROOT/tests/programs/$p.c" -o "$T/pa-$p" &&
+        clang-19 -O2 -g -fpseudo-probe-for-profiling "$PK_ROOT/tests/programs/$p.c" -o "$T/px-$p" ||
+        { fail "probe builds of $p"; continue; }
+    cmp -s <("$PGOKIT" probes --binary "$T/pa-$p" | sed -n '/^Pseudo Probe Desc/,/^[0-9a-f]*: \[Probe\]/p' | grep -v Probe\]) \
+           <("$PGOKIT" probes --binary "$T/px-$p" | sed -n '/^Pseudo Probe Desc/,/^[0-9a-f]*: \[Probe\]/p' | grep -v Probe\]) ||
+        pdesc=$((pdesc + 1))
+    probes_key "$T/pa-$p" > "$T/pa-$p.k"; probes_key "$T/px-$p" > "$T/px-$p.k"
+    pn=$((pn + $(wc -l < "$T/pa-$p.k"))); pbad=$((pbad + $(comm -23 "$T/pa-$p.k" "$T/px-$p.k" | wc -l)))
+done
+echo "probes: $pn distinct aarch64 probes, $pbad not in the x86-64 build; $pdesc descriptor tables differ"
+check "probes: aarch64 .pseudo_probe_desc equals x86-64's" [ "$pdesc" -eq 0 ]
+check "probes: every aarch64 probe ($pn) is one of the x86-64 build's" [ "$pbad" -eq 0 -a "$pn" -gt 50 ]
+
 # SQLite (the issue's target): every instruction of speedtest1 + the amalgamation
 if W=$("$PK_ROOT/scripts/workloads.sh" dir 2>/dev/null) && "$PK_ROOT/scripts/workloads.sh" obtain >/dev/null 2>&1 &&
    [ -f "$W/npm/better-sqlite3-12.11.1/package/deps/sqlite3/sqlite3.c" ]; then
