@@ -7,6 +7,8 @@ PACKAGES=(
   build-essential gcc-12 make pkg-config
   clang-19 llvm-19 lld-19 clang-14 libclang-rt-19-dev
   autofdo linux-perf qemu-user valgrind
+  libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu
+  gcc-12-aarch64-linux-gnu libcapstone-dev
   libzydis-dev zlib1g-dev libzstd-dev
   binutils python3 time bc dpkg-dev man-db groff-base
   libprotobuf-c-dev protobuf-c-compiler golang-go

@@ -1,5 +1,6 @@
 /* binary.h — the profiled binary: ELF (sections, symbols, segments, build-id,
- * separate debug files), x86-64 instruction decoding (lazy, per function) and
+ * separate debug files), instruction decoding (x86-64 and AArch64 behind one
+ * interface chosen from e_machine; lazy, per function) and
  * DWARF symbolization (line, discriminator, inline frames, function start
  * lines), answered exactly as `llvm-symbolizer-19 --inlines` would.
  *
@@ -57,8 +58,8 @@ typedef struct pk_elf_segment {   /* a PT_LOAD program header */
     uint32_t flags;      /* PF_X | PF_W | PF_R */
 } pk_elf_segment;
 
-/* Opens and maps an ELF64 little-endian x86-64 (or any machine: decoding is
- * x86-64 only) file. Validates the header, the section and program header
+/* Opens and maps an ELF64 little-endian file of any machine (decoding needs
+ * one pk_arch_for_machine knows: x86-64 or AArch64). Validates the header, the section and program header
  * tables and the string tables; errors name the file and the offset. */
 /* Gives the file's mapped pages back (re-read from the page cache on use). */
 void pk_elf_release_pages(pk_elf *elf);
@@ -151,35 +152,102 @@ bool pk_elf_has_dwarf(const pk_elf *elf);
 int pk_elf_find_debug_file(const pk_elf *elf, char **path, pk_err *err);
 
 /* ======================================================================
- * x86-64 decoding (generated tables for common encodings, Zydis 4 for the rest)
+ * Instruction decoding behind an architecture interface
  * ====================================================================== */
 
+/* The kinds every architecture maps its control transfers onto (x86-64
+ * names, historically; AArch64 equivalents in brackets). */
 enum pk_insn_class {
-    PK_INSN_OTHER = 0,   /* no control transfer (includes syscall, int3, ud2, hlt) */
-    PK_INSN_CALL,        /* direct call rel32 */
-    PK_INSN_ICALL,       /* indirect call (register / memory), far calls */
-    PK_INSN_RET,         /* ret, ret imm16, retf, iret */
-    PK_INSN_JMP,         /* direct unconditional jmp rel8/rel32 */
-    PK_INSN_IJMP,        /* indirect jmp (register / memory, incl. notrack), far jmp */
-    PK_INSN_CJMP,        /* conditional branch jcc / jrcxz / loop* (always direct) */
+    PK_INSN_OTHER = 0,   /* no control transfer (x86 syscall, int3, ud2, hlt;
+                            A64 svc, brk, udf, BTI and PAC hints) */
+    PK_INSN_CALL,        /* direct call rel32 [BL] */
+    PK_INSN_ICALL,       /* indirect call (register / memory), far calls [BLR, BLRAA...] */
+    PK_INSN_RET,         /* ret, ret imm16, retf, iret [RET, RETAA, RETAB, ERET...] */
+    PK_INSN_JMP,         /* direct unconditional jmp rel8/rel32 [B] */
+    PK_INSN_IJMP,        /* indirect jmp (register / memory, incl. notrack), far jmp [BR, BRAA...] */
+    PK_INSN_CJMP,        /* conditional branch jcc / jrcxz / loop* (always direct)
+                            [B.cond, BC.cond, CBZ/CBNZ, TBZ/TBNZ] */
     PK_INSN_INVALID,     /* bytes that do not decode; len is 1 */
 };
 
 typedef struct pk_insn {
     uint64_t addr;
     uint64_t target;     /* direct target of CALL / JMP / CJMP, else 0 */
-    uint8_t len;         /* 1..15 */
+    uint8_t len;         /* 1..15 (x86-64), 4 (AArch64) */
     uint8_t cls;         /* enum pk_insn_class */
 } pk_insn;
 
-/* Decodes one instruction of 64-bit code at `addr`. Returns its length
- * (1..15) and fills *out, or 0 if the bytes do not form a valid instruction
+/* Decodes one instruction at `addr` from `len` readable bytes. Returns its
+ * length and fills *out, or 0 if the bytes do not form an instruction
  * (out->cls = PK_INSN_INVALID, out->len = 1). */
+typedef size_t (*pk_decode_fn)(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+
+/* One instruction set: what every stage that looks at machine code asks,
+ * chosen from the ELF header's e_machine (never from the host: one pgokit
+ * reads both kinds of binaries). Instances are constant. */
+typedef struct pk_arch {
+    const char *name;        /* "x86-64", "aarch64" */
+    const char *perf_arch;   /* perf's arch string (HEADER_ARCH): "x86_64", "aarch64" */
+    uint16_t machine;        /* EM_X86_64, EM_AARCH64 */
+    uint8_t min_len, max_len;/* instruction lengths: 1..15, 4..4 */
+    uint8_t align;           /* instruction alignment: 1, 4 */
+    pk_decode_fn decode;
+    /* Execution does not go on after this (non-branch) instruction: x86 ud2,
+     * hlt, int3; A64 udf, brk, hlt. */
+    bool (*is_trap)(const uint8_t *code, size_t len);
+    uint8_t trap_max_len;    /* no longer instruction is a trap: 2, 4 */
+    /* The frame-pointer prologue at a function's entry: the offset of the
+     * first instruction after it has set up the frame pointer, reading
+     * `prologue_len` bytes from the entry; 0 if they hold no such prologue
+     * (x86-64: [endbr64] push %rbp; mov %rsp,%rbp. A64: [bti c | paciasp |
+     * pacibsp] stp x29, x30, [sp, #-N]!; mov x29, sp). Until then (and after
+     * the epilogue) a frame-pointer call chain misses the direct caller. */
+    size_t (*frame_setup)(const uint8_t *code);
+    uint8_t prologue_len;    /* bytes frame_setup reads: 8, 16 */
+    /* A PLT stub at `addr` (plt_len bytes from it): 1 and the GOT slot it
+     * jumps through in *slot, else 0 (x86-64: [endbr64] [bnd] jmp
+     * *slot(%rip); A64: [bti c] adrp x16, slot; ldr x17, [x16, #lo12]). */
+    int (*plt_slot)(const uint8_t *code, uint64_t addr, uint64_t *slot);
+    uint8_t plt_len;         /* 11, 12 */
+    /* Dynamic relocation types that fill a GOT slot with a function's
+     * address (R_*_JUMP_SLOT, R_*_GLOB_DAT): calls through them name it. */
+    uint32_t reloc_jump_slot, reloc_glob_dat;
+} pk_arch;
+
+extern const pk_arch pk_arch_x86_64;
+extern const pk_arch pk_arch_aarch64;
+
+/* The architecture of an e_machine value; NULL when pgokit cannot decode it. */
+const pk_arch *pk_arch_for_machine(uint16_t machine);
+/* The same by name ("x86-64"/"x86_64", "aarch64"/"arm64"); NULL if unknown. */
+const pk_arch *pk_arch_by_name(const char *name);
+
+static inline size_t pk_arch_decode(const pk_arch *a, const uint8_t *code, size_t len, uint64_t addr,
+                                    pk_insn *out)
+{
+    return a->decode(code, len, addr, out);
+}
+
+/* x86-64: a table-driven fast path for common encodings, Zydis 4 for the rest. */
 size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
 /* The same through Zydis alone (the fast path's reference, for tests and benchmarks). */
 size_t pk_x86_decode_zydis(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+/* AArch64 (A64, little-endian): fixed 4-byte words, table-driven. Fewer than
+ * 4 bytes, or an address not 4-aligned, give PK_INSN_INVALID (len 1). Every
+ * other word decodes: what is not a branch is PK_INSN_OTHER, unallocated
+ * encodings included (objdump's "<unknown>", udf). */
+size_t pk_a64_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+
 const char *pk_insn_class_name(int cls);
 static inline bool pk_insn_is_branch(int cls) { return cls >= PK_INSN_CALL && cls <= PK_INSN_CJMP; }
+static inline bool pk_insn_is_call(int cls) { return cls == PK_INSN_CALL || cls == PK_INSN_ICALL; }
+/* A transfer that can leave the function without pushing a return address:
+ * a jump (direct, indirect or conditional) whose target turns out to be
+ * another function's entry is a tail call. Calls and returns are not. */
+static inline bool pk_insn_tailcall_candidate(int cls)
+{
+    return cls == PK_INSN_JMP || cls == PK_INSN_IJMP || cls == PK_INSN_CJMP;
+}
 
 /* In instructions sorted by address: the index of the first one starting at
  * or after addr (n if none), and the index of the one starting exactly at
@@ -330,6 +398,9 @@ void pk_binary_drop_caches(pk_binary *bin);
 void pk_binary_drop_insns(pk_binary *bin);
 
 pk_elf *pk_binary_elf(pk_binary *bin);        /* the executable */
+/* Its instruction set (from e_machine); NULL when pgokit cannot decode it,
+ * and then every decoding call below fails. */
+const pk_arch *pk_binary_arch(const pk_binary *bin);
 pk_elf *pk_binary_debug_elf(pk_binary *bin);  /* where DWARF is read; NULL if none */
 /* The symbolizer over the debug ELF (opened on first call, owned by bin). */
 int pk_binary_symbolizer(pk_binary *bin, pk_symbolizer **sym, pk_err *err);

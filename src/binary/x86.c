@@ -220,9 +220,3 @@ size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *ou
     size_t n = len >= 24 ? x86_fast(code, len, addr, out, 0) : x86_fast(code, len, addr, out, 1);
     return __builtin_expect(n != 0, 1) ? n : pk_x86_decode_zydis(code, len, addr, out);
 }
-
-const char *pk_insn_class_name(int cls)
-{
-    static const char *const names[] = {"other", "call", "icall", "ret", "jmp", "ijmp", "cjmp", "invalid"};
-    return cls >= 0 && cls <= PK_INSN_INVALID ? names[cls] : "?";
-}

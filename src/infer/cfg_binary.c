@@ -37,6 +37,9 @@ static bool noreturn_name(const char *name)
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
 {
     pk_elf *elf = nr->elf;
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(elf));
+    if (!arch)
+        return 0;
     const pk_elf_section *sym, *str;
     const uint8_t *rd, *sd, *strd;
     size_t rn, sn, strn;
@@ -53,7 +56,7 @@ static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *er
     for (size_t off = 0; off + sizeof(Elf64_Rela) <= rn; off += sizeof(Elf64_Rela)) {
         uint64_t slot = pk_ld64(rd + off), info = pk_ld64(rd + off + 8);
         uint32_t type = (uint32_t)ELF64_R_TYPE(info), si = (uint32_t)ELF64_R_SYM(info);
-        if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || si == 0)
+        if ((type != arch->reloc_jump_slot && type != arch->reloc_glob_dat) || si == 0)
             continue;
         if ((uint64_t)(si + 1) * sizeof(Elf64_Sym) > sn)
             return pk_err_set(err, "%s: offset %llu: relocation names symbol %u past .dynsym",
@@ -104,18 +107,12 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     const pk_elf_symbol *f = pk_elf_func_at(nr->elf, target);
     if (f && f->addr == target)
         return noreturn_name(f->name);
-    /* A PLT stub: [endbr64] [bnd] jmp *slot(%rip) */
-    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, target, 11);
-    if (!p || nr->slots.len == 0)
+    /* A PLT stub jumping through the GOT slot of a noreturn function */
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(nr->elf));
+    const uint8_t *p = arch ? pk_elf_vaddr_bytes(nr->elf, target, arch->plt_len) : NULL;
+    uint64_t slot;
+    if (!p || nr->slots.len == 0 || !arch->plt_slot(p, target, &slot))
         return false;
-    size_t o = 0;
-    if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
-        o = 4;
-    if (p[o] == 0xf2)
-        o++;
-    if (p[o] != 0xff || p[o + 1] != 0x25)
-        return false;
-    uint64_t slot = target + o + 6 + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
     const uint64_t *v = pk_u64map_get(&nr->slots, slot);
     return v && *v;
 }
@@ -149,15 +146,13 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* ud2, hlt, int3: execution does not go on after them. */
-static bool stop_insn(const pk_elf *elf, const pk_insn *in)
+/* ud2, hlt, int3 (udf, brk, hlt on AArch64): execution does not go on after them. */
+static bool stop_insn(const pk_elf *elf, const pk_arch *arch, const pk_insn *in)
 {
-    if (in->cls != PK_INSN_OTHER || in->len > 2)
+    if (in->cls != PK_INSN_OTHER || !arch || in->len > arch->trap_max_len)
         return false;
     const uint8_t *p = pk_elf_vaddr_bytes(elf, in->addr, in->len);
-    if (!p)
-        return false;
-    return (in->len == 2 && p[0] == 0x0f && p[1] == 0x0b) || (in->len == 1 && (p[0] == 0xf4 || p[0] == 0xcc));
+    return p && arch->is_trap(p, in->len);
 }
 
 int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, const pk_addr_range *ranges,
@@ -165,6 +160,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
 {
     memset(cfg, 0, sizeof *cfg);
     pk_elf *elf = pk_binary_elf(bin);
+    const pk_arch *arch = pk_binary_arch(bin);
     pk_addr_range *rs = malloc((nranges ? nranges : 1) * sizeof *rs);
     pk_vec insns, stops, targets, tables;
     pk_vec_init(&insns, sizeof(pk_insn));
@@ -211,7 +207,10 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     pk_vec_init(&starts, sizeof(size_t));
     for (size_t i = 0; i < n; i++) {
         uint64_t *s = NULL;
-        if (in[i].cls == PK_INSN_IJMP) {
+        /* Jump tables are recognised in x86-64 code only (AArch64's
+         * adrp/ldr[bh]/add/br idiom is not modelled yet): elsewhere an
+         * indirect jump has unknown targets. */
+        if (in[i].cls == PK_INSN_IJMP && arch == &pk_arch_x86_64) {
             size_t before = targets.len;
             int r = pk_jtable_resolve(elf, in, n, i, &targets, err);
             if (r < 0) {
@@ -232,10 +231,10 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 *st = before;
             }
         } else if ((in[i].cls == PK_INSN_CALL && pk_cfg_noreturn_call(nr, in[i].target)) ||
-                   (in[i].cls == PK_INSN_ICALL && noreturn_icall(nr, &in[i])) || stop_insn(elf, &in[i]) ||
+                   (in[i].cls == PK_INSN_ICALL && noreturn_icall(nr, &in[i])) || stop_insn(elf, arch, &in[i]) ||
                    /* a call followed by ud2 / hlt / int3 is not expected to return */
                    ((in[i].cls == PK_INSN_CALL || in[i].cls == PK_INSN_ICALL) && i + 1 < n &&
-                    in[i].addr + in[i].len == in[i + 1].addr && stop_insn(elf, &in[i + 1]))) {
+                    in[i].addr + in[i].len == in[i + 1].addr && stop_insn(elf, arch, &in[i + 1]))) {
             if (!(s = pk_vec_push(&stops))) {
                 pk_vec_free(&starts);
                 pk_err_set(err, "out of memory");

@@ -338,8 +338,7 @@ done:
 static bool is_tail_jump(struct gen *g, uint64_t site)
 {
     pk_insn in;
-    return pk_binary_decode_one(g->bin, site, &in) == 0 &&
-           (in.cls == PK_INSN_JMP || in.cls == PK_INSN_CJMP || in.cls == PK_INSN_IJMP);
+    return pk_binary_decode_one(g->bin, site, &in) == 0 && pk_insn_tailcall_candidate(in.cls);
 }
 
 /* Context frames of a csraw context: the call probes at its call sites, each

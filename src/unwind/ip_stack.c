@@ -100,9 +100,10 @@ static uint64_t call_before(pk_ipraw *r, uint64_t ret)
     return e->site;
 }
 
-/* Where the frame-pointer prologue of the function at `entry` ends: after
- * [endbr64] push %rbp; mov %rsp,%rbp. entry when there is none (the chain is
- * then whatever the function's code left in %rbp: nothing to correct). */
+/* Where the frame-pointer prologue of the function at `entry` ends (the
+ * architecture's frame_setup: after [endbr64] push %rbp; mov %rsp,%rbp on
+ * x86-64). entry when there is none (the chain is then whatever the
+ * function's code left in the frame pointer: nothing to correct). */
 static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
 {
     struct pk_ip_addr *e = cached(r, entry);
@@ -110,17 +111,11 @@ static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
         return e->frame_ready;
     e->have |= HAVE_FRAME;
     e->frame_ready = entry;
-    const uint8_t *b = pk_elf_vaddr_bytes(r->elf, entry, 8);
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
+    const uint8_t *b = arch ? pk_elf_vaddr_bytes(r->elf, entry, arch->prologue_len) : NULL;
     if (!b)
         return entry;
-    size_t i = 0;
-    if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) /* endbr64 */
-        i = 4;
-    if (b[i] != 0x55) /* push %rbp */
-        return entry;
-    const uint8_t *m = pk_elf_vaddr_bytes(r->elf, entry + i + 1, 3);
-    if (m && ((m[0] == 0x48 && m[1] == 0x89 && m[2] == 0xe5) || (m[0] == 0x48 && m[1] == 0x8b && m[2] == 0xec)))
-        e->frame_ready = entry + i + 4;
+    e->frame_ready = entry + arch->frame_setup(b);
     return e->frame_ready;
 }
 
@@ -135,8 +130,11 @@ static uint64_t direct_target(pk_ipraw *r, uint64_t ret)
     if (e->have & HAVE_TARGET)
         return e->target;
     const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret - site)) : NULL;
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
     pk_insn in;
-    e->target = b && pk_x86_decode(b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL ? in.target : 0;
+    e->target = b && arch && pk_arch_decode(arch, b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL
+                    ? in.target
+                    : 0;
     e->have |= HAVE_TARGET;
     return e->target;
 }
@@ -174,10 +172,11 @@ static uint64_t unique_call_site(pk_ipraw *r, uint64_t caller, uint64_t callee)
         return v - 1;
     uint64_t found = 0;
     const pk_elf_symbol *f = pk_elf_func_at(r->elf, caller);
+    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
     const uint8_t *b = f && f->addr == caller && f->size ? pk_elf_vaddr_bytes(r->elf, f->addr, f->size) : NULL;
-    for (uint64_t off = 0; b && off < f->size;) {
+    for (uint64_t off = 0; b && arch && off < f->size;) {
         pk_insn in;
-        size_t len = pk_x86_decode(b + off, (size_t)(f->size - off), f->addr + off, &in);
+        size_t len = pk_arch_decode(arch, b + off, (size_t)(f->size - off), f->addr + off, &in);
         if (!len)
             len = 1;
         if (in.cls == PK_INSN_CALL && in.target == callee) {

@@ -78,7 +78,7 @@ static int decode_static(struct tc *t, uint64_t entry)
     if (!f || pk_binary_func_insns(t->bin, f, &in, &n, &ignored))
         return 0;
     for (size_t i = 0; i < n; i++) {
-        if ((in[i].cls != PK_INSN_JMP && in[i].cls != PK_INSN_CJMP) || !in[i].target)
+        if (!pk_insn_tailcall_candidate(in[i].cls) || !in[i].target) /* (direct ones) */
             continue;
         uint64_t to = func_entry(t, in[i].target);
         if (to == in[i].target && to != entry && add_edge(t, entry, in[i].addr, to, false))
@@ -274,8 +274,7 @@ int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_dept
                 goto oom;
             if (slot)
                 *slot = to;
-        } else if ((in->cls == PK_INSN_JMP || in->cls == PK_INSN_IJMP || in->cls == PK_INSN_CJMP) &&
-                   from != to && add_edge(&t, from, src, to, true)) {
+        } else if (pk_insn_tailcall_candidate(in->cls) && from != to && add_edge(&t, from, src, to, true)) {
             goto done;
         }
     }

@@ -1,0 +1,104 @@
+/* cmd_decode.c — `pgokit decode --binary B`: every instruction of a section
+ * as the architecture interface sees it (length, branch class, direct
+ * target), for inspection and for comparing the decoders with
+ * `llvm-objdump -d` (tests/e2e/binary_decode_a64.sh). */
+#include "binary/binary.h"
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+const char pk_cmd_decode_summary[] = "list the instructions of a section: length, branch class, direct target";
+
+static void help(void)
+{
+    printf("usage: pgokit decode --binary BIN [--section NAME] [--stats] [--time N]\n"
+           "Decodes a section from its start to its end, one instruction after the\n"
+           "other (x86-64 or AArch64, chosen from the ELF header), and prints\n"
+           "  ADDR LEN CLASS TARGET\n"
+           "with CLASS one of other, call, icall, ret, jmp, ijmp, cjmp, invalid and\n"
+           "TARGET the direct target of call, jmp and cjmp (0x0 otherwise).\n"
+           "  --binary BIN     the ELF file\n"
+           "  --section NAME   the section to decode (default .text)\n"
+           "  --stats          print the architecture and counts per class instead\n"
+           "  --time N         decode the section N times; print instructions/s to stderr\n"
+           "  -q, --quiet      accepted (decode prints no progress)\n");
+}
+
+int pk_cmd_decode(int argc, char **argv)
+{
+    const char *binary = NULL, *section = ".text";
+    bool stats = false;
+    long reps = 0;
+    static const struct option opts[] = {
+        {"binary", required_argument, 0, 'b'}, {"section", required_argument, 0, 's'},
+        {"stats", no_argument, 0, 'S'},        {"time", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},         {"quiet", no_argument, 0, 'q'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "b:s:hq", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': binary = optarg; break;
+        case 's': section = optarg; break;
+        case 'S': stats = true; break;
+        case 't':
+            reps = strtol(optarg, NULL, 10);
+            if (reps <= 0)
+                return pk_cli_usage("decode", "--time wants a positive count");
+            break;
+        case 'q': break;
+        case 'h': help(); return 0;
+        default: return pk_cli_usage("decode", "unknown option");
+        }
+    }
+    if (!binary)
+        return pk_cli_usage("decode", "--binary is required");
+
+    pk_err err;
+    pk_binary *bin;
+    if (pk_binary_open(&bin, binary, NULL, &err))
+        return pk_cli_fail("decode", &err);
+    int rc = 1;
+    pk_insn *insns = NULL;
+    size_t n = 0;
+    const pk_elf_section *sec = pk_elf_section_by_name(pk_binary_elf(bin), section);
+    if (!sec) {
+        pk_err_set(&err, "%s: no section %s", binary, section);
+        goto out;
+    }
+    if (pk_binary_decode_range(bin, sec->addr, sec->addr + sec->size, &insns, &n, &err))
+        goto out;
+    if (reps) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long r = 0; r < reps; r++) {
+            free(insns);
+            if (pk_binary_decode_range(bin, sec->addr, sec->addr + sec->size, &insns, &n, &err))
+                goto out;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        fprintf(stderr, "%s: %s: %zu instructions x %ld in %.3f s: %.1f M insn/s\n", binary,
+                pk_binary_arch(bin)->name, n, reps, s, s > 0 ? (double)n * (double)reps / s / 1e6 : 0.0);
+    }
+    if (stats) {
+        uint64_t per[PK_INSN_INVALID + 1] = {0};
+        for (size_t i = 0; i < n; i++)
+            per[insns[i].cls]++;
+        printf("arch %s\ninstructions %zu\n", pk_binary_arch(bin)->name, n);
+        for (int k = 0; k <= PK_INSN_INVALID; k++)
+            printf("%s %" PRIu64 "\n", pk_insn_class_name(k), per[k]);
+    } else if (!reps) {
+        for (size_t i = 0; i < n; i++)
+            printf("0x%" PRIx64 " %u %s 0x%" PRIx64 "\n", insns[i].addr, insns[i].len,
+                   pk_insn_class_name(insns[i].cls), insns[i].target);
+    }
+    rc = 0;
+out:
+    free(insns);
+    pk_binary_close(bin);
+    return rc ? pk_cli_fail("decode", &err) : 0;
+}
