@@ -154,6 +154,13 @@ int pk_gcc_write(const pk_profset *ps, pk_buf *out, pk_err *err)
         d->head = pk_fprof_head_estimate(fs[i]);
         d->total = fs[i]->total;
         rc = fold(&tmp, d, ps, fs[i], err);
+        /* The estimate's "at least 1 when sampled" trusts the stated total;
+         * the file stores no total (its reader sums the counts), so a stated
+         * 0 over nonzero counts (a hand-edited or corrupt input) must be
+         * judged on the counts written, or the head changes when the file is
+         * read back and written again. */
+        if (!rc && !d->head && pk_fprof_recompute_total(d))
+            d->head = 1;
     }
     w.idx = calloc(pk_profset_num_names(&tmp) + 1, sizeof *w.idx);
     if (!rc && !w.idx)
