@@ -196,7 +196,10 @@ rec "$T/ip3.data" "$T/ex" $N 8 "" 100000 > "$T/ip.out"
 norm() { # DATA OUT: pgokit dump without its title line, pid and times replaced
     "$PGOKIT" dump "$1" | sed 1d > "$2.raw"
     local pid; pid=$(grep -oE '^PERF_RECORD_COMM exec: [^ ]+:[0-9]+' "$2.raw" | grep -oE '[0-9]+$')
-    sed -E "s/\\b$pid\\b/P/g; s/^P\/P [0-9.]+:/P\/P T:/" "$2.raw" > "$2"
+    # The time first, then the pid where records print it: the seconds of a
+    # time (since boot) can equal the pid (both 5-digit numbers here), and a
+    # blind replacement of the pid then left that sample's time unreplaced.
+    sed -E "s/^$pid\/$pid [0-9]+\.[0-9]+:/P\/P T:/; s/^(PERF_RECORD_[A-Z0-9]+[ (]|PERF_RECORD_COMM exec: [^ ]+:)$pid([/:])$pid\b/\1P\2P/" "$2.raw" > "$2"
 }
 norm "$T/ip.data" "$T/n1"; norm "$T/ip2.data" "$T/n2"; norm "$T/ip3.data" "$T/n3"
 check "same seed: identical records apart from pid, tid and time" cmp -s "$T/n1" "$T/n2"
