@@ -50,9 +50,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define SYS_RT_SIGACTION 13
-#define SYS_EXECVE 59
-#define SYS_EXECVEAT 322
+/* The guest's system call numbers (the callback gets the guest's, not the
+ * host's): x86-64, then the generic table AArch64 uses. */
+typedef struct guest_sysnos {
+    int64_t rt_sigaction, execve, execveat;
+} guest_sysnos;
+static const guest_sysnos sysnos_x86_64 = {13, 59, 322};
+static const guest_sysnos sysnos_aarch64 = {134, 221, 281};
 #define MAX_ARG_BYTES (64u << 20)  /* argv + envp read at most (the kernel allows a
                                       quarter of the stack limit) */
 
@@ -309,7 +313,7 @@ static void restore_signals(const struct sigaction *old, const bool *saved)
             sigaction(s, &old[s], NULL);
 }
 
-/* Runs the exec'd program under qemu-x86_64 with this plugin; returns only
+/* Runs the exec'd program under this same QEMU with this plugin; returns only
  * when that exec failed (errno). */
 static int relaunch(const pk_exec_plan *plan, const char *path, char **envp)
 {
@@ -325,7 +329,7 @@ static int relaunch(const pk_exec_plan *plan, const char *path, char **envp)
                      g.pass[0] ? "," : "", g.pass);
     free(exe);
     size_t n = 0;
-    char **av = r < 0 ? NULL : calloc(plan->argc + 8, sizeof *av);
+    char **av = r < 0 ? NULL : calloc(plan->argc + 10, sizeof *av);
     char *elf = NULL;
     if (!av || asprintf(&elf, "%s%s", plan->elf[0] == '-' ? "./" : "", plan->elf) < 0) {
         free(spec);
@@ -333,6 +337,10 @@ static int relaunch(const pk_exec_plan *plan, const char *path, char **envp)
         return ENOMEM;
     }
     av[n++] = g.qemu;
+    if (g.sysroot) {
+        av[n++] = "-L";
+        av[n++] = g.sysroot;
+    }
     av[n++] = "-plugin";
     av[n++] = spec;
     if (plan->argc) {
@@ -388,6 +396,15 @@ static void on_exec(bool at, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
         snprintf(why, sizeof why, "exec of %s: %s; it runs natively", path, plan.why);
         note_unrecorded(g.pid, comm, why);
         lbr_finish(false);
+    } else if (plan.how == PK_EXEC_EMULATE && plan.machine != g.arch->machine) {
+        /* this QEMU runs one instruction set; another emulator's recording
+         * could not be merged with this one's anyway */
+        char comm[16], why[256];
+        comm_of(path, comm);
+        snprintf(why, sizeof why, "exec of %s: a program for another machine than %s; it runs natively", path,
+                 g.arch->name);
+        note_unrecorded(g.pid, comm, why);
+        lbr_finish(false);
     } else if (plan.how == PK_EXEC_EMULATE && (!g.qemu || !g.self)) {
         char comm[16], why[PATH_MAX + 128];
         comm_of(path, comm);
@@ -416,7 +433,8 @@ static void on_exec(bool at, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 static void on_syscall(qemu_plugin_id_t id, unsigned int idx, int64_t num, uint64_t a1, uint64_t a2,
                        uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
 {
-    if (num == SYS_RT_SIGACTION) {
+    const guest_sysnos *sn = g.arch == &pk_arch_aarch64 ? &sysnos_aarch64 : &sysnos_x86_64;
+    if (num == sn->rt_sigaction) {
         /* rt_sigaction(sig, act, ...): act->sa_handler is its first word */
         uint64_t h;
         if (a1 >= 1 && a1 < 32 && a2 && guest_read(a2, &h, 8))
@@ -424,10 +442,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int idx, int64_t num, uint6
                                                            : g.ignored & ~(1ull << (a1 - 1));
         return;
     }
-    if (num != SYS_EXECVE && num != SYS_EXECVEAT)
+    if (num != sn->execve && num != sn->execveat)
         return;
     if (g.dir)
-        on_exec(num == SYS_EXECVEAT, a1, a2, a3, a4, a5);
+        on_exec(num == sn->execveat, a1, a2, a3, a4, a5);
     else if (!g.child)
         lbr_finish(true);   /* without dir=: the recording ends at the exec */
 }

@@ -28,11 +28,12 @@
  * How the outputs are closed (exit, exec, death by a signal): finish.c.
  *
  * Arguments (from `pgokit record`): out=PATH | dir=DIR, period=N depth=N
- * callchain=on|off seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N]. exe is
+ * callchain=on|off seed=N comm=NAME [exe=PATH] [exact=PATH] [ip=N] [sysroot=DIR]. exe is
  * the guest program's real path: its mappings are announced first, before
  * any sample. ip=N switches to IP mode (ip.c): a sample every N retired
  * instructions (jittered likewise) with the exact instruction address and
  * the call chain, no branch stack; period= and depth= are then ignored.
+ * sysroot=DIR is QEMU's -L (a cross guest's libraries), for exec'd programs.
  * dir=DIR (an absolute path) replaces out=: see follow.c; exact= then only
  * turns exact counts on, each process writing its own into DIR. */
 #include "lbr.h"
@@ -474,7 +475,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     uint64_t lastva = qemu_plugin_insn_vaddr(last);
     size_t size = qemu_plugin_insn_size(last);
     unsigned len;
-    enum pk_br_kind kind = pk_record_classify(qemu_plugin_insn_data(last), size, &len);
+    enum pk_br_kind kind = pk_record_classify_for(g.arch->machine, qemu_plugin_insn_data(last), size, &len);
     /* IP mode: where each instruction starts, to name the sampled one */
     uint32_t *ioff = g.ip ? malloc(n * sizeof *ioff) : NULL;
     for (size_t i = 0; ioff && i < n; i++)
@@ -583,6 +584,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
             g.exe = strdup(v);
         else if (arg(argv[i], "comm", &v))
             g.comm = strdup(v);
+        else if (arg(argv[i], "sysroot", &v))
+            g.sysroot = strdup(v);
         else if (arg(argv[i], "period", &v))
             g.period = strtoull(v, NULL, 0);
         else if (arg(argv[i], "depth", &v))
@@ -603,11 +606,13 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         }
     }
     if (info->system_emulation) {
-        fprintf(stderr, "pgokit-lbr: only user-mode emulation (qemu-x86_64) is supported\n");
+        fprintf(stderr, "pgokit-lbr: only user-mode emulation (qemu-x86_64, qemu-aarch64) is supported\n");
         return -1;
     }
-    if (strcmp(info->target_name, "x86_64") != 0) {
-        fprintf(stderr, "pgokit-lbr: target %s is not x86_64\n", info->target_name);
+    /* QEMU's target names are uname's machine names, which pk_arch_by_name knows */
+    g.arch = pk_arch_by_name(info->target_name);
+    if (!g.arch) {
+        fprintf(stderr, "pgokit-lbr: target %s is neither x86_64 nor aarch64\n", info->target_name);
         return -1;
     }
     if (g.period == 0 || g.depth == 0 || g.depth > RING) {
@@ -643,6 +648,9 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     o->sample_period = g.period;
     o->callchain = g.callchain;
     o->branch_stack = !g.ip;
+    /* perf takes a file without HEADER_ARCH for the host's: x86-64 leaves it
+     * out (its files stay as they were), any other guest names itself */
+    o->arch = g.arch == &pk_arch_x86_64 ? NULL : g.arch->perf_arch;
     if (lbr_open_output(NULL, &err) != 0) {
         if (!g.dir) {
             fprintf(stderr, "pgokit-lbr: %s\n", err.msg);

@@ -9,6 +9,7 @@
 #ifndef PK_LBR_H
 #define PK_LBR_H
 
+#include "binary/binary.h"
 #include "perf/perf_data.h"
 #include "qemu_plugin_api.h"
 #include "record/record.h"
@@ -124,6 +125,8 @@ typedef struct lbr_state {
     uint64_t ignored;        /* signals 1..63 the guest ignores (bit n-1): kept across exec */
     bool preloaded;
     bool ip;                 /* IP mode: period counts retired instructions */
+    const pk_arch *arch;     /* the guest's instruction set, from QEMU's target */
+    char *sysroot;           /* sysroot=: QEMU's -L, given again to an exec'd program's */
     uint64_t period, seed;
     unsigned depth;
     bool callchain;

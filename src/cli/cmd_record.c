@@ -12,6 +12,7 @@
 #include "cli/record_session.h"
 #include "record/record.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -61,7 +62,7 @@ static void usage(FILE *to)
             "                      only; build-ids in the MMAP2 records where the kernel can)\n"
             "  --hardware          LBR branch stacks + call chains from the PMU (perf record -b);\n"
             "                      fails without a PMU that records branch stacks\n"
-            "  --emulate           exact LBR under qemu-x86_64 with the pgokit plugin (no PMU needed)\n"
+            "  --emulate           exact LBR under qemu-x86_64 / qemu-aarch64 with the pgokit plugin (no PMU needed)\n"
             "  --emulate --ip      IP samples + call chains under qemu-x86_64\n"
             "\n"
             "  -o FILE             output perf.data (default perf.data)\n"
@@ -98,7 +99,8 @@ static void usage(FILE *to)
             "exit status: the program's (128+N when it died of signal N); when stopped by\n"
             "SIGINT or SIGTERM, 130 or 143 with a command, 0 with --pid (the usual way to end an\n"
             "attach); 1 when no readable perf.data was written; 2 for usage errors.\n"
-            "environment: PGOKIT_QEMU (default qemu-x86_64), PGOKIT_LBR_PLUGIN (default\n"
+            "environment: PGOKIT_QEMU (default qemu-x86_64; aarch64 programs: PGOKIT_QEMU_AARCH64,\n"
+            "default qemu-aarch64 -L /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX is set), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
             DEFAULT_FREQ, DEFAULT_PERIOD, DEFAULT_IP_PERIOD);
 }
@@ -501,8 +503,8 @@ int pk_cmd_record(int argc, char **argv)
                 fprintf(stderr, "pgokit record: cannot run %s: %s%s\n", a.cmd[0], strerror(plan.err),
                         plan.err == ENOEXEC ? " (neither an ELF program nor a #! script)" : "");
             else
-                fprintf(stderr, "pgokit record: %s is %s: qemu-x86_64 runs x86-64 programs only; record it "
-                                "with --ip (perf)\n", a.cmd[0], plan.why);
+                fprintf(stderr, "pgokit record: %s is %s: the emulators run x86-64 and aarch64 programs "
+                                "only; record it with --ip (perf)\n", a.cmd[0], plan.why);
             free(plugin);
             free(resolved);
             return plan.how == PK_EXEC_FAILS ? 127 : 1;
@@ -522,14 +524,24 @@ int pk_cmd_record(int argc, char **argv)
         char **prog = plan.argv;
         char *argv0 = prog[0];
         prog[0] = plan.elf;   /* qemu loads the ELF file; -0 gives argv[0] */
-        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : "qemu-x86_64", plugin, o, prog, &av, &err);
+        /* the emulator of the program's machine (its ELF header says which);
+         * a dynamic cross program finds its loader and libraries under the
+         * target's sysroot unless QEMU_LD_PREFIX already says where */
+        const char *emu = pk_record_qemu_name(plan.machine);
+        if (plan.machine == EM_AARCH64) {
+            qemu = getenv("PGOKIT_QEMU_AARCH64");
+            const char *prefix = getenv("QEMU_LD_PREFIX");
+            if (plan.dynamic && !(prefix && *prefix))
+                o->ld_prefix = pk_record_cross_sysroot(plan.machine);
+        }
+        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : emu, plugin, o, prog, &av, &err);
         prog[0] = argv0;
         if (mode == PK_MODE_EMU_IP)
-            snprintf(details, sizeof details, "qemu-x86_64, a sample every ~%" PRIu64 " instructions%s",
+            snprintf(details, sizeof details, "%s, a sample every ~%" PRIu64 " instructions%s", emu,
                      o->period, o->callchain ? ", call chains" : "");
         else
-            snprintf(details, sizeof details, "qemu-x86_64, a sample every ~%" PRIu64 " taken branches, "
-                     "%u-entry branch stacks%s", o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
+            snprintf(details, sizeof details, "%s, a sample every ~%" PRIu64 " taken branches, "
+                     "%u-entry branch stacks%s", emu, o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
     }
     if (rc != 0) {
         if (session)

@@ -196,6 +196,10 @@ typedef struct pk_perf_writer_opts {
     bool hw_idx;                /* write the hw_idx word (PK_BRANCH_HW_INDEX) */
     bool cpu;                   /* PK_SAMPLE_CPU */
     const char *hostname, *os_release, *cmdline; /* optional string features */
+    /* Added: HEADER_ARCH, uname's machine ("aarch64"): perf reads a file
+     * without it as the host's architecture, so a recording of another
+     * architecture's program must say so. NULL: no feature. */
+    const char *arch;
 } pk_perf_writer_opts;
 
 /* Creates "<path>.tmp.<pid>"; the final name appears only on successful close. */

@@ -46,6 +46,7 @@ enum { PK_FORMAT_TOTAL_TIME_ENABLED = 1, PK_FORMAT_TOTAL_TIME_RUNNING = 2,
 #define PK_FEAT_COMPRESSED 27
 #define PK_FEAT_HOSTNAME 3
 #define PK_FEAT_OSRELEASE 4
+#define PK_FEAT_ARCH 6
 #define PK_FEAT_CMDLINE 11
 
 typedef struct pk_attr_int {

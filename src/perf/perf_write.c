@@ -31,7 +31,7 @@ typedef struct wbuild_id {
 struct pk_perf_writer {
     pk_out_file out;
     pk_perf_writer_opts opts;
-    char *hostname, *os_release, *cmdline;
+    char *hostname, *os_release, *cmdline, *arch;
     uint64_t sample_type, branch_sample_type;
     uint64_t data_bytes;
     uint32_t since_round;
@@ -58,6 +58,7 @@ static void writer_free(pk_perf_writer *w)
         free(PK_VEC_AT(&w->build_ids, wbuild_id, i).name);
     pk_vec_free(&w->build_ids);
     free(w->hostname);
+    free(w->arch);
     free(w->os_release);
     free(w->cmdline);
     free(w);
@@ -118,9 +119,10 @@ pk_perf_writer *pk_perf_writer_open(const char *path, const pk_perf_writer_opts 
     w->opts = *opts;
     bool oom = false;
     w->hostname = dup_opt(opts->hostname, &oom);
+    w->arch = dup_opt(opts->arch, &oom);
     w->os_release = dup_opt(opts->os_release, &oom);
     w->cmdline = dup_opt(opts->cmdline, &oom);
-    w->opts.hostname = w->opts.os_release = w->opts.cmdline = NULL;
+    w->opts.hostname = w->opts.os_release = w->opts.cmdline = w->opts.arch = NULL;
     pk_vec_init(&w->build_ids, sizeof(wbuild_id));
     if (oom) {
         pk_err_set(err, "%s: out of memory", path);
@@ -329,6 +331,8 @@ static int write_feature(pk_perf_writer *w, uint32_t id, pk_err *err)
         return write_padded_string(w, w->hostname, err);
     case PK_FEAT_OSRELEASE:
         return write_padded_string(w, w->os_release, err);
+    case PK_FEAT_ARCH:
+        return write_padded_string(w, w->arch, err);
     case PK_FEAT_CMDLINE: {
         uint8_t nr[4];
         pk_st32(nr, 1);
@@ -364,6 +368,8 @@ int pk_perf_writer_close(pk_perf_writer *w, pk_err *err)
         feats[nf++] = PK_FEAT_HOSTNAME;
     if (w->os_release)
         feats[nf++] = PK_FEAT_OSRELEASE;
+    if (w->arch)
+        feats[nf++] = PK_FEAT_ARCH;
     if (w->cmdline)
         feats[nf++] = PK_FEAT_CMDLINE;
     if (w->opts.branch_stack)

@@ -2,7 +2,10 @@
  * Called once per translated block by the plugin (never per execution). */
 #include "record/record.h"
 
+#include "binary/binary.h"
+
 #include <Zydis/Zydis.h>
+#include <elf.h>
 
 enum pk_br_kind pk_record_classify(const uint8_t *code, size_t size, unsigned *len)
 {
@@ -39,4 +42,35 @@ enum pk_br_kind pk_record_classify(const uint8_t *code, size_t size, unsigned *l
             if (in.raw.prefixes[i].value == 0xF3 || in.raw.prefixes[i].value == 0xF2)
                 return PK_BR_REP;
     return PK_BR_NONE;
+}
+
+/* A64: the shared decoder names the branch (PAC forms included: RETAA is a
+ * return, BLRAA an indirect call); SVC ends a block like x86's syscall. No
+ * A64 instruction is re-entered the way a rep string op is. */
+enum pk_br_kind pk_record_classify_a64(const uint8_t *code, size_t size, unsigned *len)
+{
+    pk_insn in;
+    *len = 0;
+    if (size < 4 || pk_a64_decode(code, size, 0, &in) == 0)
+        return PK_BR_NONE;
+    *len = 4;
+    switch (in.cls) {
+    case PK_INSN_CJMP: return PK_BR_COND;
+    case PK_INSN_JMP: return PK_BR_UNCOND;
+    case PK_INSN_IJMP: return PK_BR_IND;
+    case PK_INSN_CALL: return PK_BR_CALL;
+    case PK_INSN_ICALL: return PK_BR_IND_CALL;
+    case PK_INSN_RET: return PK_BR_RET;
+    default: break;
+    }
+    uint32_t w = pk_ld32(code);
+    /* svc / hvc / smc #imm16 */
+    if ((w & 0xFFE0001C) == 0xD4000000 && (w & 3) != 0)
+        return PK_BR_SYSCALL;
+    return PK_BR_NONE;
+}
+
+enum pk_br_kind pk_record_classify_for(uint16_t machine, const uint8_t *code, size_t size, unsigned *len)
+{
+    return machine == EM_AARCH64 ? pk_record_classify_a64(code, size, len) : pk_record_classify(code, size, len);
 }

@@ -4,6 +4,8 @@
  * vendor's line is testable on a machine without that vendor's PMU. */
 #include "record/record.h"
 
+#include <elf.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -162,14 +164,19 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
     /* With a session directory every process writes its own files there
      * (exact=on: counts too), and record merges them. */
     const char *exact = o->session_dir && o->exact_counts ? "on" : o->exact_counts;
-    int r = asprintf(&spec, "%s,%s=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s", plugin,
+    if (o->ld_prefix && strchr(o->ld_prefix, ','))
+        return pk_err_set(err, "%s: QEMU plugin arguments cannot hold a ','; rename the path", o->ld_prefix);
+    /* sysroot= tells the plugin the -L to give the emulator of an exec'd program */
+    int r = asprintf(&spec, "%s,%s=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s%s%s", plugin,
                      o->session_dir ? "dir" : "out", o->session_dir ? o->session_dir : o->output, sampling,
                      o->callchain ? "on" : "off", (unsigned long long)o->seed, comm, exe ? ",exe=" : "",
-                     exe ? exe : "", exact ? ",exact=" : "", exact ? exact : "");
+                     exe ? exe : "", exact ? ",exact=" : "", exact ? exact : "", o->ld_prefix ? ",sysroot=" : "",
+                     o->ld_prefix ? o->ld_prefix : "");
     free(exe);
     if (r < 0)
         return pk_err_set(err, "out of memory building the qemu command");
-    int bad = push(argv, "%s", qemu) || push(argv, "-plugin") || push(argv, "%s", spec) ||
+    int bad = push(argv, "%s", qemu) || (o->ld_prefix && (push(argv, "-L") || push(argv, "%s", o->ld_prefix))) ||
+              push(argv, "-plugin") || push(argv, "%s", spec) ||
               (o->argv0 && (push(argv, "-0") || push(argv, "%s", o->argv0))) ||
               /* qemu takes a program name starting with '-' for an option */
               (cmd[0][0] == '-' ? push(argv, "./%s", cmd[0]) || push_cmd(argv, cmd + 1) : push_cmd(argv, cmd));
@@ -179,4 +186,15 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
         return pk_err_set(err, "out of memory building the qemu command");
     }
     return 0;
+}
+
+const char *pk_record_qemu_name(uint16_t machine)
+{
+    return machine == EM_AARCH64 ? "qemu-aarch64" : "qemu-x86_64";
+}
+
+const char *pk_record_cross_sysroot(uint16_t machine)
+{
+    /* Debian's cross packages (libc6-dev-arm64-cross) install here */
+    return machine == EM_AARCH64 ? "/usr/aarch64-linux-gnu" : NULL;
 }

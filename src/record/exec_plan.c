@@ -21,6 +21,7 @@
  */
 #include "record/record.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -77,6 +78,27 @@ static int push_word(pk_vec *v, const char *s)
 {
     char **slot = pk_vec_push(v);
     return slot && (*slot = strdup(s)) ? 0 : -1;
+}
+
+/* Does the 64-bit little-endian ELF file have a PT_INTERP (a dynamic
+ * program, whose loader and libraries a cross emulator must find under a
+ * sysroot)? Unreadable headers count as static. */
+static bool has_interp(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint8_t eh[64], ph[56];
+    bool found = false;
+    if (fd < 0)
+        return false;
+    if (pread(fd, eh, sizeof eh, 0) == (ssize_t)sizeof eh && pk_ld16(eh + 54) >= sizeof ph) {
+        uint64_t phoff = pk_ld64(eh + 32);
+        uint16_t phentsize = pk_ld16(eh + 54), phnum = pk_ld16(eh + 56);
+        for (uint16_t i = 0; i < phnum && !found; i++)
+            found = pread(fd, ph, sizeof ph, (off_t)(phoff + (uint64_t)i * phentsize)) == (ssize_t)sizeof ph &&
+                    pk_ld32(ph) == PT_INTERP;
+    }
+    close(fd);
+    return found;
 }
 
 void pk_record_exec_plan_free(pk_exec_plan *p)
@@ -150,12 +172,14 @@ int pk_record_exec_plan(const char *path, char *const *argv, pk_exec_plan *p, pk
         }
         if (n >= 20 && !memcmp(buf, "\177ELF", 4)) {
             uint16_t type = pk_ld16(buf + 16), machine = pk_ld16(buf + 18);
-            if (buf[4] != 2 || buf[5] != 1 || machine != 62 /* EM_X86_64 */ || (type != 2 && type != 3)) {
+            bool known = machine == EM_X86_64 || machine == EM_AARCH64;
+            if (buf[4] != 2 || buf[5] != 1 || !known || (type != 2 && type != 3)) {
                 p->how = PK_EXEC_NATIVE;
                 if (buf[4] == 1)
                     snprintf(p->why, sizeof p->why, "a 32-bit program");
-                else if (machine != 62)
-                    snprintf(p->why, sizeof p->why, "an ELF program for machine %u, not x86-64", machine);
+                else if (!known)
+                    snprintf(p->why, sizeof p->why, "an ELF program for machine %u, not x86-64 or aarch64",
+                             machine);
                 else
                     snprintf(p->why, sizeof p->why, "an ELF file of type %u", type);
                 goto out;
@@ -168,6 +192,8 @@ int pk_record_exec_plan(const char *path, char *const *argv, pk_exec_plan *p, pk
                 goto out;
             }
             p->how = PK_EXEC_EMULATE;
+            p->machine = machine;
+            p->dynamic = has_interp(cur);
             break;
         }
         /* not ELF, not a script: ENOEXEC unless binfmt_misc takes it */

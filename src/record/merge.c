@@ -44,6 +44,7 @@ typedef struct msrc {
     pk_err err;
     pk_perf_attr attr;       /* the file's (first) attr */
     bool has_attr, has_event;
+    char arch[32];           /* its HEADER_ARCH string ("" without one) */
 } msrc;
 
 struct merge_ctx {
@@ -81,6 +82,22 @@ static int peek_mmap(void *c, const pk_mmap_event *e) { return peek_at(c, e->tim
 static int peek_comm(void *c, const pk_comm_event *e) { return peek_at(c, e->time); }
 static int peek_task(void *c, const pk_task_event *e) { return peek_at(c, e->time); }
 
+/* HEADER_ARCH (id 6): u32 length, then the NUL-padded string. The merged
+ * file keeps it, else perf would read an aarch64 recording as the host's. */
+static int peek_feature(void *ctx, uint32_t id, const void *data, uint64_t size)
+{
+    msrc *s = ctx;
+    if (id != 6 || size < 5)
+        return 0;
+    const char *str = (const char *)data + 4;
+    size_t n = strnlen(str, (size_t)size - 4);
+    if (n < sizeof s->arch) {
+        memcpy(s->arch, str, n);
+        s->arch[n] = 0;
+    }
+    return 0;
+}
+
 static int peek(msrc *s, pk_err *err)
 {
     pk_perf_callbacks cb;
@@ -91,6 +108,7 @@ static int peek(msrc *s, pk_err *err)
     cb.mmap = peek_mmap;
     cb.comm = peek_comm;
     cb.task = peek_task;
+    cb.feature = peek_feature;
     pk_perf_stats st;
     int rc = pk_perf_read(s->path, &cb, &st, err);
     if (rc < 0)
@@ -231,6 +249,7 @@ int pk_record_merge_perf(char *const *paths, size_t n, const char *out, pk_err *
     o.branch_stack = a->sample_type & PK_SAMPLE_BRANCH_STACK;
     o.hw_idx = a->branch_sample_type & PK_BRANCH_HW_INDEX;
     o.cpu = a->sample_type & PK_SAMPLE_CPU;
+    o.arch = src[0].arch[0] ? src[0].arch : NULL;
     if (!(m.w = pk_perf_writer_open(out, &o, err)))
         goto out;
 

@@ -32,6 +32,11 @@ enum pk_br_kind {
 /* Classifies one x86-64 instruction (the last of a translation block).
  * Returns its kind and its length (0 if it does not decode). */
 enum pk_br_kind pk_record_classify(const uint8_t *code, size_t size, unsigned *len);
+/* The same for one A64 instruction (4 bytes; *len = 4, or 0 when the word
+ * does not decode). */
+enum pk_br_kind pk_record_classify_a64(const uint8_t *code, size_t size, unsigned *len);
+/* The classifier of e_machine `machine` (EM_AARCH64, else x86-64). */
+enum pk_br_kind pk_record_classify_for(uint16_t machine, const uint8_t *code, size_t size, unsigned *len);
 
 /* What the plugin precomputes per translation block, so that executing a
  * block costs no decoding. 32 bytes and 32-aligned: the hot path reads one
@@ -171,6 +176,8 @@ typedef struct pk_record_opts {
                                 (absolute; dir= instead of out=, exact=on) */
     const char *argv0;       /* emulated: the program's argv[0] (-0), when not cmd[0] */
     bool ip;                 /* emulated: ip=PERIOD (IP samples) instead of LBR */
+    const char *ld_prefix;   /* emulated: `-L DIR`, the target's sysroot for a
+                                dynamic program of another architecture; NULL: none */
     /* perf modes */
     uint64_t freq;           /* perf IP: samples per second (-F); 0: -c period */
     int pid;                 /* attach to this process (-p) instead of running cmd; 0: none */
@@ -196,6 +203,12 @@ int pk_record_perf_ip_argv(const char *event, const pk_record_opts *o, char *con
  * not contain commas (QEMU's option syntax); that is reported as an error. */
 int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_opts *o,
                         char *const *cmd, pk_vec *argv_out, pk_err *err);
+/* The QEMU user-mode emulator of e_machine `machine`: "qemu-aarch64" for
+ * EM_AARCH64, else "qemu-x86_64". */
+const char *pk_record_qemu_name(uint16_t machine);
+/* Where the cross libraries of `machine` live on this Debian host
+ * ("/usr/aarch64-linux-gnu"); NULL for the host's own (x86-64). */
+const char *pk_record_cross_sysroot(uint16_t machine);
 /* Frees the strings of an argv built above and the vector. */
 void pk_record_argv_free(pk_vec *argv);
 
@@ -206,7 +219,7 @@ void pk_record_argv_free(pk_vec *argv);
  * the argv the kernel would give the program (exec_plan.c). */
 enum pk_exec_how {
     PK_EXEC_FAILS,    /* the kernel would refuse the exec (err): let it fail as it would */
-    PK_EXEC_EMULATE,  /* an x86-64 ELF program, directly or through #! interpreters */
+    PK_EXEC_EMULATE,  /* an x86-64 or AArch64 ELF program, directly or through #! interpreters */
     PK_EXEC_NATIVE,   /* the kernel would run it, the emulator cannot (why) */
 };
 
@@ -219,6 +232,8 @@ typedef struct pk_exec_plan {
                          script's "#!interp arg" turns [a0, a1...] into
                          [interp, arg, path, a1...], as the kernel does */
     size_t argc;
+    uint16_t machine; /* EMULATE: the ELF's e_machine (EM_X86_64, EM_AARCH64): which QEMU */
+    bool dynamic;     /* EMULATE: it has a PT_INTERP (needs the target's libraries) */
 } pk_exec_plan;
 
 /* What execve(path, argv) would run (argv may be NULL). Returns -1 only out

@@ -75,6 +75,27 @@ TEST(qemu_command_carries_every_option)
     pk_record_argv_free(&v);
 }
 
+/* An aarch64 program: qemu-aarch64 with the cross sysroot as -L, which the
+ * plugin also gets (sysroot=) for the emulator of an exec'd program. */
+TEST(qemu_command_aarch64_sysroot)
+{
+    pk_record_opts o = {.output = "/t/p.data", .period = 999, .lbr_depth = 16, .callchain = true, .seed = 7,
+                        .ld_prefix = pk_record_cross_sysroot(183)};
+    pk_vec v;
+    pk_err e;
+    CHECK_STR(pk_record_qemu_name(183), "qemu-aarch64");
+    CHECK_STR(pk_record_qemu_name(62), "qemu-x86_64");
+    CHECK(pk_record_cross_sysroot(62) == NULL);
+    CHECK_OK(pk_record_qemu_argv(pk_record_qemu_name(183), "/b/pgokit-lbr.so", &o, cmd, &v, &e), &e);
+    CHECK_STR(joined(&v), "qemu-aarch64 -L /usr/aarch64-linux-gnu -plugin /b/pgokit-lbr.so,out=/t/p.data,"
+                          "period=999,depth=16,callchain=on,seed=7,comm=app,sysroot=/usr/aarch64-linux-gnu "
+                          "./app -x in put");
+    pk_record_argv_free(&v);
+    o.ld_prefix = "/a,b";
+    CHECK(pk_record_qemu_argv("q", "/p.so", &o, cmd, &v, &e) == -1);
+    CHECK(strstr(e.msg, "/a,b") != NULL);
+}
+
 TEST(qemu_command_rejects_commas_and_sanitizes_comm)
 {
     pk_record_opts o = {.output = "a,b.data", .period = 1, .lbr_depth = 32, .callchain = true};

@@ -150,6 +150,48 @@ TEST(classify_branch_kinds)
     CHECK(pk_record_classify((const uint8_t *)"\x0f", 1, &len) == PK_BR_NONE && len == 0);
 }
 
+/* A64 through the shared decoder: every branch form the plugin meets,
+ * the pointer-authenticated ones included; hints are not branches. */
+TEST(classify_a64_branch_kinds)
+{
+    struct { uint32_t w; enum pk_br_kind kind; } cases[] = {
+        {0x54000041, PK_BR_COND},     /* b.ne #8 */
+        {0xB4000040, PK_BR_COND},     /* cbz x0, #8 */
+        {0x35000040, PK_BR_COND},     /* cbnz w0, #8 */
+        {0x37180041, PK_BR_COND},     /* tbnz w1, #3, #8 */
+        {0x14000001, PK_BR_UNCOND},   /* b #4 */
+        {0x94000001, PK_BR_CALL},     /* bl #4 */
+        {0xD61F0200, PK_BR_IND},      /* br x16 */
+        {0xD61F0A1F, PK_BR_IND},      /* braaz x16 */
+        {0xD63F0100, PK_BR_IND_CALL}, /* blr x8 */
+        {0xD73F0909, PK_BR_IND_CALL}, /* blraa x8, x9 */
+        {0xD65F03C0, PK_BR_RET},      /* ret */
+        {0xD65F0BFF, PK_BR_RET},      /* retaa */
+        {0xD65F0FFF, PK_BR_RET},      /* retab */
+        {0xD4000001, PK_BR_SYSCALL},  /* svc #0 */
+        {0xD503233F, PK_BR_NONE},     /* paciasp */
+        {0xD503245F, PK_BR_NONE},     /* bti c */
+        {0xD503201F, PK_BR_NONE},     /* nop */
+        {0xAA0103E0, PK_BR_NONE},     /* mov x0, x1 */
+        {0xD4200000, PK_BR_NONE},     /* brk #0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t b[4];
+        pk_st32(b, cases[i].w);
+        unsigned len = 0;
+        enum pk_br_kind k = pk_record_classify_for(183 /* EM_AARCH64 */, b, 4, &len);
+        if (k != cases[i].kind || len != 4) {
+            pk_test_failed_checks++;
+            fprintf(stderr, "a64 case %zu (%08x): kind %d len %u, want %d\n", i, cases[i].w, k, len,
+                    cases[i].kind);
+        }
+    }
+    unsigned len = 9;
+    CHECK(pk_record_classify_a64((const uint8_t *)"\x1f\x20", 2, &len) == PK_BR_NONE && len == 0);
+    /* the x86 classifier stays the default */
+    CHECK(pk_record_classify_for(62, (const uint8_t *)"\xc3", 1, &len) == PK_BR_RET && len == 1);
+}
+
 TEST(transition_rules)
 {
     pk_tb_info jcc = pk_record_tb_info(0x1000, 0x100e, 2, PK_BR_COND);

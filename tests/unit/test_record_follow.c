@@ -139,12 +139,49 @@ TEST(exec_plan_other_programs_run_natively)
     CHECK_OK(pk_record_exec_plan(i386, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_NATIVE);
     CHECK(strstr(p.why, "32-bit") != NULL);
+    char *rv = path_in("riscv");
+    write_elf(rv, 2, 243, 3, 0755);
+    CHECK_OK(pk_record_exec_plan(rv, argv, &p, &e), &e);
+    CHECK_EQ_U64(p.how, PK_EXEC_NATIVE);
+    CHECK(strstr(p.why, "machine 243") != NULL);
+    CHECK(p.argv == NULL && p.elf == NULL);
+}
+
+/* aarch64 programs go to qemu-aarch64: the plan names the machine, and
+ * whether the program is dynamic (then it needs the cross sysroot). */
+TEST(exec_plan_aarch64_static_and_dynamic)
+{
+    pk_exec_plan p;
+    pk_err e;
+    char *argv[] = {"x", NULL};
     char *arm = path_in("arm64");
     write_elf(arm, 2, 183, 3, 0755);
     CHECK_OK(pk_record_exec_plan(arm, argv, &p, &e), &e);
-    CHECK_EQ_U64(p.how, PK_EXEC_NATIVE);
-    CHECK(strstr(p.why, "machine 183") != NULL);
-    CHECK(p.argv == NULL && p.elf == NULL);
+    CHECK_EQ_U64(p.how, PK_EXEC_EMULATE);
+    CHECK_EQ_U64(p.machine, 183);
+    CHECK(!p.dynamic);
+    pk_record_exec_plan_free(&p);
+    /* one program header, PT_INTERP, right after the ELF header */
+    uint8_t h[64 + 56] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    pk_st16(h + 16, 3);
+    pk_st16(h + 18, 183);
+    pk_st64(h + 32, 64);
+    pk_st16(h + 54, 56);
+    pk_st16(h + 56, 1);
+    pk_st32(h + 64, 3);
+    char *dyn = path_in("arm64dyn");
+    write_file(dyn, h, sizeof h, 0755);
+    CHECK_OK(pk_record_exec_plan(dyn, argv, &p, &e), &e);
+    CHECK_EQ_U64(p.how, PK_EXEC_EMULATE);
+    CHECK_EQ_U64(p.machine, 183);
+    CHECK(p.dynamic);
+    pk_record_exec_plan_free(&p);
+    char *x86 = path_in("x86prog");
+    write_elf(x86, 2, 62, 2, 0755);
+    CHECK_OK(pk_record_exec_plan(x86, argv, &p, &e), &e);
+    CHECK_EQ_U64(p.machine, 62);
+    CHECK(!p.dynamic);
+    pk_record_exec_plan_free(&p);
 }
 
 TEST(qemu_command_of_a_session)
