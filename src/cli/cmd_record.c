@@ -63,7 +63,7 @@ static void usage(FILE *to)
             "  --hardware          LBR branch stacks + call chains from the PMU (perf record -b);\n"
             "                      fails without a PMU that records branch stacks\n"
             "  --emulate           exact LBR under qemu-x86_64 / qemu-aarch64 with the pgokit plugin (no PMU needed)\n"
-            "  --emulate --ip      IP samples + call chains under qemu-x86_64\n"
+            "  --emulate --ip      IP samples + call chains under qemu-x86_64 / qemu-aarch64\n"
             "\n"
             "  -o FILE             output perf.data (default perf.data)\n"
             "  -F, --freq HZ       --ip with perf: samples per CPU-second (default %d; capped at\n"
