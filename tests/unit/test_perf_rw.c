@@ -137,6 +137,46 @@ TEST(writer_without_events_reads_back)
     CHECK(st.data_size > 0);
 }
 
+static int arch_feature(void *ctx, uint32_t id, const void *data, uint64_t size)
+{
+    char *out = ctx;
+    if (id == 6 && size >= 5)   /* u32 length, the string padded with NULs */
+        snprintf(out, 64, "%.*s", (int)(size - 4 < 63 ? size - 4 : 63), (const char *)data + 4);
+    return 0;
+}
+
+/* HEADER_ARCH: present (between OSRELEASE and CMDLINE, in id order) only
+ * when asked for, so that x86-64 recordings stay as they were. */
+TEST(writer_arch_feature)
+{
+    const char *path = pf_tmp_path("arch.data");
+    pk_perf_writer_opts o = {.sample_period = 1, .arch = "aarch64", .hostname = "h", .cmdline = "c",
+                             .branch_stack = true};
+    pk_err e;
+    pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK_OK(pk_perf_writer_close(w, &e), &e);
+    char arch[64] = "";
+    pk_perf_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ctx = arch;
+    cb.feature = arch_feature;
+    pk_perf_stats st;
+    CHECK_OK(pk_perf_read(path, &cb, &st, &e), &e);
+    CHECK(st.features[0] & (1ull << 6));
+    CHECK_STR(arch, "aarch64");
+    o.arch = NULL;
+    w = pk_perf_writer_open(path, &o, &e);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK_OK(pk_perf_writer_close(w, &e), &e);
+    CHECK_OK(pk_perf_read(path, NULL, &st, &e), &e);
+    CHECK(!(st.features[0] & (1ull << 6)));
+}
+
 static int stop_after_two(void *ctx, const pk_sample *s)
 {
     int *n = ctx;
