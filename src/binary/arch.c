@@ -111,6 +111,7 @@ const pk_arch pk_arch_aarch64 = {
     .plt_len = 12,
     .reloc_jump_slot = R_AARCH64_JUMP_SLOT,
     .reloc_glob_dat = R_AARCH64_GLOB_DAT,
+    .call_probes_in_dwarf = true,
 };
 
 const pk_arch *pk_arch_for_machine(uint16_t machine)

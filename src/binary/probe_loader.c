@@ -58,10 +58,12 @@ int pk_probe_info_load(pk_probe_info *info, pk_elf *elf, const pk_u64map *keep, 
         return 0; /* descriptors only: nothing was probed into this binary's code */
     if (pk_elf_section_data(elf, probe_sec, &data, &size, err) || guid_addresses(elf, &info->by_guid, err) ||
         pk_probe_table_decode(&info->table, data, size, probe_sec->offset, path, resolve_guid, &info->by_guid,
-                              keep, err))
+                              keep, err) ||
+        pk_probe_info_add_dwarf_calls(info, elf, 0, err))
         goto fail;
     return 0;
 fail:
+    pk_probe_table_free(&info->table);
     pk_u64map_free(&info->by_guid);
     pk_probe_descs_free(&info->descs);
     return -1;
@@ -78,8 +80,11 @@ int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *m
     if (pk_elf_section_data(elf, probe_sec, &data, &size, err) ||
         (!info->by_guid.cap && guid_addresses(elf, &info->by_guid, err)))
         return -1;
-    return pk_probe_table_decode_more(&info->table, data, size, probe_sec->offset, pk_elf_path(elf),
-                                      resolve_guid, &info->by_guid, more, err);
+    size_t first = info->table.n_nodes;
+    if (pk_probe_table_decode_more(&info->table, data, size, probe_sec->offset, pk_elf_path(elf), resolve_guid,
+                                   &info->by_guid, more, err))
+        return -1;
+    return pk_probe_info_add_dwarf_calls(info, elf, first, err);
 }
 
 void pk_probe_info_free(pk_probe_info *info)

@@ -23,6 +23,12 @@ void pk_probe_info_free(pk_probe_info *info);
  * loaded before), as if they had been in `keep` from the start. */
 int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *more, pk_err *err);
 
+/* For an architecture whose compiler leaves call-site probes out of
+ * `.pseudo_probe` (pk_arch.call_probes_in_dwarf; a table without any call
+ * probe): adds the call probes of the top-level bodies from node
+ * `first_node` on, rebuilt from the calls' DWARF discriminators and inline
+ * frames. Nothing for x86-64, or without DWARF. Called by the two above. */
+int pk_probe_info_add_dwarf_calls(pk_probe_info *info, pk_elf *elf, size_t first_node, pk_err *err);
 
 /* True when the ELF has a `.pseudo_probe_desc` section. */
 bool pk_elf_has_pseudo_probes(const pk_elf *elf);
