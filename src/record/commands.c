@@ -91,7 +91,11 @@ int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_recor
     /* Intel: sample on retired taken branches with precise IPs, as the CSSPGO
      * paper does. AMD Zen 4 (LbrExtV2): retired taken branches; the AMD
      * event has no precise modifier (branch stacks come from the LBR, not from
-     * IBS). Other CPUs: cycles, the only event every PMU names the same. */
+     * IBS). Arm (BRBE, Linux 6.17+): the driver fills a branch stack on any
+     * sampling event and core PMUs name their taken-branch events
+     * differently, so cycles, as for other CPUs: the only event every PMU
+     * names the same. The rest of the line (-j any,u, frame-pointer call
+     * chains) is the same for all. */
     const char *event = vendor == PK_VENDOR_INTEL ? "br_inst_retired.near_taken:uppp"
                         : vendor == PK_VENDOR_AMD && amd_lbr_v2 ? "ex_ret_brn_tkn:u"
                                                                 : "cycles:u";
@@ -197,4 +201,21 @@ const char *pk_record_cross_sysroot(uint16_t machine)
 {
     /* Debian's cross packages (libc6-dev-arm64-cross) install here */
     return machine == EM_AARCH64 ? "/usr/aarch64-linux-gnu" : NULL;
+}
+
+int pk_record_spe_argv(const char *spe_pmu, const pk_record_opts *o, char *const *cmd, pk_vec *argv,
+                       pk_err *err)
+{
+    pk_vec_init(argv, sizeof(char *));
+    /* jitter=1 randomises the interval (as the emulator's jittered periods
+     * do: no aliasing with loops); ts_enable=1 gives the records times */
+    pk_record_opts spe = *o;
+    spe.callchain = false;
+    if (push(argv, "perf") || push(argv, "record") || push(argv, "-e") ||
+        push(argv, "%s/branch_filter=1,jitter=1,ts_enable=1/u", spe_pmu) || push(argv, "-c") ||
+        push(argv, "%llu", (unsigned long long)o->period) || push_perf_tail(argv, &spe, cmd)) {
+        pk_record_argv_free(argv);
+        return pk_err_set(err, "out of memory building the perf command");
+    }
+    return 0;
 }

@@ -5,6 +5,7 @@
 #include "record/record.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,26 +51,57 @@ uint32_t pk_record_max_sample_rate(void)
     return (uint32_t)v;
 }
 
+enum pk_cpu_vendor pk_record_cpuinfo_vendor(const char *text, bool *amd_lbr_v2)
+{
+    enum pk_cpu_vendor v = PK_VENDOR_UNKNOWN;
+    *amd_lbr_v2 = false;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t len = strcspn(line, "\n");
+        if (!strncmp(line, "vendor_id", 9)) {
+            if (memmem(line, len, "GenuineIntel", 12))
+                v = PK_VENDOR_INTEL;
+            else if (memmem(line, len, "AuthenticAMD", 12))
+                v = PK_VENDOR_AMD;
+        } else if (!strncmp(line, "CPU implementer", 15)) {
+            return PK_VENDOR_ARM;
+        } else if (!strncmp(line, "flags", 5)) {
+            *amd_lbr_v2 = memmem(line, len, " amd_lbr_v2", 11) != NULL;
+            break;
+        }
+    }
+    return v;
+}
+
+bool pk_record_find_spe_pmu(const char *devices_dir, char *out, size_t out_size)
+{
+    /* arm_spe_0 on every kernel so far; the lowest N if there are several */
+    for (int i = 0; i < 8; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/arm_spe_%d", devices_dir, i);
+        if (access(path, F_OK) == 0) {
+            snprintf(out, out_size, "arm_spe_%d", i);
+            return true;
+        }
+    }
+    if (out_size)
+        out[0] = 0;
+    return false;
+}
+
 void pk_record_probe_pmu(pk_pmu_info *info)
 {
     memset(info, 0, sizeof *info);
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
-        char line[4096];
-        while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "vendor_id", 9)) {
-                if (strstr(line, "GenuineIntel"))
-                    info->vendor = PK_VENDOR_INTEL;
-                else if (strstr(line, "AuthenticAMD"))
-                    info->vendor = PK_VENDOR_AMD;
-            } else if (!strncmp(line, "flags", 5)) {
-                if (strstr(line, " amd_lbr_v2"))
-                    info->amd_lbr_v2 = true;
-                break;
-            }
-        }
+        /* the first processor's lines are enough */
+        char text[16384];
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
         fclose(f);
+        info->vendor = pk_record_cpuinfo_vendor(text, &info->amd_lbr_v2);
     }
+    if (info->vendor == PK_VENDOR_ARM)
+        pk_record_find_spe_pmu("/sys/bus/event_source/devices", info->spe_pmu, sizeof info->spe_pmu);
     info->max_sample_rate = pk_record_max_sample_rate();
 
     struct perf_event_attr a;
@@ -114,6 +146,13 @@ void pk_record_probe_pmu(pk_pmu_info *info)
     else
         snprintf(info->reason, sizeof info->reason, "perf_event_open for a branch-stack event failed: %s",
                  strerror(e));
+    /* an arm64 core without BRBE may still sample branches with SPE: say so,
+     * since pgokit builds that command line but cannot read its AUX data yet */
+    if (info->spe_pmu[0]) {
+        size_t n = strlen(info->reason);
+        snprintf(info->reason + n, sizeof info->reason - n, " (the CPU has SPE, %s, which pgokit does not read yet)",
+                 info->spe_pmu);
+    }
 }
 
 int pk_record_choose_mode(bool ip, bool emulate, bool hardware, const pk_pmu_info *pmu,

@@ -126,7 +126,7 @@ enum pk_record_mode {
 /* "hardware LBR", "IP sampling", "emulated LBR", "emulated IP sampling" */
 const char *pk_record_mode_name(enum pk_record_mode m);
 
-enum pk_cpu_vendor { PK_VENDOR_UNKNOWN, PK_VENDOR_INTEL, PK_VENDOR_AMD };
+enum pk_cpu_vendor { PK_VENDOR_UNKNOWN, PK_VENDOR_INTEL, PK_VENDOR_AMD, PK_VENDOR_ARM /* arm64 cores, any implementer */ };
 
 typedef struct pk_pmu_info {
     enum pk_cpu_vendor vendor;
@@ -137,7 +137,17 @@ typedef struct pk_pmu_info {
     bool buildid_mmap;       /* the kernel writes build-ids into MMAP2 records
                                 (perf_event_attr.build_id, Linux 5.12+) */
     uint32_t max_sample_rate;/* kernel.perf_event_max_sample_rate, 0 unknown */
+    char spe_pmu[32];        /* arm64: the Statistical Profiling Extension's PMU
+                                ("arm_spe_0"), "" when the kernel has none */
 } pk_pmu_info;
+
+/* The vendor in /proc/cpuinfo text: x86 "vendor_id" lines, arm64 "CPU
+ * implementer" lines (any implementer: Arm, Ampere, AWS...); *amd_lbr_v2 from
+ * the flags line. Pure, for tests. */
+enum pk_cpu_vendor pk_record_cpuinfo_vendor(const char *text, bool *amd_lbr_v2);
+/* The first arm_spe_N PMU under `devices_dir` (/sys/bus/event_source/devices)
+ * into out; false when there is none. */
+bool pk_record_find_spe_pmu(const char *devices_dir, char *out, size_t out_size);
 
 /* Reads /proc/cpuinfo and /proc/sys/kernel/perf_event_max_sample_rate and
  * probes perf_event_open for a user-mode branch-stack sampling event, a
@@ -195,6 +205,13 @@ typedef struct pk_record_opts {
  * no probing. cmd is ignored (may be NULL) when o->pid is set. */
 int pk_record_hw_argv(enum pk_cpu_vendor vendor, bool amd_lbr_v2, const pk_record_opts *o,
                       char *const *cmd, pk_vec *argv_out, pk_err *err);
+/* Arm SPE sampling only branches: `perf record -e SPE_PMU/branch_filter=1,
+ * jitter=1,ts_enable=1/u -c PERIOD` (PERIOD operations between samples). Each
+ * record is one sampled branch with its target, in the AUX area: perf
+ * script --itrace decodes it, pgokit's reader does not yet (the issue's
+ * SPE consumption is not done). No call chains: SPE has none. Pure. */
+int pk_record_spe_argv(const char *spe_pmu, const pk_record_opts *o, char *const *cmd, pk_vec *argv_out,
+                       pk_err *err);
 /* `perf record -e EVENT (-F freq | -c period) --call-graph fp ...`: user-space
  * IP samples with frame-pointer call chains. Pure, like the above. */
 int pk_record_perf_ip_argv(const char *event, const pk_record_opts *o, char *const *cmd, pk_vec *argv_out,

@@ -6,6 +6,7 @@
 #include "record/record.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static char *joined(pk_vec *v)
 {
@@ -94,6 +95,51 @@ TEST(qemu_command_aarch64_sysroot)
     o.ld_prefix = "/a,b";
     CHECK(pk_record_qemu_argv("q", "/p.so", &o, cmd, &v, &e) == -1);
     CHECK(strstr(e.msg, "/a,b") != NULL);
+}
+
+/* arm64 hosts: BRBE fills perf's branch stacks like LBR (cycles as the
+ * sampling event), SPE samples branches into the AUX area. */
+TEST(arm64_brbe_and_spe_commands)
+{
+    pk_record_opts o = {.output = "p.data", .period = 20011, .callchain = true, .buildid_mmap = true};
+    pk_vec v;
+    pk_err e;
+    CHECK_OK(pk_record_hw_argv(PK_VENDOR_ARM, false, &o, cmd, &v, &e), &e);
+    CHECK_STR(joined(&v), "perf record -e cycles:u -c 20011 -j any,u -o p.data --call-graph fp --buildid-mmap "
+                          "--no-bpf-event -- ./app -x in put");
+    pk_record_argv_free(&v);
+    o.period = 4096;
+    CHECK_OK(pk_record_spe_argv("arm_spe_0", &o, cmd, &v, &e), &e);
+    CHECK_STR(joined(&v), "perf record -e arm_spe_0/branch_filter=1,jitter=1,ts_enable=1/u -c 4096 -o p.data "
+                          "--buildid-mmap --no-bpf-event -- ./app -x in put");
+    pk_record_argv_free(&v);
+}
+
+TEST(cpuinfo_vendor_and_spe_pmu)
+{
+    bool v2 = true;
+    CHECK_EQ_U64(pk_record_cpuinfo_vendor("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lbr\n", &v2),
+                 PK_VENDOR_INTEL);
+    CHECK(!v2);
+    CHECK_EQ_U64(pk_record_cpuinfo_vendor("vendor_id\t: AuthenticAMD\nflags\t\t: fpu amd_lbr_v2 x\n", &v2),
+                 PK_VENDOR_AMD);
+    CHECK(v2);
+    /* Graviton 3 (Neoverse V1): no vendor_id, an implementer code */
+    CHECK_EQ_U64(pk_record_cpuinfo_vendor("processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd\n"
+                                          "CPU implementer\t: 0x41\nCPU architecture: 8\n", &v2),
+                 PK_VENDOR_ARM);
+    CHECK(!v2);
+    CHECK_EQ_U64(pk_record_cpuinfo_vendor("", &v2), PK_VENDOR_UNKNOWN);
+    char dir[512], spe[32];
+    snprintf(dir, sizeof dir, "%s/devices", pk_test_tmpdir());
+    mkdir(dir, 0755);
+    CHECK(!pk_record_find_spe_pmu(dir, spe, sizeof spe));
+    CHECK_STR(spe, "");
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/arm_spe_0", dir);
+    mkdir(sub, 0755);
+    CHECK(pk_record_find_spe_pmu(dir, spe, sizeof spe));
+    CHECK_STR(spe, "arm_spe_0");
 }
 
 TEST(qemu_command_rejects_commas_and_sanitizes_comm)
