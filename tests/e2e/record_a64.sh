@@ -9,7 +9,8 @@
 # profgen: AutoFDO (line), probe-only, CSSPGO (pre-inlined and flat) and
 # line-based CS profiles, their block overlap with the exact counts, clang-19
 # --target=aarch64-linux-gnu applies them (probe build: no hash mismatch) and
-# the rebuilt programs still compute the same under qemu-aarch64. clang-19
+# the rebuilt programs still compute the same under qemu-aarch64; `order`
+# (C3) on an lld-linked aarch64 program. clang-19
 # puts no call-site probes into an aarch64 .pseudo_probe: pgokit recovers
 # them from DWARF, checked against the x86 build's.
 source "$(dirname "$0")/../lib.sh"
@@ -270,4 +271,26 @@ check "line CS: aarch64 block overlap within 0.02 of x86-64's (${qa:-none} vs ${
     python3 -c "import sys; sys.exit(0 if float('${qa:-0}') >= float('${qx:-1}') - 0.02 else 1)"
 clang-19 $A -O2 -g -fprofile-sample-use="$T/sl.aarch64.prof" "$src" -o "$T/sl.pgo" 2>"$T/sl.err"
 check_eq "line CS: the rebuilt program computes the same" "$native" "$(run_a64 "$T/sl.pgo" 2000)"
+# ---- 5. order: an lld-linked aarch64 program, C3 from its sample profile ----
+if command -v ld.lld-19 >/dev/null || command -v ld.lld >/dev/null; then
+    python3 "$P/layout_gen.py" 300 200 40 20 4 > "$T/lay.c"
+    LF="-O1 -g -fdebug-info-for-profiling -ffunction-sections -fuse-ld=lld"
+    clang-19 $A $LF "$T/lay.c" -o "$T/lay"
+    "$PGOKIT" record --emulate -q --period 97 -o "$T/lay.data" -- "$T/lay" 0 > /dev/null
+    "$PGOKIT" profgen -q --binary "$T/lay" --perf "$T/lay.data" -o "$T/lay.prof"
+    check "order --c3 on the aarch64 binary" "$PGOKIT" order -q --c3 "$T/lay.prof" --binary "$T/lay" -o "$T/lay.order"
+    check "order --compression-utilities reads the aarch64 ELF" "$PGOKIT" order -q --c3 "$T/lay.prof" \
+        --binary "$T/lay" --compression-utilities "$T/lay" -o "$T/lay.bp.order"
+    clang-19 $A $LF -Wl,--symbol-ordering-file="$T/lay.order" -Wl,--no-warn-symbol-ordering "$T/lay.c" -o "$T/lay.ord"
+    check_eq "the ordered program computes the same" "$(run_a64 "$T/lay" 0)" "$(run_a64 "$T/lay.ord" 0)"
+    llvm-nm-19 -n "$T/lay.ord" | awk '$2 ~ /^[tT]$/ {print $3}' > "$T/lay.nm"
+    check "ld.lld placed the ordered functions in that order" python3 - "$T/lay.nm" "$T/lay.order" <<'PY'
+import sys
+pos = {n.strip(): i for i, n in enumerate(open(sys.argv[1]))}
+want = [l.strip() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")]
+p = [pos[w] for w in want if w in pos]
+print("ordered", len(want), "placed", len(p))
+sys.exit(0 if len(p) >= 10 and p == sorted(p) else 1)
+PY
+fi
 finish
