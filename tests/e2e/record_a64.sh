@@ -2,17 +2,17 @@
 # record_a64.sh — the loop for aarch64 programs on this x86 machine: clang-19
 # cross builds run under `pgokit record --emulate`, which picks qemu-aarch64
 # from the ELF header (dynamic: -L /usr/aarch64-linux-gnu; static). Checked:
-# perf (x86 host) reads the perf.data as aarch64; every branch-stack entry
-# of the program is a real A64 branch of the right kind (llvm-objdump-19)
-# with a nonzero exact count; the exact call counts equal QEMU's own
-# `-d exec,nochain` block log and the program's arithmetic; IP mode. Then
-# profgen: AutoFDO (line), probe-only, CSSPGO (pre-inlined and flat) and
-# line-based CS profiles, their block overlap with the exact counts, clang-19
-# --target=aarch64-linux-gnu applies them (probe build: no hash mismatch) and
-# the rebuilt programs still compute the same under qemu-aarch64; `order`
-# (C3) on an lld-linked aarch64 program. clang-19
-# puts no call-site probes into an aarch64 .pseudo_probe: pgokit recovers
-# them from DWARF, checked against the x86 build's.
+# perf (x86 host) reads the perf.data as aarch64; every branch-stack entry of
+# the program is a real A64 branch of the right kind (llvm-objdump-19) with a
+# nonzero exact count; the exact call counts equal QEMU's own `-d
+# exec,nochain` block log and the program's arithmetic; forks and execs are
+# followed; IP mode. Then profgen: AutoFDO (line), probe-only, CSSPGO
+# (pre-inlined and flat) and line-based CS profiles, their block overlap with
+# the exact counts; clang-19 --target=aarch64-linux-gnu applies them (probe
+# build: no hash mismatch) and the rebuilt programs compute the same under
+# qemu-aarch64. clang-19 puts no call-site probes into an aarch64
+# .pseudo_probe: pgokit recovers them from DWARF, checked against the x86
+# build's. Last, `order` (C3) on an lld-linked aarch64 program.
 source "$(dirname "$0")/../lib.sh"
 need qemu-aarch64 clang-19 llvm-objdump-19 llvm-readelf-19 llvm-profdata-19 perf python3
 SYSROOT=/usr/aarch64-linux-gnu
@@ -154,6 +154,19 @@ clang-19 $A -O1 -g -o "$T/exp" "$P/record_exact.c"
 out=$("$PGOKIT" record --emulate -q -o "$T/exp.data" -- "$T/exp" 3000)
 check_eq "PIE: output unchanged" "$(run_a64 "$T/exp" 3000)" "$out"
 check "PIE: perf resolves its symbols" bash -c "perf script -i '$T/exp.data' -F ip,sym 2>/dev/null | grep -qw main"
+
+# fork and exec under the emulator: an exec'd aarch64 program is relaunched
+# under qemu-aarch64 (with the sysroot) and recorded; its fork child too
+clang-19 $A -O1 -g -o "$T/rf" "$P/record_fork.c" && clang-19 $A -O1 -g -o "$T/rx" "$P/record_exec.c"
+"$PGOKIT" record --emulate --period 997 --exact-counts "$T/x.exact" -o "$T/x.data" -- "$T/rx" 100000 "$T/rf" rf 200000 \
+    > "$T/x.out" 2> "$T/x.err"
+check "exec + fork: the program ran to its end" grep -q 'child status exit 7' "$T/x.out"
+check "exec + fork: rx, rf and rf's child recorded" \
+    grep -qE 'rf\[[0-9]+\] [1-9][0-9]*, rx\[[0-9]+\] [1-9][0-9]*, rf\[[0-9]+\] [1-9]' "$T/x.err"
+check "exec + fork: exact counts of the exec'd program" \
+    bash -c "'$PGOKIT' record --print-exact '$T/x.exact' | grep -q '^binary $T/rf '"
+check_eq "exec: argv[0] and signal dispositions carried over" "argv0 renamed, SIGUSR1 ignored 1, SIGUSR2 blocked 1" \
+    "$("$PGOKIT" record --emulate -q -o "$T/sig.data" -- "$T/rx" 1000 "$T/rx" renamed signals | tail -n 1)"
 
 # IP mode under emulation
 out=$("$PGOKIT" record --emulate --ip --period 10007 -q --exact-counts "$T/ip.exact" -o "$T/ip.data" -- "$T/ex" 20000)
