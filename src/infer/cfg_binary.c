@@ -207,12 +207,12 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     pk_vec_init(&starts, sizeof(size_t));
     for (size_t i = 0; i < n; i++) {
         uint64_t *s = NULL;
-        /* Jump tables are recognised in x86-64 code only (AArch64's
-         * adrp/ldr[bh]/add/br idiom is not modelled yet): elsewhere an
-         * indirect jump has unknown targets. */
-        if (in[i].cls == PK_INSN_IJMP && arch == &pk_arch_x86_64) {
+        /* Jump tables of x86-64 and AArch64 code; elsewhere an indirect
+         * jump has unknown targets. */
+        if (in[i].cls == PK_INSN_IJMP && (arch == &pk_arch_x86_64 || arch == &pk_arch_aarch64)) {
             size_t before = targets.len;
-            int r = pk_jtable_resolve(elf, in, n, i, &targets, err);
+            int r = arch == &pk_arch_x86_64 ? pk_jtable_resolve(elf, in, n, i, &targets, err)
+                                            : pk_jtable_resolve_a64(elf, in, n, i, &targets, err);
             if (r < 0) {
                 pk_vec_free(&starts);
                 goto out;

@@ -196,6 +196,11 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
  * OOM. */
 int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t ijmp_index,
                       pk_vec *targets, pk_err *err);
+/* The same for AArch64 code (jumptable_a64.c): compressed tables of 1-, 2-
+ * or 4-byte word offsets from an adr'd base label, bounded by cmp #N and an
+ * unsigned b.cond (clang-19 and gcc-12 forms). */
+int pk_jtable_resolve_a64(const pk_elf *elf, const pk_insn *insns, size_t n, size_t ijmp_index, pk_vec *targets,
+                          pk_err *err);
 
 /* ======================================================================
  * Flow inference
