@@ -169,12 +169,17 @@ check_eq "exec: argv[0] and signal dispositions carried over" "argv0 renamed, SI
     "$("$PGOKIT" record --emulate -q -o "$T/sig.data" -- "$T/rx" 1000 "$T/rx" renamed signals | tail -n 1)"
 
 # IP mode under emulation
-out=$("$PGOKIT" record --emulate --ip --period 10007 -q --exact-counts "$T/ip.exact" -o "$T/ip.data" -- "$T/ex" 20000)
+out=$("$PGOKIT" record --emulate --ip --period 997 -q --exact-counts "$T/ip.exact" -o "$T/ip.data" -- "$T/ex" 20000)
 check_eq "IP mode: output unchanged" "$native" "$out"
 perf script -i "$T/ip.data" -F event,ip,sym > "$T/ip.txt" 2>"$T/ip.err"
 check "IP mode: perf reads instruction samples" grep -q 'instructions' "$T/ip.txt"
 check "IP mode: samples land in classify" grep -q 'classify' "$T/ip.txt"
 check "IP mode: exact counts written too" test -s "$T/ip.exact"
+check "IP mode: profgen (flow inference over the A64 CFG)" \
+    "$PGOKIT" profgen -q --binary "$T/ex" --perf "$T/ip.data" -o "$T/ip.prof"
+q=$(block_overlap "$T/ip.exact" "$T/ex" "$T/ip.prof")
+echo "aarch64 IP mode (flow inference): block overlap ${q:-?}"
+check "IP-mode profile block overlap with the exact counts >= 0.9 (${q:-none})" at_least "$q" 0.9
 
 # ---- 2. profgen: AutoFDO (line) ----
 CF="-O2 -g -fdebug-info-for-profiling"
