@@ -194,7 +194,7 @@ int pk_emu_session_finish(const char *dir, const char *out, const char *exact, i
             goto oom;
     }
     if (nd == 0) {
-        fprintf(stderr, "pgokit record: no profile was written to %s (qemu-x86_64 exited with status %d)\n", out,
+        fprintf(stderr, "pgokit record: no profile was written to %s (the emulator exited with status %d)\n", out,
                 status);
         goto out;
     }
