@@ -93,7 +93,11 @@ static bool probed_transfer(const pk_elf *elf, const pk_insn *in)
     case PK_INSN_JMP:
     case PK_INSN_CJMP: {
         const pk_elf_symbol *f = pk_elf_func_at(elf, in->target);
-        return f && f->addr == in->target;
+        if (f && f->addr == in->target)
+            return true;
+        /* a tail call into the PLT (`b fprintf@plt`): stubs have no symbols */
+        const pk_elf_section *plt = pk_elf_section_by_name(elf, ".plt");
+        return plt && in->target >= plt->addr && in->target - plt->addr < plt->size;
     }
     default:
         return false;

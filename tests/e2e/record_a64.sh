@@ -217,6 +217,18 @@ clang-19 --target=x86_64-linux-gnu $PF -DPROFILED_BUILD "$src" -o "$T/so.x86"
 echo "call-site probes: aarch64 (recovered) $(wc -l < "$T/calls.a64"), x86-64 $(wc -l < "$T/calls.x86")"
 check "every x86 call-site probe is recovered in the aarch64 build" \
     bash -c "test -s '$T/calls.x86' && test -z \"\$(comm -13 '$T/calls.a64' '$T/calls.x86')\""
+# and on the probe fixtures built without -DPROFILED_BUILD (inlining, tail
+# calls into the PLT): the same call-site probes as the x86 build, exactly
+cbad=0; ctot=0
+for p in probe_inline cs_sizes profgen_calls cs_scalarop; do
+    clang-19 $A $PF "$P/$p.c" -o "$T/ca-$p" && clang-19 $PF "$P/$p.c" -o "$T/cx-$p" || { cbad=$((cbad + 1)); continue; }
+    "$PGOKIT" probes --binary "$T/ca-$p" --no-desc | grep 'Call' | sed 's/^[0-9a-f]*: //' | sort > "$T/ca-$p.k"
+    "$PGOKIT" probes --binary "$T/cx-$p" --no-desc | grep 'Call' | sed 's/^[0-9a-f]*: //' | sort > "$T/cx-$p.k"
+    ctot=$((ctot + $(wc -l < "$T/ca-$p.k")))
+    cmp -s "$T/ca-$p.k" "$T/cx-$p.k" || { cbad=$((cbad + 1)); diff "$T/ca-$p.k" "$T/cx-$p.k" | head -5; }
+done
+echo "recovered call-site probes on 4 fixtures: $ctot, $cbad fixtures differ from x86-64"
+check "recovered call-site probes equal the x86 build's on 4 fixtures ($ctot)" test "$cbad" -eq 0 -a "$ctot" -gt 10
 check "CSSPGO: no context cut for want of a call probe" grep -q '(0 truncated at a call without probe)' "$T/cs.log"
 check "CSSPGO: pre-inlined contexts" grep -q '!Attributes: 2' "$T/cs.prof"
 check "CSSPGO: scalarAdd's context under addVectorHead's scalarOp (tail call re-inserted)" python3 - "$T/cs.prof" <<'PY'
