@@ -179,7 +179,9 @@ running() { # REGEX: wait until a process's command line matches (at most 20 s)
 # record (or its process group) 1 s later, wait for it (<= 60 s); sets rc
 interrupt() {
     local name=$1 target=$2 sig=$3 regex=$4; shift 4
-    "$PGOKIT" record "$@" -o "$T/$name.data" -- "$T/ip" 30 > /dev/null 2> "$T/$name.err" &
+    # (env: a suite started with SIGINT ignored, as a non-interactive
+    # shell's `&` leaves it, would pass that on to record)
+    env --default-signal=INT,TERM "$PGOKIT" record "$@" -o "$T/$name.data" -- "$T/ip" 30 > /dev/null 2> "$T/$name.err" &
     local R=$!
     running "$regex" || echo "note: the fixture did not start"
     sleep 1
