@@ -37,18 +37,39 @@ static void put_name(pk_buf *b, const pk_profset *ps, pk_name_id id)
 
 /* Names the text cannot carry: a line break ends the line, a leading space
  * reads as indentation (or as a second space after the location), and at
- * the start of a line '#' starts a comment and '[' a context. A profile
- * read from a binary format may hold them; written as text, it could not
- * be read back. */
-static int check_name(const pk_profset *ps, pk_name_id id, bool line_start, pk_err *err)
+ * the start of a line '#' starts a comment and '[' a context; control
+ * characters make the file look binary (pk_file_identify). After
+ * "LOC: ", an inlinee's name that starts with a digit reads as a sample
+ * count unless its first word holds a ':' (an MD5 GUID name, "123:45").
+ * A profile read from a binary format may hold them; written as text, it
+ * could not be read back. */
+enum name_at { NAME_TOP, NAME_INLINEE, NAME_TARGET };
+
+/* C0 controls other than tab, and DEL: no text profile holds them, and
+ * pk_file_identify takes a file that does for binary data. */
+static bool has_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+static int check_name(const pk_profset *ps, pk_name_id id, enum name_at at, pk_err *err)
 {
     const char *s = pk_profset_name(ps, id);
     size_t n = pk_profset_name_len(ps, id);
+    const char *sp = n ? memchr(s, ' ', n) : NULL;
     const char *why = !n                                   ? "is empty"
                       : memchr(s, '\n', n) || memchr(s, '\r', n) ? "holds a line break"
+                      : has_control(s, n)                  ? "holds a control character"
                       : s[0] == ' '                        ? "starts with a space"
-                      : line_start && (s[0] == '#' || s[0] == '[') ? "starts with '#' or '['"
-                                                           : NULL;
+                      : at == NAME_TOP && (s[0] == '#' || s[0] == '[') ? "starts with '#' or '['"
+                      : at == NAME_INLINEE && s[0] >= '0' && s[0] <= '9' && sp && !memchr(s, ':', (size_t)(sp - s))
+                          ? "starts with a digit and holds a space (it would read as a sample count)"
+                          : NULL;
     if (why)
         return pk_err_set(err, "the function name \"%.60s\" %s: it cannot be written as a text profile", s, why);
     return 0;
@@ -56,7 +77,7 @@ static int check_name(const pk_profset *ps, pk_name_id id, bool line_start, pk_e
 
 static int write_fprof(const pk_profset *ps, const pk_fprof *f, unsigned indent, pk_buf *b, pk_err *err)
 {
-    if ((indent || !(ps->kind & PK_PROF_CS)) && check_name(ps, f->name, indent == 0, err))
+    if ((indent || !(ps->kind & PK_PROF_CS)) && check_name(ps, f->name, indent ? NAME_INLINEE : NAME_TOP, err))
         return -1;
     if (indent == 0 && (ps->kind & PK_PROF_CS)) {
         size_t need = pk_profset_ctx_text(ps, f->ctx, NULL, 0);
@@ -84,7 +105,7 @@ static int write_fprof(const pk_profset *ps, const pk_fprof *f, unsigned indent,
         put_loc(b, e->line, e->disc);
         pk_buf_printf(b, ": %" PRIu64, e->count);
         for (uint32_t k = 0; k < e->ncalls; k++) {
-            if (check_name(ps, e->calls[k].name, false, err)) {
+            if (check_name(ps, e->calls[k].name, NAME_TARGET, err)) {
                 pk_fprof_view_free(&v);
                 return -1;
             }
