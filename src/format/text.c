@@ -41,8 +41,9 @@ static void put_name(pk_buf *b, const pk_profset *ps, pk_name_id id)
  * characters make the file look binary (pk_file_identify). After
  * "LOC: ", an inlinee's name that starts with a digit reads as a sample
  * count unless its first word holds a ':' (an MD5 GUID name, "123:45").
- * A profile read from a binary format may hold them; written as text, it
- * could not be read back. */
+ * Call targets are separated by spaces (as llvm-profdata reads them), so a
+ * target's name holds none. A profile read from a binary format may hold
+ * them; written as text, it could not be read back. */
 enum name_at { NAME_TOP, NAME_INLINEE, NAME_TARGET };
 
 /* C0 controls other than tab, and DEL: no text profile holds them, and
@@ -69,7 +70,8 @@ static int check_name(const pk_profset *ps, pk_name_id id, enum name_at at, pk_e
                       : at == NAME_TOP && (s[0] == '#' || s[0] == '[') ? "starts with '#' or '['"
                       : at == NAME_INLINEE && s[0] >= '0' && s[0] <= '9' && sp && !memchr(s, ':', (size_t)(sp - s))
                           ? "starts with a digit and holds a space (it would read as a sample count)"
-                          : NULL;
+                      : at == NAME_TARGET && sp ? "is a call target holding a space (targets are separated by spaces)"
+                                                : NULL;
     if (why)
         return pk_err_set(err, "the function name \"%.60s\" %s: it cannot be written as a text profile", s, why);
     return 0;
