@@ -41,10 +41,28 @@ static void put_name(pk_buf *b, const pk_profset *ps, pk_name_id id)
  * characters make the file look binary (pk_file_identify). After
  * "LOC: ", an inlinee's name that starts with a digit reads as a sample
  * count unless its first word holds a ':' (an MD5 GUID name, "123:45").
- * Call targets are separated by spaces (as llvm-profdata reads them), so a
- * target's name holds none. A profile read from a binary format may hold
+ * Call targets are separated by spaces; a target's name may hold spaces
+ * (llvm-profdata writes "operator delete(void*):3") but not ":COUNT ". A profile read from a binary format may hold
  * them; written as text, it could not be read back. */
 enum name_at { NAME_TOP, NAME_INLINEE, NAME_TARGET };
+
+/* Whether a call target's name would not come back whole from
+ * parse_targets: it takes the first ':' (past the name's first byte)
+ * followed by digits and a space or the end as the name's end, so a
+ * name holding ":123 " would be read as two targets. */
+static bool target_splits(const char *s, size_t n)
+{
+    for (size_t c = 1; c < n; c++) {
+        if (s[c] != ':')
+            continue;
+        size_t d = c + 1;
+        while (d < n && s[d] >= '0' && s[d] <= '9')
+            d++;
+        if (d > c + 1 && d < n && s[d] == ' ')
+            return true;
+    }
+    return false;
+}
 
 /* C0 controls other than tab, and DEL: no text profile holds them, and
  * pk_file_identify takes a file that does for binary data. */
@@ -70,8 +88,8 @@ static int check_name(const pk_profset *ps, pk_name_id id, enum name_at at, pk_e
                       : at == NAME_TOP && (s[0] == '#' || s[0] == '[') ? "starts with '#' or '['"
                       : at == NAME_INLINEE && s[0] >= '0' && s[0] <= '9' && sp && !memchr(s, ':', (size_t)(sp - s))
                           ? "starts with a digit and holds a space (it would read as a sample count)"
-                      : at == NAME_TARGET && sp ? "is a call target holding a space (targets are separated by spaces)"
-                                                : NULL;
+                      : at == NAME_TARGET && target_splits(s, n) ? "is a call target holding ':COUNT ' (it would read as two targets)"
+                                                                 : NULL;
     if (why)
         return pk_err_set(err, "the function name \"%.60s\" %s: it cannot be written as a text profile", s, why);
     return 0;
