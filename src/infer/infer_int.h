@@ -11,6 +11,21 @@
  * int64 (profi uses 2^50 with no bound on weights). */
 #define PK_MCF_INF ((int64_t)1 << 56)
 
+/* ---- switch tables (jumptable.c, for every architecture) ---- */
+
+/* The target of one table entry (its bytes), in the form the resolver
+ * decoded from the code; `form` is the resolver's own description. */
+typedef uint64_t (*pk_jt_entry_fn)(const uint8_t *entry, const void *form);
+
+/* Reads the entries of the table at `table` (esize bytes each) into
+ * `targets`, with pk_jtable_resolve's contract: `count` entries when a bound
+ * was found, each an instruction of the function (or, with `cold_ok`,
+ * executable code outside it), else 0; count 0 (no bound): entries while
+ * they land on instructions of the function, at most 4096, kept when there
+ * are two or more (returns 2). */
+int pk_jt_read(const pk_elf *elf, const pk_insn *insns, size_t n, uint64_t table, size_t esize, uint32_t count,
+               bool cold_ok, pk_jt_entry_fn entry, const void *form, pk_vec *targets, pk_err *err);
+
 /* ---- graph helpers over a pk_cfg (cfg_graph.c) ---- */
 
 /* Predecessor lists in CSR form: the in-edges of block b are

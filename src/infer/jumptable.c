@@ -298,6 +298,19 @@ static bool valid_target(const pk_elf *elf, const pk_insn *insns, size_t n, uint
 
 enum { ABS8, REL32 };
 
+/* x86-64 tables: absolute 8-byte addresses, or 4-byte offsets from the
+ * table itself */
+typedef struct x86_form {
+    int form;
+    uint64_t table;
+} x86_form;
+
+static uint64_t x86_entry(const uint8_t *q, const void *form)
+{
+    const x86_form *f = form;
+    return f->form == ABS8 ? pk_ld64(q) : f->table + (uint64_t)(int64_t)(int32_t)pk_ld32(q);
+}
+
 int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t k, pk_vec *targets, pk_err *err)
 {
     jt_ctx c = {.elf = elf, .insns = insns, .n = n};
@@ -358,20 +371,27 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
     } else {
         return 0;
     }
-    uint32_t count = find_bound(&c, load, idx);
-    size_t esize = form == ABS8 ? 8 : 4;
+    /* No bound check (count 0): clang drops it when the cases cover every
+     * value the index can take (an enum switch with an unreachable
+     * default); the table then ends where its entries stop being
+     * instructions of the function (pk_jt_read): the next table's offsets
+     * are relative to another base, and other data rarely lands on
+     * instruction starts. */
+    x86_form f = {form, table};
+    return pk_jt_read(elf, insns, n, table, form == ABS8 ? 8 : 4, find_bound(&c, load, idx), true, x86_entry, &f,
+                      targets, err);
+}
+
+int pk_jt_read(const pk_elf *elf, const pk_insn *insns, size_t n, uint64_t table, size_t esize, uint32_t count,
+               bool cold_ok, pk_jt_entry_fn entry, const void *form, pk_vec *targets, pk_err *err)
+{
+    size_t before = targets->len;
     if (count == 0) {
-        /* No bound check: clang drops it when the cases cover every value
-         * the index can take (an enum switch with an unreachable default).
-         * The table then ends where its entries stop being instructions of
-         * the function: the next table's offsets are relative to another
-         * base, and other data rarely lands on instruction starts. */
-        size_t before = targets->len;
         for (uint32_t e = 0; e < JT_MAX_GUESSED; e++) {
             const uint8_t *q = pk_elf_vaddr_bytes(elf, table + e * esize, esize);
             if (!q)
                 break;
-            uint64_t t = form == ABS8 ? pk_ld64(q) : table + (uint64_t)(int64_t)(int32_t)pk_ld32(q);
+            uint64_t t = entry(q, form);
             if (!is_insn(insns, n, t))
                 break;
             uint64_t *slot = pk_vec_push(targets);
@@ -387,13 +407,12 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
     const uint8_t *p = pk_elf_vaddr_bytes(elf, table, (size_t)count * esize);
     if (!p)
         return 0;
-    size_t before = targets->len;
     if (pk_vec_reserve(targets, before + count) != 0)
         return pk_err_set(err, "out of memory");
     uint64_t *out = (uint64_t *)targets->data + before;
     for (uint32_t e = 0; e < count; e++) {
-        uint64_t t = form == ABS8 ? pk_ld64(p + 8 * e) : table + (uint64_t)(int64_t)(int32_t)pk_ld32(p + 4 * e);
-        if (!valid_target(elf, insns, n, t))
+        uint64_t t = entry(p + e * esize, form);
+        if (cold_ok ? !valid_target(elf, insns, n, t) : !is_insn(insns, n, t))
             return 0;
         out[e] = t;
     }

@@ -19,7 +19,6 @@
 #include "infer/infer_int.h"
 
 #define A64_SCAN 64              /* instructions walked back at most */
-#define A64_MAX_GUESSED 4096     /* entries of a table without a bound check */
 
 typedef struct a64_ctx {
     const pk_elf *elf;
@@ -202,6 +201,21 @@ static uint64_t entry_value(const uint8_t *p, unsigned size, unsigned opc, int e
     }
 }
 
+/* An entry's target: the base label plus the loaded, extended and shifted
+ * entry (the ldr and add decoded from the code). */
+typedef struct a64_form {
+    uint64_t base;
+    unsigned size, opc;
+    int ext;
+    unsigned shift;
+} a64_form;
+
+static uint64_t a64_entry(const uint8_t *q, const void *form)
+{
+    const a64_form *f = form;
+    return f->base + (entry_value(q, f->size, f->opc, f->ext) << f->shift);
+}
+
 int pk_jtable_resolve_a64(const pk_elf *elf, const pk_insn *insns, size_t n, size_t k, pk_vec *targets,
                           pk_err *err)
 {
@@ -244,43 +258,9 @@ int pk_jtable_resolve_a64(const pk_elf *elf, const pk_insn *insns, size_t n, siz
     uint64_t base2;
     if (!address_of(&c, ai, base_reg, &base2) || base2 != base)
         return 0;
-    size_t esize = (size_t)1 << size;
-    uint32_t count = find_bound(&c, li, idx);
-    size_t before = targets->len;
-    if (count == 0) {
-        /* no bound check: entries while they land on instructions of the
-         * function (as for x86, jumptable.c) */
-        for (uint32_t e = 0; e < A64_MAX_GUESSED; e++) {
-            const uint8_t *q = pk_elf_vaddr_bytes(elf, table + e * esize, esize);
-            if (!q)
-                break;
-            uint64_t tg = base + (entry_value(q, size, opc, ext) << shift);
-            if (pk_insn_index(insns, n, tg) == SIZE_MAX)
-                break;
-            uint64_t *slot = pk_vec_push(targets);
-            if (!slot)
-                return pk_err_set(err, "out of memory");
-            *slot = tg;
-        }
-        if (targets->len - before >= 2)
-            return 2;
-        targets->len = before;
-        return 0;
-    }
-    const uint8_t *p = pk_elf_vaddr_bytes(elf, table, (size_t)count * esize);
-    if (!p)
-        return 0;
-    if (pk_vec_reserve(targets, before + count) != 0)
-        return pk_err_set(err, "out of memory");
-    uint64_t *out = (uint64_t *)targets->data + before;
-    for (uint32_t e = 0; e < count; e++) {
-        uint64_t tg = base + (entry_value(p + e * esize, size, opc, ext) << shift);
-        /* every entry is an instruction of the function (A64 tables are
-         * relative to a label inside it; a .cold part is not reached so) */
-        if (pk_insn_index(insns, n, tg) == SIZE_MAX)
-            return 0;
-        out[e] = tg;
-    }
-    targets->len = before + count;
-    return 1;
+    /* every entry is an instruction of the function (A64 tables are
+     * relative to a label inside it; a .cold part is not reached so) */
+    a64_form f = {base, size, opc, ext, shift};
+    return pk_jt_read(elf, insns, n, table, (size_t)1 << size, find_bound(&c, li, idx), false, a64_entry, &f,
+                      targets, err);
 }
