@@ -50,8 +50,8 @@ typedef struct pk_store_backend {
     int (*copy_begin)(pk_store_db *db, const char *table, const char *cols, int ncols, pk_err *err);
     int (*copy_row)(pk_store_db *db, const int64_t *vals, pk_err *err);
     int (*copy_end)(pk_store_db *db, pk_err *err);
-    /* Bytes the database occupies (for reports); -1 when unknown. */
-    int64_t (*size)(pk_store_db *db);
+    /* SELECT of the bytes the database occupies (for reports). */
+    const char *size_sql;
 } pk_store_backend;
 
 extern const pk_store_backend pk_store_sqlite;

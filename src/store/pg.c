@@ -213,19 +213,6 @@ static int pg_copy_end(pk_store_db *db, pk_err *err)
     return rc;
 }
 
-static int size_row(void *ctx, int n, const char *const *v, pk_err *err)
-{
-    *(int64_t *)ctx = n && v[0] ? strtoll(v[0], NULL, 10) : -1;
-    return 0;
-}
-
-static int64_t pg_size(pk_store_db *db)
-{
-    int64_t sz = -1;
-    pg_query(db, "SELECT pg_database_size(current_database())", 0, NULL, size_row, &sz, NULL);
-    return sz;
-}
-
 const pk_store_backend pk_store_pg = {
     .name = "postgresql",
     .id_column = "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
@@ -240,5 +227,5 @@ const pk_store_backend pk_store_pg = {
     .copy_begin = pg_copy_begin,
     .copy_row = pg_copy_row,
     .copy_end = pg_copy_end,
-    .size = pg_size,
+    .size_sql = "SELECT pg_database_size(current_database())",
 };

@@ -152,20 +152,6 @@ static int sq_copy_end(pk_store_db *db, pk_err *err)
     return 0;
 }
 
-static int size_row(void *ctx, int n, const char *const *v, pk_err *err)
-{
-    *(int64_t *)ctx = n && v[0] ? strtoll(v[0], NULL, 10) : -1;
-    return 0;
-}
-
-static int64_t sq_size(pk_store_db *db)
-{
-    int64_t sz = -1;
-    sq_query(db, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", 0, NULL,
-             size_row, &sz, NULL);
-    return sz;
-}
-
 const pk_store_backend pk_store_sqlite = {
     .name = "sqlite",
     .id_column = "id INTEGER PRIMARY KEY",
@@ -179,5 +165,5 @@ const pk_store_backend pk_store_sqlite = {
     .copy_begin = sq_copy_begin,
     .copy_row = sq_copy_row,
     .copy_end = sq_copy_end,
-    .size = sq_size,
+    .size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
 };

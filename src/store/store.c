@@ -47,7 +47,12 @@ void pk_store_close(pk_store *s)
 
 const char *pk_store_engine(const pk_store *s) { return s->be->name; }
 
-int64_t pk_store_size(pk_store *s) { return s->be->size(s->db); }
+int64_t pk_store_size(pk_store *s)
+{
+    int64_t size;
+    pk_err err;
+    return pk_store_query_ints(s, s->be->size_sql, 0, NULL, &size, 1, &err) ? -1 : size;
+}
 
 void pk_store_rollback(pk_store *s) { s->be->exec(s->db, "ROLLBACK", NULL); }
 
@@ -243,12 +248,6 @@ static void hash_pairs(pk_md5_ctx *c, const pk_pair_count *v, size_t n, uint64_t
     pk_md5_update(c, buf, k);
 }
 
-static int id_row(void *ctx, int ncols, const char *const *v, pk_err *err)
-{
-    *(int64_t *)ctx = ncols && v[0] ? strtoll(v[0], NULL, 10) : 0;
-    return 0;
-}
-
 typedef struct copier {
     pk_store *s;
     const pk_store_meta *m;
@@ -335,11 +334,11 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
         pk_sv_int((int64_t)nb),
     };
     int64_t id = 0;
-    if (be->query(s->db,
-                  "INSERT INTO profiles (content_hash, build_id, bin_name, path, preferred_base, host, job, ts, "
-                  "added, samples, nranges, nbranches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-                  "ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                  12, p, id_row, &id, err))
+    if (pk_store_query_ints(s,
+                            "INSERT INTO profiles (content_hash, build_id, bin_name, path, preferred_base, host, "
+                            "job, ts, added, samples, nranges, nbranches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+                            "$9, $10, $11, $12) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                            12, p, &id, 1, err))
         goto abort;
     if (!id) { /* stored before: a retried upload */
         res->duplicate = true;
