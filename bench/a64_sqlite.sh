@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # a64_sqlite.sh — issue #14's end-to-end table: SQLite speedtest1 built with
-# clang-19 for aarch64 (and the same for x86-64), one emulated recording per
-# build kind (probe build: CSSPGO and probe-only; -fdebug-info-for-profiling
-# build: AutoFDO), each profile's block overlap with the exact counts of its
+# clang-19 for aarch64 and for x86-64, one emulated recording per build kind
+# (probe build: CSSPGO and probe-only; -fdebug-info-for-profiling build:
+# AutoFDO), each profile's block overlap with the exact counts of its
 # recording, then the instructions the rebuilt programs execute in one
-# measured run (the plugin's exact counts: fall-through ranges × instructions
-# in them, main binary only) against plain -O2.
-#   bench/a64_sqlite.sh [ARCH...]   (default: aarch64 x86_64)
+# measured run (the plugin's exact counts: fall-through ranges x instructions
+# in them, main binary only) against plain -O2 and against instrumentation
+# PGO (-fprofile-instr-generate run under the same qemu, llvm-profdata-19).
+# With both architectures, the cross table: each target built with the other
+# target's sampled profiles (probe GUIDs, checksums and ids, and source
+# lines, are the same on both), which separates "our profile of this target"
+# from "what clang does with a profile on this target".
+#   bench/a64_sqlite.sh [ARCH...]   (default: x86_64 aarch64)
 # Environment: BUILD (default build), SIZE (speedtest1 --size, default 20),
-#   BENCH_KEEP=1 keeps the work directory.
-# No instrumentation-PGO column for aarch64: Debian's clang-19 ships no
-# aarch64 profile runtime (libclang_rt.profile-aarch64.a).
+#   CROSS=0 skips the cross table, BENCH_KEEP=1 keeps the work directory.
+# Output: human lines, and one machine line per measured build:
+#   RESULT ARCH VARIANT INSTRUCTIONS O2_INSTRUCTIONS PERCENT
+#   (VARIANT: line po cs instr, or x-line x-po x-cs for the cross builds)
+# and at the end the executed instructions of every build by kind
+# (bench/lib/exact_insns.py): KINDS ARCH VARIANT total=N call=N ret=N ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PG=$ROOT/${BUILD:-build}/pgokit
+PG=${PGOKIT:-$ROOT/${BUILD:-build}/pgokit}
 SIZE=${SIZE:-20}
 [ -x "$PG" ] || { echo "build pgokit first" >&2; exit 2; }
 W=$(scripts/workloads.sh dir)
@@ -26,36 +34,33 @@ D=$(mktemp -d "${TMPDIR:-/tmp}/pgokit-a64-sqlite.XXXXXX")
 cd "$D"
 ARGS=(--size "$SIZE" --memdb)
 
-# instructions the main binary executed, from exact counts
-count() { # EXACT BIN
-    python3 - "$PG" "$1" "$2" <<'PY'
-import bisect, subprocess, sys
-pg, exact, binary = sys.argv[1:4]
-addrs = sorted(int(l.split()[0], 16) for l in
-               subprocess.run([pg, "decode", "--binary", binary], capture_output=True, text=True).stdout.splitlines()
-               if l.startswith("0x"))
-inbin, total = False, 0
-for line in subprocess.run([pg, "record", "--print-exact", exact], capture_output=True, text=True).stdout.splitlines():
-    if line.startswith("binary "):
-        inbin = line.split()[1] == binary
-        continue
-    s = line.strip()
-    if inbin and ":" in s and "->" not in s and "-" in s:
-        r, n = s.rsplit(":", 1)
-        b, e = (int(x, 16) for x in r.split("-"))
-        total += int(n) * (bisect.bisect_right(addrs, e) - bisect.bisect_left(addrs, b))
-print(total)
-PY
-}
+# instructions the main binary's .text executed, in total and by kind
+count() { python3 "$ROOT/bench/lib/exact_insns.py" "$PG" "$1" "$2"; }
 overlap() { "$PG" overlap --exact "$1" --binary "$2" "$3" | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p'; }
 
+cc() { local arch=$1 out=$2; shift 2; clang-19 --target="$arch"-linux-gnu -O2 -g -I"$SQ" -DSQLITE_OMIT_LOAD_EXTENSION \
+    -DSQLITE_THREADSAFE=0 "$@" "${SRC[@]}" -o "$D/$out" -lm; }
+# run a program of ARCH natively or under qemu-aarch64 (instrumentation runs)
+run() { local arch=$1; shift
+    if [ "$arch" = aarch64 ]; then "${PGOKIT_QEMU_AARCH64:-qemu-aarch64}" -L /usr/aarch64-linux-gnu "$@"; else "$@"; fi; }
+measure() { # ARCH VARIANT BINARY O2_COUNT: a RESULT and a KINDS line (o2: only the count on stdout)
+    local arch=$1 v=$2 bin=$3 o2=$4 kinds n
+    "$PG" record --emulate -q -o m.$v.$arch.data --exact-counts m.$v.$arch.exact -- "$bin" "${ARGS[@]}" > /dev/null
+    kinds=$(count m.$v.$arch.exact "$bin")
+    n=${kinds%% *}; n=${n#total=}
+    echo "KINDS $arch $v $kinds" >> kinds.txt
+    [ "$v" = o2 ] && { echo "$n"; return; }
+    python3 -c "import sys; p, o = int(sys.argv[3]), int(sys.argv[4]); print('RESULT %s %s %d %d %+.2f' % (sys.argv[1], sys.argv[2], p, o, 100.0 * (p - o) / o))" \
+        "$arch" "$v" "$n" "$o2" | tee -a results.txt
+}
+
 archs=("$@")
-[ ${#archs[@]} -gt 0 ] || archs=(aarch64 x86_64)
+[ ${#archs[@]} -gt 0 ] || archs=(x86_64 aarch64)
+: > results.txt; : > kinds.txt
+declare -A O2
 for arch in "${archs[@]}"; do
-    T=(--target="$arch"-linux-gnu)
-    cc() { local out=$1; shift; clang-19 "${T[@]}" -O2 -g -I"$SQ" -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 \
-        "$@" "${SRC[@]}" -o "$D/$out" -lm; }
-    cc probe.$arch -fpseudo-probe-for-profiling & cc line.$arch -fdebug-info-for-profiling & wait
+    cc $arch probe.$arch -fpseudo-probe-for-profiling & cc $arch line.$arch -fdebug-info-for-profiling &
+    cc $arch gen.$arch -fprofile-instr-generate & wait
     for k in probe line; do
         "$PG" record --emulate -q -o $k.$arch.data --exact-counts $k.$arch.exact -- "$D/$k.$arch" "${ARGS[@]}" > /dev/null
     done
@@ -65,17 +70,25 @@ for arch in "${archs[@]}"; do
     ov_cs=$(overlap probe.$arch.exact "$D/probe.$arch" cs.$arch.prof)
     ov_po=$(overlap probe.$arch.exact "$D/probe.$arch" po.$arch.prof)
     ov_line=$(overlap line.$arch.exact "$D/line.$arch" line.$arch.prof)
-    cc o2.$arch & cc cs-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=cs.$arch.prof & wait
-    cc po-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=po.$arch.prof &
-    cc line-use.$arch -fdebug-info-for-profiling -fprofile-sample-use=line.$arch.prof & wait
-    declare -A n
-    for v in o2 cs-use po-use line-use; do
-        "$PG" record --emulate -q -o m.$v.data --exact-counts m.$v.exact -- "$D/$v.$arch" "${ARGS[@]}" > /dev/null
-        n[$v]=$(count m.$v.exact "$D/$v.$arch")
-    done
+    LLVM_PROFILE_FILE="$D/instr.$arch.profraw" run $arch "$D/gen.$arch" "${ARGS[@]}" > /dev/null
+    llvm-profdata-19 merge -o instr.$arch.profdata instr.$arch.profraw
+    cc $arch o2.$arch & cc $arch cs-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=cs.$arch.prof & wait
+    cc $arch po-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=po.$arch.prof &
+    cc $arch line-use.$arch -fdebug-info-for-profiling -fprofile-sample-use=line.$arch.prof & wait
+    cc $arch instr-use.$arch -fprofile-instr-use="$D/instr.$arch.profdata" -Wno-profile-instr-out-of-date
     echo "$arch: block overlap AutoFDO $ov_line, probe-only $ov_po, CSSPGO $ov_cs"
-    for v in line-use po-use cs-use; do
-        python3 -c "import sys; o, p = int(sys.argv[2]), int(sys.argv[3]); print('%s %-8s %d instructions vs -O2 %d: %+.2f%%' % (sys.argv[1], sys.argv[4], p, o, 100.0 * (p - o) / o))" \
-            "$arch" "${n[o2]}" "${n[$v]}" "${v%-use}"
-    done
+    O2[$arch]=$(measure $arch o2 "$D/o2.$arch" 0)
+    for v in line po cs instr; do measure $arch $v "$D/$v-use.$arch" "${O2[$arch]}"; done
 done
+
+# the cross table: target B built with target A's sampled profiles
+if [ "${CROSS:-1}" != 0 ] && [ ${#archs[@]} -eq 2 ]; then
+    for arch in "${archs[@]}"; do
+        other=${archs[0]}; [ "$other" = "$arch" ] && other=${archs[1]}
+        cc $arch x-cs-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=cs.$other.prof &
+        cc $arch x-po-use.$arch -fpseudo-probe-for-profiling -fprofile-sample-use=po.$other.prof & wait
+        cc $arch x-line-use.$arch -fdebug-info-for-profiling -fprofile-sample-use=line.$other.prof
+        for v in x-line x-po x-cs; do measure $arch $v "$D/$v-use.$arch" "${O2[$arch]}"; done
+    done
+fi
+cat kinds.txt

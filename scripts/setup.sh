@@ -14,6 +14,10 @@ PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler golang-go
   libsqlite3-dev libpq-dev postgresql-15 postgresql
   chromium chromium-driver
+  # the aarch64 profile runtime (libclang_rt.profile-aarch64.a) for the
+  # instrumentation-PGO column of bench/a64_sqlite.sh and test a64_sqlite_pgo; a
+  # Multi-Arch: same package, so dpkg must know the arm64 architecture
+  libclang-rt-19-dev:arm64
 )
 
 missing=()
@@ -30,6 +34,7 @@ SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "setup: done"
