@@ -46,17 +46,15 @@ static void one(const uint8_t *data, size_t size)
     pk_rawprof_free(&r);
 }
 
+/* the trailing hash of everything before it */
+static void fix_checksum(uint8_t *data, size_t size)
+{
+    pk_st64(data + size - 8, pk_hash_bytes(data, size - 8));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    one(data, size);
-    if (size >= 16) {
-        uint8_t *fixed = malloc(size);
-        memcpy(fixed, data, size);
-        pk_st64(fixed + size - 8, pk_hash_bytes(fixed, size - 8));
-        pk_fuzz_save_fixed(fixed, size);
-        one(fixed, size);
-        free(fixed);
-    }
+    pk_fuzz_read_with_fixed_checksum(data, size, 16, fix_checksum, one);
     return 0;
 }

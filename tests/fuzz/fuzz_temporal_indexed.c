@@ -39,18 +39,16 @@ static void one(const uint8_t *data, size_t size)
     pk_temporal_free(&p);
 }
 
+/* the header's size and checksum fields (offsets 16 and 24) */
+static void fix_checksum(uint8_t *data, size_t size)
+{
+    pk_st64(data + 16, size);
+    pk_st64(data + 24, pk_temporal_checksum(data, size));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    one(data, size);
-    if (size >= 32) {
-        uint8_t *fixed = malloc(size);
-        memcpy(fixed, data, size);
-        pk_st64(fixed + 16, size);
-        pk_st64(fixed + 24, pk_temporal_checksum(fixed, size));
-        pk_fuzz_save_fixed(fixed, size);
-        one(fixed, size);
-        free(fixed);
-    }
+    pk_fuzz_read_with_fixed_checksum(data, size, 32, fix_checksum, one);
     return 0;
 }

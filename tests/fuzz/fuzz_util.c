@@ -145,14 +145,26 @@ void pk_fuzz_perf_callbacks(pk_perf_callbacks *cb, pk_fuzz_digest *d)
     cb->sample_weights = true; /* as profgen reads: repeat counts as weights */
 }
 
-void pk_fuzz_save_fixed(const void *data, size_t size)
+void pk_fuzz_read_with_fixed_checksum(const uint8_t *data, size_t size, size_t min_size,
+                                      void (*fix_checksum)(uint8_t *data, size_t size),
+                                      void (*read_one)(const uint8_t *data, size_t size))
 {
+    read_one(data, size);
+    if (size < min_size)
+        return;
+    uint8_t *fixed = malloc(size);
+    if (!fixed)
+        return;
+    memcpy(fixed, data, size);
+    fix_checksum(fixed, size);
     const char *path = getenv("PK_FUZZ_FIXED_OUT");
     FILE *f = path ? fopen(path, "wb") : NULL;
     if (f) {
-        fwrite(data, 1, size, f);
+        fwrite(fixed, 1, size, f);
         fclose(f);
     }
+    read_one(fixed, size);
+    free(fixed);
 }
 
 static char tmpdir[64];

@@ -37,11 +37,16 @@ void pk_fuzz_digest_u64(pk_fuzz_digest *d, uint64_t v);
 /* Callbacks that fold every event into *d. */
 void pk_fuzz_perf_callbacks(pk_perf_callbacks *cb, pk_fuzz_digest *d);
 
-/* Writes the bytes to $PK_FUZZ_FIXED_OUT when it is set: the harnesses of
- * checksummed formats read each input also with its checksum made right;
- * run one on a finding with it set to get the input the command line
- * reads the same way (a regression input for tests/fuzz/corpus/). */
-void pk_fuzz_save_fixed(const void *data, size_t size);
+/* The body of a harness for a checksummed format: reads the input as it is
+ * (read_one), then, when it holds at least min_size bytes, a copy with its
+ * checksum made right by fix_checksum, since a mutated input almost never
+ * passes the check and the reader behind it would go unfuzzed. The fixed copy
+ * is also written to $PK_FUZZ_FIXED_OUT when that is set: run a harness on a
+ * finding with it set to get the input the command line reads the same way
+ * (a regression input for tests/fuzz/corpus/). */
+void pk_fuzz_read_with_fixed_checksum(const uint8_t *data, size_t size, size_t min_size,
+                                      void (*fix_checksum)(uint8_t *data, size_t size),
+                                      void (*read_one)(const uint8_t *data, size_t size));
 
 /* A private scratch directory (created on first use, under /dev/shm when it
  * exists): only the writer round trip needs files, since pk_perf_writer
