@@ -17,6 +17,7 @@
 # Output: human lines, and one machine line per measured build:
 #   RESULT ARCH VARIANT INSTRUCTIONS O2_INSTRUCTIONS PERCENT
 #   (VARIANT: line po cs instr, or x-line x-po x-cs for the cross builds)
+#   PROFGEN ARCH cs|line wall SECONDS cpu SECONDS (profgen on the recordings)
 # and at the end the executed instructions of every build by kind
 # (bench/lib/exact_insns.py): KINDS ARCH VARIANT total=N call=N ret=N ...
 set -euo pipefail
@@ -80,6 +81,31 @@ for arch in "${archs[@]}"; do
     O2[$arch]=$(measure $arch o2 "$D/o2.$arch" 0)
     for v in line po cs instr; do measure $arch $v "$D/$v-use.$arch" "${O2[$arch]}"; done
 done
+
+# profgen on each target's recording of the same program: CSSPGO and
+# AutoFDO, interleaved rounds, median wall and CPU seconds
+if [ ${#archs[@]} -eq 2 ]; then
+    : > times.txt
+    for round in 1 2 3 4 5; do
+        for arch in "${archs[@]}"; do
+            for k in cs line; do
+                b=probe; [ $k = line ] && b=line
+                /usr/bin/time -f "$arch $k %e %U %S" -a -o times.txt \
+                    "$PG" profgen -q --binary "$D/$b.$arch" --perf $b.$arch.data -o /dev/null
+            done
+        done
+    done
+    python3 - times.txt <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    arch, kind, wall, user, sys_ = line.split()
+    rows.setdefault((arch, kind), []).append((float(wall), float(user) + float(sys_)))
+for (arch, kind), v in sorted(rows.items()):
+    print('PROFGEN %s %s wall %.3f cpu %.3f (median of %d)' % (arch, kind, statistics.median(w for w, _ in v),
+                                                             statistics.median(c for _, c in v), len(v)))
+PY
+fi
 
 # the cross table: target B built with target A's sampled profiles
 if [ "${CROSS:-1}" != 0 ] && [ ${#archs[@]} -eq 2 ]; then
