@@ -17,6 +17,7 @@
 # Output: human lines, and one machine line per measured build:
 #   RESULT ARCH VARIANT INSTRUCTIONS O2_INSTRUCTIONS PERCENT
 #   (VARIANT: line po cs instr, or x-line x-po x-cs for the cross builds)
+#   COST ARCH plain qemu S record --emulate S ratio R (recording cost, CPU)
 #   PROFGEN ARCH cs|line wall SECONDS cpu SECONDS (profgen on the recordings)
 # and at the end the executed instructions of every build by kind
 # (bench/lib/exact_insns.py): KINDS ARCH VARIANT total=N call=N ret=N ...
@@ -41,9 +42,10 @@ overlap() { "$PG" overlap --exact "$1" --binary "$2" "$3" | sed -n 's/.*block ov
 
 cc() { local arch=$1 out=$2; shift 2; clang-19 --target="$arch"-linux-gnu -O2 -g -I"$SQ" -DSQLITE_OMIT_LOAD_EXTENSION \
     -DSQLITE_THREADSAFE=0 "$@" "${SRC[@]}" -o "$D/$out" -lm; }
-# run a program of ARCH natively or under qemu-aarch64 (instrumentation runs)
-run() { local arch=$1; shift
-    if [ "$arch" = aarch64 ]; then "${PGOKIT_QEMU_AARCH64:-qemu-aarch64}" -L /usr/aarch64-linux-gnu "$@"; else "$@"; fi; }
+# a program of ARCH under plain qemu (instrumentation runs, recording cost)
+qemu_of() { if [ "$1" = aarch64 ]; then echo "${PGOKIT_QEMU_AARCH64:-qemu-aarch64} -L /usr/aarch64-linux-gnu"
+            else echo "${PGOKIT_QEMU:-qemu-x86_64}"; fi; }
+run() { local arch=$1; shift; $(qemu_of $arch) "$@"; }
 measure() { # ARCH VARIANT BINARY O2_COUNT: a RESULT and a KINDS line (o2: only the count on stdout)
     local arch=$1 v=$2 bin=$3 o2=$4 kinds n
     "$PG" record --emulate -q -o m.$v.$arch.data --exact-counts m.$v.$arch.exact -- "$bin" "${ARGS[@]}" > /dev/null
@@ -80,6 +82,20 @@ for arch in "${archs[@]}"; do
     echo "$arch: block overlap AutoFDO $ov_line, probe-only $ov_po, CSSPGO $ov_cs"
     O2[$arch]=$(measure $arch o2 "$D/o2.$arch" 0)
     for v in line po cs instr; do measure $arch $v "$D/$v-use.$arch" "${O2[$arch]}"; done
+done
+
+# recording cost: plain qemu against record --emulate (the plugin), CPU
+# seconds (user+sys) of the -O2 build, interleaved rounds, medians
+cpu() { /usr/bin/time -f "%U %S" -o cpu.txt "$@" > /dev/null 2>&1; awk '{ print $1 + $2 }' cpu.txt; }
+for arch in "${archs[@]}"; do
+    plain=() rec=()
+    for round in 1 2 3; do
+        plain+=("$(cpu $(qemu_of $arch) "$D/o2.$arch" "${ARGS[@]}")")
+        rec+=("$(cpu "$PG" record --emulate -q -o cost.data -- "$D/o2.$arch" "${ARGS[@]}")")
+    done
+    python3 -c "import statistics as s, sys; a, q, r = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]; \
+print('COST %s plain qemu %.2f s record --emulate %.2f s ratio %.2fx (CPU, median of %d)' % (a, s.median(q), s.median(r), s.median(r) / s.median(q), len(q)))" \
+        "$arch" "${plain[*]}" "${rec[*]}"
 done
 
 # profgen on each target's recording of the same program: CSSPGO and

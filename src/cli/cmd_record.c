@@ -100,7 +100,8 @@ static void usage(FILE *to)
             "SIGINT or SIGTERM, 130 or 143 with a command, 0 with --pid (the usual way to end an\n"
             "attach); 1 when no readable perf.data was written; 2 for usage errors.\n"
             "environment: PGOKIT_QEMU (default qemu-x86_64; aarch64 programs: PGOKIT_QEMU_AARCH64,\n"
-            "default qemu-aarch64 -L /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX is set), PGOKIT_LBR_PLUGIN (default\n"
+            "default qemu-aarch64 -L /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX is set or the host has\n"
+            "libc6:arm64, whose own loader and libraries are used then), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
             DEFAULT_FREQ, DEFAULT_PERIOD, DEFAULT_IP_PERIOD);
 }
@@ -526,13 +527,14 @@ int pk_cmd_record(int argc, char **argv)
         prog[0] = plan.elf;   /* qemu loads the ELF file; -0 gives argv[0] */
         /* the emulator of the program's machine (its ELF header says which);
          * a dynamic cross program finds its loader and libraries under the
-         * target's sysroot unless QEMU_LD_PREFIX already says where */
+         * target's sysroot unless QEMU_LD_PREFIX already says where, or the
+         * host has the target's own libc (see pk_record_cross_sysroot) */
         const char *emu = pk_record_qemu_name(plan.machine);
         if (plan.machine == EM_AARCH64) {
             qemu = getenv("PGOKIT_QEMU_AARCH64");
             const char *prefix = getenv("QEMU_LD_PREFIX");
             if (plan.dynamic && !(prefix && *prefix))
-                o->ld_prefix = pk_record_cross_sysroot(plan.machine);
+                o->ld_prefix = pk_record_cross_sysroot(plan.machine, "");
         }
         rc = pk_record_qemu_argv(qemu && *qemu ? qemu : emu, plugin, o, prog, &av, &err);
         prog[0] = argv0;

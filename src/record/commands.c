@@ -197,10 +197,21 @@ const char *pk_record_qemu_name(uint16_t machine)
     return machine == EM_AARCH64 ? "qemu-aarch64" : "qemu-x86_64";
 }
 
-const char *pk_record_cross_sysroot(uint16_t machine)
+const char *pk_record_cross_sysroot(uint16_t machine, const char *host_root)
 {
+    if (machine != EM_AARCH64)
+        return NULL;
+    /* A host with the target's own multiarch libc (libc6:arm64) has its
+     * loader at the path the program asks for, and the host's ld.so.cache
+     * (which the guest reads) lists that libc's libraries. A -L prefix would
+     * pair the cross package's loader with them, two builds of glibc that
+     * must not meet (a forked child hangs): use the host's set as it is. */
+    char loader[PATH_MAX];
+    snprintf(loader, sizeof loader, "%s/lib/ld-linux-aarch64.so.1", host_root ? host_root : "");
+    if (access(loader, F_OK) == 0)
+        return NULL;
     /* Debian's cross packages (libc6-dev-arm64-cross) install here */
-    return machine == EM_AARCH64 ? "/usr/aarch64-linux-gnu" : NULL;
+    return "/usr/aarch64-linux-gnu";
 }
 
 int pk_record_spe_argv(const char *spe_pmu, const pk_record_opts *o, char *const *cmd, pk_vec *argv,

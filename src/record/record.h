@@ -223,9 +223,12 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
 /* The QEMU user-mode emulator of e_machine `machine`: "qemu-aarch64" for
  * EM_AARCH64, else "qemu-x86_64". */
 const char *pk_record_qemu_name(uint16_t machine);
-/* Where the cross libraries of `machine` live on this Debian host
- * ("/usr/aarch64-linux-gnu"); NULL for the host's own (x86-64). */
-const char *pk_record_cross_sysroot(uint16_t machine);
+/* The -L prefix for a dynamic program of `machine`: where Debian's cross
+ * packages put its loader and libraries ("/usr/aarch64-linux-gnu"); NULL
+ * for the host's own machine, and NULL when the host (under host_root, ""
+ * for the real one) has the target's multiarch libc installed, whose loader
+ * and libraries must not be mixed with the cross ones. */
+const char *pk_record_cross_sysroot(uint16_t machine, const char *host_root);
 /* Frees the strings of an argv built above and the vector. */
 void pk_record_argv_free(pk_vec *argv);
 

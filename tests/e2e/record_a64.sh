@@ -21,7 +21,14 @@ SYSROOT=/usr/aarch64-linux-gnu
 unset QEMU_LD_PREFIX
 P=$PK_ROOT/tests/programs
 A="--target=aarch64-linux-gnu"
-run_a64() { qemu-aarch64 -L "$SYSROOT" "$@"; }
+# With the host's own arm64 libc (libc6:arm64) installed, record uses it and
+# no -L (pk_record_cross_sysroot): its loader and libc are the guest's then.
+if [ -e /lib/ld-linux-aarch64.so.1 ]; then
+    QEMU_L=(); GUEST_LOADER=$(realpath /lib/ld-linux-aarch64.so.1); GUEST_LIBC=$(realpath /lib/aarch64-linux-gnu/libc.so.6)
+else
+    QEMU_L=(-L "$SYSROOT"); GUEST_LOADER=$SYSROOT/lib/ld-linux-aarch64.so.1; GUEST_LIBC=$SYSROOT/lib/libc.so.6
+fi
+run_a64() { qemu-aarch64 "${QEMU_L[@]}" "$@"; }
 # the share printed by `pgokit overlap --exact`
 block_overlap() { "$PGOKIT" overlap --exact "$1" --binary "$2" "$3" | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p'; }
 at_least() { python3 -c "import sys; sys.exit(0 if float('${1:-0}') >= $2 else 1)"; }
@@ -37,7 +44,7 @@ check_eq "program output unchanged under the recorder" "$native" "$out"
 check "record chose qemu-aarch64" grep -q 'qemu-aarch64' "$T/rec.err"
 "$PGOKIT" record --print-exact "$T/ex.exact" > "$T/ex.txt"
 check "print-exact lists the program with its build-id" grep -q "^binary $T/ex build-id [0-9a-f]\{40\}" "$T/ex.txt"
-check "print-exact lists the cross libc" grep -q "^binary $SYSROOT/lib/libc.so.6 " "$T/ex.txt"
+check "print-exact lists the guest's libc ($GUEST_LIBC)" grep -q "^binary $GUEST_LIBC " "$T/ex.txt"
 
 perf script -i "$T/ex.data" --header-only > "$T/hdr.txt" 2>&1
 check "perf reads the arch header as aarch64" grep -q '^# arch : aarch64' "$T/hdr.txt"
@@ -50,7 +57,7 @@ check "perf report -D shows call chains" grep -q 'FP chain: nr:' "$T/report.txt"
 perf script -i "$T/ex.data" --show-mmap-events -F ip > "$T/mmaps.txt" 2>/dev/null
 check "MMAP2 of the program carries its build-id" \
     grep -q "<$(llvm-readelf-19 -n "$T/ex" | awk '/Build ID/{print $3}')>.* $T/ex\$" "$T/mmaps.txt"
-check "MMAP2 of the loader from the sysroot" grep -q " $SYSROOT/lib/ld-linux-aarch64.so.1\$" "$T/mmaps.txt"
+check "MMAP2 of the guest's loader ($GUEST_LOADER)" grep -q " $GUEST_LOADER\$" "$T/mmaps.txt"
 perf script -i "$T/ex.data" -F ip,sym > "$T/chains.txt" 2>/dev/null
 check "call chains resolve depth <- depth <- main" python3 - "$T/chains.txt" <<'PY'
 import sys
@@ -117,7 +124,7 @@ check_eq "every entry is a real A64 branch of its kind, seen by the exact counts
 
 # exact counts against a second source: QEMU's own log of every executed
 # block (-d exec with chaining off), and the program's arithmetic
-qemu-aarch64 -L "$SYSROOT" -d exec,nochain -D "$T/exec.log" "$T/ex" 20000 > /dev/null
+qemu-aarch64 "${QEMU_L[@]}" -d exec,nochain -D "$T/exec.log" "$T/ex" 20000 > /dev/null
 llvm-nm-19 "$T/ex" > "$T/ex.nm" 2>/dev/null || nm "$T/ex" > "$T/ex.nm"
 python3 - "$T" > "$T/calls.txt" <<'PY'
 import re, sys

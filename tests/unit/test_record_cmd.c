@@ -81,12 +81,12 @@ TEST(qemu_command_carries_every_option)
 TEST(qemu_command_aarch64_sysroot)
 {
     pk_record_opts o = {.output = "/t/p.data", .period = 999, .lbr_depth = 16, .callchain = true, .seed = 7,
-                        .ld_prefix = pk_record_cross_sysroot(183)};
+                        .ld_prefix = pk_record_cross_sysroot(183, "/nonexistent-root")};
     pk_vec v;
     pk_err e;
     CHECK_STR(pk_record_qemu_name(183), "qemu-aarch64");
     CHECK_STR(pk_record_qemu_name(62), "qemu-x86_64");
-    CHECK(pk_record_cross_sysroot(62) == NULL);
+    CHECK(pk_record_cross_sysroot(62, "/nonexistent-root") == NULL);
     CHECK_OK(pk_record_qemu_argv(pk_record_qemu_name(183), "/b/pgokit-lbr.so", &o, cmd, &v, &e), &e);
     CHECK_STR(joined(&v), "qemu-aarch64 -L /usr/aarch64-linux-gnu -plugin /b/pgokit-lbr.so,out=/t/p.data,"
                           "period=999,depth=16,callchain=on,seed=7,comm=app,sysroot=/usr/aarch64-linux-gnu "
@@ -95,6 +95,27 @@ TEST(qemu_command_aarch64_sysroot)
     o.ld_prefix = "/a,b";
     CHECK(pk_record_qemu_argv("q", "/p.so", &o, cmd, &v, &e) == -1);
     CHECK(strstr(e.msg, "/a,b") != NULL);
+}
+
+/* A host with libc6:arm64 installed: its loader at /lib/ld-linux-aarch64.so.1
+ * and the host's ld.so.cache listing its libraries; -L with the cross
+ * sysroot would mix two glibc builds (a forked child hung), so no prefix. */
+TEST(aarch64_sysroot_host_multiarch)
+{
+    char root[] = "/tmp/pk-sysroot.XXXXXX", lib[64], loader[96];
+    CHECK(mkdtemp(root) != NULL);
+    CHECK_STR(pk_record_cross_sysroot(183, root), "/usr/aarch64-linux-gnu");
+    snprintf(lib, sizeof lib, "%s/lib", root);
+    snprintf(loader, sizeof loader, "%s/ld-linux-aarch64.so.1", lib);
+    CHECK(mkdir(lib, 0700) == 0);
+    FILE *f = fopen(loader, "w");
+    CHECK(f != NULL);
+    fclose(f);
+    CHECK(pk_record_cross_sysroot(183, root) == NULL);
+    CHECK(pk_record_cross_sysroot(62, root) == NULL);
+    unlink(loader);
+    rmdir(lib);
+    rmdir(root);
 }
 
 /* arm64 hosts: BRBE fills perf's branch stacks like LBR (cycles as the
