@@ -14,7 +14,6 @@ typedef struct func_insns {
 struct pk_binary {
     pk_elf *elf;
     pk_elf *debug;        /* == elf, a separate file, or NULL */
-    const pk_arch *arch;  /* from elf's e_machine; NULL: not one we decode */
     pk_symbolizer *sym;
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
     pk_vec slots;         /* func_insns */
@@ -33,7 +32,6 @@ int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk
     }
     if (pk_elf_open(&b->elf, path, err) < 0)
         goto fail;
-    b->arch = pk_arch_for_machine(pk_elf_machine(b->elf));
     if (debug_path) {
         if (pk_elf_open(&b->debug, debug_path, err) < 0)
             goto fail;
@@ -92,7 +90,7 @@ void pk_binary_drop_caches(pk_binary *b)
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
 pk_elf *pk_binary_debug_elf(pk_binary *b) { return b->debug; }
-const pk_arch *pk_binary_arch(const pk_binary *b) { return b->arch; }
+const pk_arch *pk_binary_arch(const pk_binary *b) { return pk_elf_arch(b->elf); }
 
 int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
 {
@@ -115,7 +113,8 @@ int pk_binary_decode_range(pk_binary *b, uint64_t begin, uint64_t end, pk_insn *
     *count = 0;
     if (end <= begin)
         return 0;
-    if (!b->arch)
+    const pk_arch *arch = pk_elf_arch(b->elf);
+    if (!arch)
         return pk_err_set(err, "%s: cannot decode instructions of machine %u (x86-64 and AArch64 only)",
                           pk_elf_path(b->elf), (unsigned)pk_elf_machine(b->elf));
     const uint8_t *code = pk_elf_vaddr_bytes(b->elf, begin, end - begin);
@@ -123,12 +122,12 @@ int pk_binary_decode_range(pk_binary *b, uint64_t begin, uint64_t end, pk_insn *
         return pk_err_set(err, "%s: address range 0x%llx-0x%llx is not backed by the file",
                           pk_elf_path(b->elf), (unsigned long long)begin, (unsigned long long)end);
     uint64_t n = end - begin;
-    size_t cap = b->arch->min_len > 1 ? n / b->arch->min_len + 1 : n / 3 + 16;
+    size_t cap = arch->min_len > 1 ? n / arch->min_len + 1 : n / 3 + 16;
     pk_insn *v = malloc(cap * sizeof *v);
     if (!v)
         return pk_err_set(err, "%s: out of memory", pk_elf_path(b->elf));
     size_t k = 0;
-    const bool x86 = b->arch == &pk_arch_x86_64;
+    const bool x86 = arch == &pk_arch_x86_64;
     for (uint64_t o = 0; o < n;) {
         if (k == cap) {
             pk_insn *nv = pk_xrealloc_array(v, cap * 2, sizeof *v);
@@ -144,7 +143,7 @@ int pk_binary_decode_range(pk_binary *b, uint64_t begin, uint64_t end, pk_insn *
         if (x86)
             pk_x86_decode(code + o, (size_t)(n - o), begin + o, &v[k]);
         else
-            pk_arch_decode(b->arch, code + o, (size_t)(n - o), begin + o, &v[k]);
+            pk_arch_decode(arch, code + o, (size_t)(n - o), begin + o, &v[k]);
         o += v[k].len;
         k++;
     }
@@ -211,13 +210,14 @@ int pk_binary_func_insns(pk_binary *b, const pk_elf_symbol *func, const pk_insn 
 
 int pk_binary_decode_one(pk_binary *b, uint64_t vaddr, pk_insn *out)
 {
-    if (!b->arch)
+    const pk_arch *arch = pk_elf_arch(b->elf);
+    if (!arch)
         return -1;
     /* up to the longest instruction, fewer at the end of the mapped range */
-    for (size_t len = b->arch->max_len; len > 0; len--) {
+    for (size_t len = arch->max_len; len > 0; len--) {
         const uint8_t *code = pk_elf_vaddr_bytes(b->elf, vaddr, len);
         if (code)
-            return pk_arch_decode(b->arch, code, len, vaddr, out) ? 0 : -1;
+            return pk_arch_decode(arch, code, len, vaddr, out) ? 0 : -1;
     }
     return -1;
 }

@@ -74,6 +74,9 @@ void pk_elf_close(pk_elf *elf);
 const char *pk_elf_path(const pk_elf *elf);
 uint16_t pk_elf_type(const pk_elf *elf);       /* ET_EXEC, ET_DYN, ET_REL ... */
 uint16_t pk_elf_machine(const pk_elf *elf);    /* EM_X86_64 ... */
+/* Its instruction set (pk_arch_for_machine of e_machine, below); NULL when
+ * pgokit cannot decode it. */
+const struct pk_arch *pk_elf_arch(const pk_elf *elf);
 const uint8_t *pk_elf_bytes(const pk_elf *elf, size_t *size); /* the whole file */
 
 /* Sections. Index 0 is the null section. */

@@ -261,6 +261,7 @@ static int elf_load(pk_elf **out, pk_elf *e, pk_err *err)
     }
     e->type = pk_ld16(d + 0x10);
     e->machine = pk_ld16(d + 0x12);
+    e->arch = pk_arch_for_machine(e->machine);
     if (load_sections(e, err) < 0 || load_segments(e, err) < 0)
         goto fail;
     for (size_t i = 1; i < e->nsections && !e->build_id; i++) {
@@ -326,6 +327,7 @@ void pk_elf_close(pk_elf *e)
 const char *pk_elf_path(const pk_elf *e) { return e->file.path; }
 uint16_t pk_elf_type(const pk_elf *e) { return e->type; }
 uint16_t pk_elf_machine(const pk_elf *e) { return e->machine; }
+const pk_arch *pk_elf_arch(const pk_elf *e) { return e->arch; }
 const uint8_t *pk_elf_bytes(const pk_elf *e, size_t *size)
 {
     *size = e->file.size;

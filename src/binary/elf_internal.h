@@ -21,6 +21,7 @@ typedef struct elf_file_sym {
 struct pk_elf {
     pk_mapped_file file;
     uint16_t type, machine;
+    const pk_arch *arch;   /* pk_arch_for_machine(machine), looked up once */
     pk_elf_section *sections;
     size_t nsections;
     uint8_t **cache;       /* decompressed section bytes, by section index */

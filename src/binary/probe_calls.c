@@ -107,7 +107,7 @@ static bool probed_transfer(const pk_elf *elf, const pk_insn *in)
 int pk_probe_info_add_dwarf_calls(pk_probe_info *info, pk_elf *elf, size_t first_node, pk_err *err)
 {
     pk_probe_table *t = &info->table;
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(elf));
+    const pk_arch *arch = pk_elf_arch(elf);
     if (!arch || !arch->call_probes_in_dwarf || first_node >= t->n_nodes || !pk_elf_has_dwarf(elf))
         return 0;
     for (size_t i = 0; i < t->n; i++)

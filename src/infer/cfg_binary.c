@@ -37,7 +37,7 @@ static bool noreturn_name(const char *name)
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
 {
     pk_elf *elf = nr->elf;
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(elf));
+    const pk_arch *arch = pk_elf_arch(elf);
     if (!arch)
         return 0;
     const pk_elf_section *sym, *str;
@@ -108,7 +108,7 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     if (f && f->addr == target)
         return noreturn_name(f->name);
     /* A PLT stub jumping through the GOT slot of a noreturn function */
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(nr->elf));
+    const pk_arch *arch = pk_elf_arch(nr->elf);
     const uint8_t *p = arch ? pk_elf_vaddr_bytes(nr->elf, target, arch->plt_len) : NULL;
     uint64_t slot;
     if (!p || nr->slots.len == 0 || !arch->plt_slot(p, target, &slot))

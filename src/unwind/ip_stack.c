@@ -111,7 +111,7 @@ static uint64_t frame_ready(pk_ipraw *r, uint64_t entry)
         return e->frame_ready;
     e->have |= HAVE_FRAME;
     e->frame_ready = entry;
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
+    const pk_arch *arch = pk_elf_arch(r->elf);
     const uint8_t *b = arch ? pk_elf_vaddr_bytes(r->elf, entry, arch->prologue_len) : NULL;
     if (!b)
         return entry;
@@ -130,7 +130,7 @@ static uint64_t direct_target(pk_ipraw *r, uint64_t ret)
     if (e->have & HAVE_TARGET)
         return e->target;
     const uint8_t *b = site ? pk_elf_vaddr_bytes(r->elf, site, (size_t)(ret - site)) : NULL;
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
+    const pk_arch *arch = pk_elf_arch(r->elf);
     pk_insn in;
     e->target = b && arch && pk_arch_decode(arch, b, (size_t)(ret - site), site, &in) && in.cls == PK_INSN_CALL
                     ? in.target
@@ -172,7 +172,7 @@ static uint64_t unique_call_site(pk_ipraw *r, uint64_t caller, uint64_t callee)
         return v - 1;
     uint64_t found = 0;
     const pk_elf_symbol *f = pk_elf_func_at(r->elf, caller);
-    const pk_arch *arch = pk_arch_for_machine(pk_elf_machine(r->elf));
+    const pk_arch *arch = pk_elf_arch(r->elf);
     const uint8_t *b = f && f->addr == caller && f->size ? pk_elf_vaddr_bytes(r->elf, f->addr, f->size) : NULL;
     for (uint64_t off = 0; b && arch && off < f->size;) {
         pk_insn in;
