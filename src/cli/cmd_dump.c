@@ -86,12 +86,10 @@ static int on_attr(void *vctx, const pk_perf_attr *a)
 
 static void print_string_feature(dump_ctx *c, const char *what, const uint8_t *d, uint64_t size)
 {
-    if (size < 4)
-        return;
-    uint32_t len = pk_ld32(d);
-    if (len > size - 4)
-        len = (uint32_t)(size - 4);
-    fprintf(c->out, "# %s: %.*s\n", what, (int)strnlen((const char *)d + 4, len), (const char *)d + 4);
+    size_t len;
+    const char *s = pk_perf_feature_string(d, size, &len);
+    if (s)
+        fprintf(c->out, "# %s: %.*s\n", what, (int)len, s);
 }
 
 static int on_feature(void *vctx, uint32_t id, const void *data, uint64_t size)
@@ -105,9 +103,10 @@ static int on_feature(void *vctx, uint32_t id, const void *data, uint64_t size)
     else
         fprintf(c->out, "# feature %s: %" PRIu64 " bytes\n", name, size);
     const uint8_t *d = data;
-    if (id == 3 || id == 4 || id == 5 || id == 6 || id == 8 || id == 9)
+    if (id == PK_FEAT_HOSTNAME || id == PK_FEAT_OSRELEASE || id == 5 /* version */ || id == PK_FEAT_ARCH ||
+        id == 8 /* cpudesc */ || id == 9 /* cpuid */)
         print_string_feature(c, name, d, size);
-    if (id == 11 && size >= 4) {
+    if (id == PK_FEAT_CMDLINE && size >= 4) {
         uint32_t nr = pk_ld32(d);
         uint64_t pos = 4;
         fprintf(c->out, "# cmdline:");

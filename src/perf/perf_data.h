@@ -167,6 +167,15 @@ typedef struct pk_perf_stats {
 
 /* Added: "build_id", "hostname", ... for a feature id; NULL when unknown. */
 const char *pk_perf_feature_name(uint32_t id);
+/* Added: the feature ids (perf's HEADER_* numbers) that pgokit reads or writes. */
+enum {
+    PK_FEAT_BUILD_ID = 2, PK_FEAT_HOSTNAME = 3, PK_FEAT_OSRELEASE = 4, PK_FEAT_ARCH = 6,
+    PK_FEAT_CMDLINE = 11, PK_FEAT_BRANCH_STACK = 15, PK_FEAT_COMPRESSED = 27,
+};
+/* Added: the string of a string feature's payload (u32 length, then the
+ * NUL-padded string: hostname, arch, ...), its length without the padding
+ * in *len; NULL when the payload is too short to hold one. */
+const char *pk_perf_feature_string(const void *data, uint64_t size, size_t *len);
 
 /* Reads a perf.data file; path "-" reads standard input (pipe mode). Streams:
  * a compressed file is decompressed through a bounded window. Returns 0 or -1

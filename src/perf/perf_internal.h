@@ -41,13 +41,6 @@ enum { PK_FORMAT_TOTAL_TIME_ENABLED = 1, PK_FORMAT_TOTAL_TIME_RUNNING = 2,
 #define PK_PERF_MAGIC1   0x454c494646524550ull  /* "PERFFILE" */
 #define PK_FILE_HEADER_SIZE 104
 #define PK_PIPE_HEADER_SIZE 16
-#define PK_FEAT_BUILD_ID 2
-#define PK_FEAT_BRANCH_STACK 15
-#define PK_FEAT_COMPRESSED 27
-#define PK_FEAT_HOSTNAME 3
-#define PK_FEAT_OSRELEASE 4
-#define PK_FEAT_ARCH 6
-#define PK_FEAT_CMDLINE 11
 
 typedef struct pk_attr_int {
     pk_perf_attr pub;

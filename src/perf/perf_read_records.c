@@ -19,6 +19,16 @@ int pk_reader_fail(pk_reader *r, uint64_t off, const char *fmt, ...)
     return pk_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)off, msg);
 }
 
+const char *pk_perf_feature_string(const void *data, uint64_t size, size_t *len)
+{
+    if (size < 4)
+        return NULL;
+    uint64_t stated = pk_ld32(data);
+    const char *s = (const char *)data + 4;
+    *len = strnlen(s, (size_t)(stated < size - 4 ? stated : size - 4));
+    return s;
+}
+
 const char *pk_perf_feature_name(uint32_t id)
 {
     static const char *const names[] = {

@@ -82,16 +82,14 @@ static int peek_mmap(void *c, const pk_mmap_event *e) { return peek_at(c, e->tim
 static int peek_comm(void *c, const pk_comm_event *e) { return peek_at(c, e->time); }
 static int peek_task(void *c, const pk_task_event *e) { return peek_at(c, e->time); }
 
-/* HEADER_ARCH (id 6): u32 length, then the NUL-padded string. The merged
- * file keeps it, else perf would read an aarch64 recording as the host's. */
+/* HEADER_ARCH: the merged file keeps it, else perf would read an aarch64
+ * recording as the host's. */
 static int peek_feature(void *ctx, uint32_t id, const void *data, uint64_t size)
 {
     msrc *s = ctx;
-    if (id != 6 || size < 5)
-        return 0;
-    const char *str = (const char *)data + 4;
-    size_t n = strnlen(str, (size_t)size - 4);
-    if (n < sizeof s->arch) {
+    size_t n;
+    const char *str = id == PK_FEAT_ARCH ? pk_perf_feature_string(data, size, &n) : NULL;
+    if (str && n < sizeof s->arch) {
         memcpy(s->arch, str, n);
         s->arch[n] = 0;
     }
