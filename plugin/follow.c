@@ -57,6 +57,7 @@ typedef struct guest_sysnos {
 } guest_sysnos;
 static const guest_sysnos sysnos_x86_64 = {13, 59, 322};
 static const guest_sysnos sysnos_aarch64 = {134, 221, 281};
+static const guest_sysnos *sysnos;   /* the guest's, chosen at install */
 #define MAX_ARG_BYTES (64u << 20)  /* argv + envp read at most (the kernel allows a
                                       quarter of the stack limit) */
 
@@ -433,7 +434,7 @@ static void on_exec(bool at, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 static void on_syscall(qemu_plugin_id_t id, unsigned int idx, int64_t num, uint64_t a1, uint64_t a2,
                        uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
 {
-    const guest_sysnos *sn = g.arch == &pk_arch_aarch64 ? &sysnos_aarch64 : &sysnos_x86_64;
+    const guest_sysnos *sn = sysnos;
     if (num == sn->rt_sigaction) {
         /* rt_sigaction(sig, act, ...): act->sa_handler is its first word */
         uint64_t h;
@@ -468,6 +469,7 @@ static uint64_t initial_ignored(void)
 void lbr_follow_install(qemu_plugin_id_t id)
 {
     pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+    sysnos = g.arch == &pk_arch_aarch64 ? &sysnos_aarch64 : &sysnos_x86_64;
     qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
     g.ignored = initial_ignored();
     if (!g.dir)
