@@ -4,8 +4,10 @@
 #include "profgen/pipeline.h"
 #include "infer/infer.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
@@ -52,6 +54,9 @@ static const char usage_text[] =
     "  --ignore-stack-samples  no calling contexts even when samples have call stacks\n"
     "  --no-preinline      CSSPGO: keep the flat context profile (cold contexts merged),\n"
     "                      no pre-inliner, no nesting\n"
+    "  --trace-preinline FILE  CSSPGO: write every pre-inliner decision to FILE, one per line:\n"
+    "                      step (function, inline, keep-call, over-limit), count, size, size\n"
+    "                      threshold, the function's size so far/limit, and the context\n"
     "  --no-infer-missing-frames  CSSPGO: do not re-insert frames lost to tail calls\n"
     "  --use-dwarf-correlation    line-based profile even for a pseudo-probe binary\n"
     "  --cs                a binary without probes: context-sensitive line-based profile\n"
@@ -65,6 +70,7 @@ static const char usage_text[] =
 typedef struct progress {
     bool on;
     time_t last;
+    FILE *trace;     /* --trace-preinline */
 } progress;
 
 static void on_progress(void *ctx, const char *path, uint64_t n, uint64_t offset, uint64_t size)
@@ -90,6 +96,27 @@ static void on_phase(void *ctx, const char *what)
         fprintf(stderr, "\rprofgen: %s...", what);
     else
         fprintf(stderr, "\r\033[K");
+}
+
+/* One line per pre-inliner step: what, count, size, threshold, the caller's
+ * size so far / its limit, and the context (`outer:loc @ inner`). */
+static void on_preinline_step(void *ctx, const pk_profset *ps, const pk_preinline_step *st)
+{
+    static const char *what[] = {"function", "inline", "keep-call", "over-limit"};
+    FILE *f = ((progress *)ctx)->trace;
+    if (st->what == PK_PI_FUNCTION)
+        fprintf(f, "%s\t%llu\t%u\t-\t%llu/%llu\t", what[st->what], (unsigned long long)st->count, st->size,
+                (unsigned long long)st->final_size, (unsigned long long)st->limit);
+    else
+        fprintf(f, "%s\t%llu\t%u\t%.0f\t%llu/%llu\t", what[st->what], (unsigned long long)st->count, st->size,
+                st->threshold, (unsigned long long)st->final_size, (unsigned long long)st->limit);
+    for (size_t i = 0; i < st->nframes; i++) {
+        const pk_ctx_frame *fr = &st->frames[i];
+        fprintf(f, "%s%.*s", i ? " @ " : "", (int)pk_profset_name_len(ps, fr->name), pk_profset_name(ps, fr->name));
+        if (i + 1 < st->nframes)
+            fprintf(f, fr->disc ? ":%u.%u" : ":%u", fr->line, fr->disc);
+    }
+    fputc('\n', f);
 }
 
 static void on_warning(void *ctx, const char *msg)
@@ -295,6 +322,8 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
     size_t nin = 0;
+    const char *trace_path = NULL;
+    FILE *trace = NULL;
     if (!ins)
         return 1;
     int rc = 2;
@@ -320,6 +349,8 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.ignore_stacks = true;
         } else if (!strcmp(a, "--no-preinline")) {
             rq.no_preinline = true;
+        } else if (OPT("--trace-preinline")) {
+            trace_path = val;
         } else if (!strcmp(a, "--cs")) {
             rq.line_cs = true;
         } else if (!strcmp(a, "--no-infer-missing-frames")) {
@@ -400,8 +431,14 @@ int pk_cmd_profgen(int argc, char **argv)
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)
         rq.walk_here_every = (uint32_t)strtoul(every, NULL, 10);
-    progress pg = {.on = pk_cli_progress_wanted(quiet)};
+    if (trace_path && !(trace = fopen(trace_path, "w"))) {
+        rc = pk_cli_usage(cmd, "cannot write %s: %s", trace_path, strerror(errno));
+        goto done;
+    }
+    progress pg = {.on = pk_cli_progress_wanted(quiet), .trace = trace};
     rq.cb_ctx = &pg;
+    if (trace)
+        rq.preinline_trace = on_preinline_step;
     rq.progress = on_progress;
     rq.phase = on_phase;
     if (!quiet)
@@ -427,6 +464,8 @@ int pk_cmd_profgen(int argc, char **argv)
     }
     rc = 0;
 done:
+    if (trace && fclose(trace) && rc == 0)
+        rc = pk_cli_usage(cmd, "writing %s failed", trace_path);
     free(ins);
     return rc;
 }

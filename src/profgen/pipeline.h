@@ -66,6 +66,8 @@ typedef struct pk_pipeline_request {
     void (*phase)(void *ctx, const char *what);
     /* an input had nothing usable, but others may: the reason */
     void (*warning)(void *ctx, const char *msg);
+    /* CSSPGO: every pre-inliner decision, in order (see pk_preinline_step) */
+    void (*preinline_trace)(void *ctx, const pk_profset *ps, const pk_preinline_step *step);
 } pk_pipeline_request;
 
 enum pk_pipeline_mode {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "profgen/cg_order.h"
 #include "profgen/ctx_trie.h"
 
 #define NONE PK_TRIE_NONE
@@ -127,26 +128,20 @@ static uint64_t call_count(const pk_fprof *caller, uint32_t line, uint32_t disc,
 
 /* ---- the profiled call graph and its top-down order ---- */
 
-struct edge { uint32_t from, to; };
-
-static int cmp_edge(const void *a, const void *b)
-{
-    const struct edge *x = a, *y = b;
-    if (x->from != y->from)
-        return x->from < y->from ? -1 : 1;
-    return x->to < y->to ? -1 : x->to > y->to;
-}
-
-/* Functions (as name ids) in top-down order: Tarjan's SCCs of the graph whose
- * edges are the trie's parent → child calls above the cold threshold, from a
- * virtual entry calling every function in discovery order, reversed. */
+/* Functions (as name ids) in top-down order (pk_cg_top_down) over the graph
+ * whose edges are the trie's parent → child calls, weighted by the larger of
+ * the call-site count and the callee's head estimate, summed over contexts;
+ * functions numbered in breadth-first discovery order, as llvm-profgen's
+ * ProfiledCallGraph. */
 static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, size_t *norder)
 {
     pk_u64map fid;                 /* name → function index + 1 */
-    pk_vec funcs, edges;           /* pk_name_id; struct edge */
+    pk_vec funcs, edges;           /* pk_name_id; pk_cg_edge */
     pk_vec_init(&funcs, sizeof(pk_name_id));
-    pk_vec_init(&edges, sizeof(struct edge));
+    pk_vec_init(&edges, sizeof(pk_cg_edge));
     uint32_t *queue = malloc(t->tr.nodes.len * sizeof *queue);
+    uint32_t *idx = NULL;
+    pk_name_id *out = NULL;
     int rc = -1;
     if (!queue || pk_u64map_init(&fid, 256)) {
         free(queue);
@@ -154,7 +149,7 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
     }
     size_t qh = 0, qt = 0;
     queue[qt++] = 0;
-    while (qh < qt) { /* breadth first, as llvm-profgen's ProfiledCallGraph */
+    while (qh < qt) {
         uint32_t n = queue[qh++];
         pk_trie_node *caller = NODE(t, n);
         for (uint32_t c = caller->first_child; c != NONE; c = NODE(t, c)->next_sibling) {
@@ -179,93 +174,34 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
                 w = entry > site ? entry : site;
                 caller = NODE(t, n);
             }
-            if (w <= cold)
-                continue;
-            struct edge *e = pk_vec_push(&edges);
+            pk_cg_edge *e = pk_vec_push(&edges);
             if (!e)
                 goto oom;
             e->from = (uint32_t)*pk_u64map_get(&fid, caller->name) - 1;
             e->to = (uint32_t)*pk_u64map_get(&fid, cn->name) - 1;
+            e->weight = w;
         }
     }
-    size_t nf = funcs.len, ne = edges.len;
-    if (ne > 1)
-        qsort(edges.data, ne, sizeof(struct edge), cmp_edge);
-    /* adjacency (CSR) with a virtual entry node nf → every function */
-    uint32_t *first = calloc(nf + 2, sizeof *first), *adj = malloc((ne + nf + 1) * sizeof *adj);
-    uint32_t *idx = malloc((nf + 1) * sizeof *idx), *low = malloc((nf + 1) * sizeof *low);
-    uint32_t *stack = malloc((nf + 1) * sizeof *stack), *cstack = malloc((nf + 1) * sizeof *cstack);
-    uint32_t *citer = malloc((nf + 1) * sizeof *citer);
-    bool *on = calloc(nf + 1, sizeof *on);
-    pk_name_id *out = malloc((nf + 1) * sizeof *out);
-    if (!first || !adj || !idx || !low || !stack || !cstack || !citer || !on || !out)
-        goto oom2;
-    size_t na = 0;
-    for (size_t i = 0, e = 0; i < nf; i++) {
-        first[i] = (uint32_t)na;
-        uint32_t last = NONE;
-        for (; e < ne && PK_VEC_AT(&edges, struct edge, e).from == i; e++) {
-            uint32_t to = PK_VEC_AT(&edges, struct edge, e).to;
-            if (to != last)
-                adj[na++] = last = to;
-        }
-    }
-    first[nf] = (uint32_t)na;
+    size_t nf = funcs.len;
+    idx = malloc((nf ? nf : 1) * sizeof *idx);
+    out = malloc((nf ? nf : 1) * sizeof *out);
+    if (!idx || !out)
+        goto oom;
+    if (pk_cg_top_down(nf, edges.data, edges.len, cold, idx, t->err))
+        goto done;
     for (size_t i = 0; i < nf; i++)
-        adj[na++] = (uint32_t)i;
-    first[nf + 1] = (uint32_t)na;
-    for (size_t i = 0; i <= nf; i++)
-        idx[i] = NONE;
-    /* iterative Tarjan from the entry */
-    uint32_t counter = 0, sp = 0, cp = 0;
-    size_t nout = 0;
-    cstack[cp] = (uint32_t)nf, citer[cp++] = first[nf];
-    idx[nf] = low[nf] = counter++;
-    stack[sp++] = (uint32_t)nf, on[nf] = true;
-    while (cp) {
-        uint32_t v = cstack[cp - 1];
-        if (citer[cp - 1] < first[v + 1]) {
-            uint32_t w = adj[citer[cp - 1]++];
-            if (idx[w] == NONE) {
-                idx[w] = low[w] = counter++;
-                stack[sp++] = w, on[w] = true;
-                cstack[cp] = w, citer[cp++] = first[w];
-            } else if (on[w] && idx[w] < low[v]) {
-                low[v] = idx[w];
-            }
-            continue;
-        }
-        cp--;
-        if (cp && low[v] < low[cstack[cp - 1]])
-            low[cstack[cp - 1]] = low[v];
-        if (low[v] == idx[v]) { /* an SCC: emitted callees first */
-            uint32_t w;
-            do {
-                w = stack[--sp];
-                on[w] = false;
-                if (w != nf)
-                    out[nout++] = PK_VEC_AT(&funcs, pk_name_id, w);
-            } while (w != v);
-        }
-    }
-    for (size_t i = 0; i < nout / 2; i++) { /* reversed: callers first */
-        pk_name_id x = out[i];
-        out[i] = out[nout - 1 - i];
-        out[nout - 1 - i] = x;
-    }
+        out[i] = PK_VEC_AT(&funcs, pk_name_id, idx[i]);
     *order = out;
-    *norder = nout;
+    *norder = nf;
     out = NULL;
     rc = 0;
-oom2:
-    if (rc)
-        pk_err_set(t->err, "out of memory");
-    free(first), free(adj), free(idx), free(low), free(stack), free(cstack), free(citer), free(on), free(out);
     goto done;
 oom:
     pk_err_set(t->err, "out of memory");
 done:
     free(queue);
+    free(idx);
+    free(out);
     pk_u64map_free(&fid);
     pk_vec_free(&funcs);
     pk_vec_free(&edges);
@@ -370,22 +306,40 @@ static int add_candidates(struct ctx *c, struct heap *h, uint32_t caller)
     return 0;
 }
 
-static bool should_inline(struct ctx *c, const struct cand *cd)
+/* The size under which a candidate is inlined: the cold threshold, growing
+ * linearly with the call count up to the hot threshold (× 100) at the 10 %
+ * cutoff's count, × prev_inline_multiplier where the binary had inlined it. */
+static double inline_threshold(struct ctx *c, const struct cand *cd)
 {
     const pk_fprof *f = NODE(c->t, cd->node)->prof;
-    bool was_inlined = f->attrs & PK_ATTR_WAS_INLINED;
-    if (c->o->replay)
-        return was_inlined;
     double threshold = c->o->cold_threshold;
     if (cd->count > c->cold) {
         double hot = c->p10 > c->cold ? ((double)cd->count - (double)c->cold) / ((double)c->p10 - (double)c->cold) : 1.0;
         if (hot > 1.0)
             hot = 1.0;
         threshold = (double)c->o->hot_threshold * hot * 100 + c->o->cold_threshold;
-        if (was_inlined)
+        if (f->attrs & PK_ATTR_WAS_INLINED)
             threshold *= c->o->prev_inline_multiplier;
     }
+    return threshold;
+}
+
+static bool should_inline(struct ctx *c, const struct cand *cd, double threshold)
+{
+    if (c->o->replay)
+        return NODE(c->t, cd->node)->prof->attrs & PK_ATTR_WAS_INLINED;
     return (double)cd->size <= threshold;
+}
+
+static void trace(struct ctx *c, int what, uint32_t node, uint64_t count, uint32_t size, double threshold,
+                  uint64_t final_size, uint64_t limit)
+{
+    if (!c->o->trace)
+        return;
+    pk_preinline_step st = {.what = what, .count = count, .size = size, .threshold = threshold,
+                            .final_size = final_size, .limit = limit};
+    st.nframes = pk_ctx_trie_frames(&c->t->tr, node, &st.frames);
+    c->o->trace(c->o->trace_ctx, c->t->ps, &st);
 }
 
 static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
@@ -404,11 +358,15 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
     if (limit < c->o->limit_min)
         limit = c->o->limit_min;
     h->n = 0;
+    trace(c, PK_PI_FUNCTION, base, pk_fprof_head_estimate(NODE(t, base)->prof), (uint32_t)size, 0, size, limit);
     if (add_candidates(c, h, base))
         return -1;
     while (h->n && final_size < limit) {
         struct cand cd = heap_pop(h);
-        if (should_inline(c, &cd)) {
+        double threshold = inline_threshold(c, &cd);
+        bool yes = should_inline(c, &cd, threshold);
+        trace(c, yes ? PK_PI_INLINE : PK_PI_KEEP_CALL, cd.node, cd.count, cd.size, threshold, final_size, limit);
+        if (yes) {
             pk_trie_node *n = NODE(t, cd.node);
             n->state |= ST_INLINED;
             n->prof->attrs |= PK_ATTR_SHOULD_BE_INLINED;
@@ -422,6 +380,10 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
     }
     if (h->n)
         t->st->hit_size_limit++;
+    while (c->o->trace && h->n) {
+        struct cand cd = heap_pop(h);
+        trace(c, PK_PI_OVER_LIMIT, cd.node, cd.count, cd.size, inline_threshold(c, &cd), final_size, limit);
+    }
     return 0;
 }
 

@@ -9,8 +9,10 @@
  * falls back to the same function's size under another context. Inlinees
  * whose code was optimized away but whose probes remain get size 0.
  *
- * Pre-inliner: over the profiled call graph (context trie edges heavier than
- * the cold threshold), functions are visited top-down. For each, all its
+ * Pre-inliner: over the profiled call graph (context trie edges, weights
+ * summed per caller-callee pair, pairs heavier than the cold threshold),
+ * functions are visited top-down (pk_cg_top_down: a recursion cycle from
+ * the callers of its hottest edges). For each, all its
  * contexts not chosen for inlining by a caller are merged, with their whole
  * subtrees, into its base profile [f]; then its callee contexts are inlined
  * hottest first while the size stays under min(max(size × growth, min),
@@ -50,6 +52,20 @@ int pk_ctx_sizes_add(pk_ctx_sizes *s, const pk_ctx_frame *frames, size_t n, uint
  * counts into the base profile. */
 int pk_ctx_sizes_add_probed(pk_ctx_sizes *s, const pk_probe_info *pi, pk_err *err);
 
+/* One step of the pre-inliner, for a caller that wants to see why each
+ * context was kept or merged (profgen --trace-preinline). */
+typedef struct pk_preinline_step {
+    enum { PK_PI_FUNCTION, PK_PI_INLINE, PK_PI_KEEP_CALL, PK_PI_OVER_LIMIT } what;
+    /* FUNCTION: the function whose base profile is processed (frames: just
+     * it); the others: the candidate context, outermost frame first */
+    const pk_ctx_frame *frames;
+    size_t nframes;
+    uint64_t count;                   /* max(call-site count, callee head estimate) */
+    uint32_t size;                    /* the candidate's (or function's) code size */
+    double threshold;                 /* size under which it is inlined */
+    uint64_t final_size, limit;       /* the function's size so far, and its limit */
+} pk_preinline_step;
+
 typedef struct pk_preinline_opts {
     uint32_t hot_threshold;           /* 1500 */
     uint32_t cold_threshold;          /* 0 */
@@ -58,6 +74,9 @@ typedef struct pk_preinline_opts {
     uint32_t prev_inline_multiplier;  /* 100 */
     bool replay;                      /* keep exactly what the binary inlined */
     bool use_sample_count_size;       /* size = number of body samples, not bytes */
+    /* every decision, in order (NULL: none); names through ps */
+    void (*trace)(void *ctx, const pk_profset *ps, const pk_preinline_step *step);
+    void *trace_ctx;
 } pk_preinline_opts;
 
 void pk_preinline_defaults(pk_preinline_opts *o);

@@ -177,4 +177,67 @@ TEST(cold_contexts_merge_into_their_base)
     pk_profset_free(&ps);
 }
 
+/* An interpreter's recursion: exec calls handle hot (its context of handle
+ * is worth inlining), handle calls exec back, cold. handle is met first in
+ * the profile, so an order that follows discovery visits handle first and
+ * merges [exec:1 @ handle] into handle's base profile before exec could
+ * inline it. The cycle must be entered at exec, the caller of its hot edge. */
+TEST(recursion_cycle_is_decided_by_the_caller_of_its_hot_edge)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    ps.kind = PK_PROF_CS | PK_PROF_PROBE;
+    /* (created last, handle is met first: the trie lists newest first) */
+    pk_fprof *m = ctx_prof(&ps, "main");
+    pk_fprof *mx = ctx_prof(&ps, "main:1 @ exec");
+    pk_fprof *x = ctx_prof(&ps, "exec");
+    pk_fprof *xh = ctx_prof(&ps, "exec:1 @ handle");
+    pk_fprof *h = ctx_prof(&ps, "handle");
+    pk_fprof *hx = ctx_prof(&ps, "handle:3 @ exec");
+    if (!h || !hx || !x || !xh || !m || !mx) {
+        CHECK(0);
+        return;
+    }
+    pk_fprof_add_body(h, 1, 0, 2, &err);
+    pk_fprof_add_call(h, 3, 0, name(&ps, "exec"), 2, &err);
+    h->head = 2;
+    hx->head = 2;
+    pk_fprof_add_body(hx, 1, 0, 2, &err);
+    for (int i = 1; i <= 4; i++)
+        pk_fprof_add_body(x, i, 0, 5000, &err);
+    pk_fprof_add_call(x, 1, 0, name(&ps, "handle"), 5000, &err);
+    x->head = 10;
+    xh->head = 5000;
+    for (int i = 1; i <= 3; i++)
+        pk_fprof_add_body(xh, i, 0, 5000, &err);
+    pk_fprof_add_body(m, 1, 0, 1, &err);
+    pk_fprof_add_call(m, 1, 0, name(&ps, "exec"), 1, &err);
+    mx->head = 1;
+    pk_fprof_add_body(mx, 1, 0, 1, &err);
+    /* a tail of lukewarm code elsewhere, so that the summary's cold count is
+     * low (as in any real profile) and the recursive call is not cold */
+    pk_fprof *other = ctx_prof(&ps, "other");
+    for (int i = 1; other && i <= 100; i++)
+        pk_fprof_add_body(other, (uint32_t)i, 0, (uint64_t)i, &err);
+    for (size_t i = 0; i < ps.top.len; i++)
+        pk_fprof_recompute_total(PK_VEC_AT(&ps.top, pk_fprof *, i));
+
+    pk_preinline_opts o;
+    pk_preinline_defaults(&o);
+    o.use_sample_count_size = true;
+    pk_preinline_stats st;
+    CHECK_OK(pk_preinline(&ps, NULL, &o, &st, &err), &err);
+    /* kept where exec inlines it, not merged into handle's base */
+    CHECK(!xh->removed && (xh->attrs & PK_ATTR_SHOULD_BE_INLINED));
+    pk_fprof *base_h = pk_profset_find(&ps, "handle");
+    CHECK(base_h != NULL);
+    if (base_h) {
+        uint64_t c = 0;
+        CHECK(pk_fprof_get_body(base_h, 2, 0, &c) != 0 || c == 0); /* none of [exec:1 @ handle]'s lines */
+        CHECK(base_h->total < 100);
+    }
+    pk_profset_free(&ps);
+}
+
 int main(void) { return pk_test_main(); }

@@ -1,0 +1,215 @@
+/* cg_order.c — the pre-inliner's top-down order (see cg_order.h). */
+#include "profgen/cg_order.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define NONE UINT32_MAX
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const pk_cg_edge *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* Heavier first; equal weights keep their order (qsort is not stable, so
+ * the position breaks ties). */
+struct ranked { uint64_t weight; uint32_t pos, from, to; };
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+struct graph {
+    size_t nf;
+    const uint32_t *first;     /* CSR: edges of f at first[f] .. first[f+1] */
+    const uint32_t *adj;
+    const uint64_t *weight;
+};
+
+/* Orders the members of one component (mem[0..n), Tarjan's pop order) by
+ * its maximum-weight spanning forest (Kruskal over the component's edges,
+ * heaviest first), then Kahn's walk over the forest's directed edges from
+ * the members no forest edge enters. `slot` maps a function to its member
+ * index (NONE outside the component); scratch arrays hold n entries. */
+static int order_members(const struct graph *g, uint32_t *mem, size_t n, uint32_t *slot, pk_err *err)
+{
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++)
+            ne += slot[g->adj[e]] != NONE;
+    struct ranked *r = malloc((ne ? ne : 1) * sizeof *r);
+    uint32_t *parent = malloc(n * sizeof *parent), *incoming = calloc(n, sizeof *incoming);
+    uint32_t *queue = malloc(n * sizeof *queue), *out = malloc(n * sizeof *out);
+    uint32_t *epos = malloc(n * sizeof *epos);  /* member → number of its first edge */
+    bool *in_tree = calloc(ne ? ne : 1, sizeof *in_tree);
+    int rc = -1;
+    if (!r || !parent || !incoming || !queue || !out || !in_tree || !epos) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        epos[i] = (uint32_t)k;
+        for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++)
+            if (slot[g->adj[e]] != NONE) {
+                r[k] = (struct ranked){g->weight[e], (uint32_t)k, (uint32_t)i, slot[g->adj[e]]};
+                k++;
+            }
+    }
+    qsort(r, ne, sizeof *r, cmp_ranked);
+    for (size_t i = 0; i < n; i++)
+        parent[i] = (uint32_t)i;
+    for (size_t e = 0; e < ne; e++) {
+        uint32_t a = uf_find(parent, r[e].from), b = uf_find(parent, r[e].to);
+        if (a == b)
+            continue;
+        parent[a] = b;
+        in_tree[r[e].pos] = true;   /* by position: the walk below goes in CSR order */
+        incoming[r[e].to]++;
+    }
+    size_t qh = 0, qt = 0, no = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!incoming[i])
+            queue[qt++] = (uint32_t)i;
+    while (qh < qt) {
+        uint32_t m = queue[qh++];
+        out[no++] = mem[m];
+        size_t pos = epos[m];
+        for (uint32_t e = g->first[mem[m]]; e < g->first[mem[m] + 1]; e++) {
+            uint32_t to = slot[g->adj[e]];
+            if (to == NONE)
+                continue;
+            if (in_tree[pos] && !--incoming[to])
+                queue[qt++] = to;
+            pos++;
+        }
+    }
+    if (no != n) {  /* a spanning forest has no cycle: cannot happen */
+        pk_err_set(err, "pre-inliner: call-graph cycle order is incomplete (%zu of %zu)", no, n);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        mem[i] = out[i];
+    rc = 0;
+done:
+    free(r), free(parent), free(incoming), free(queue), free(out), free(in_tree), free(epos);
+    return rc;
+}
+
+int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, uint32_t *order, pk_err *err)
+{
+    if (ne > 1)
+        qsort(edges, ne, sizeof *edges, cmp_edge);
+    /* adjacency (CSR) with a virtual entry node nf → every function; pairs
+     * merged with their weights added, then the cold ones left out */
+    uint32_t *first = calloc(nf + 2, sizeof *first), *adj = malloc((ne + nf + 1) * sizeof *adj);
+    uint64_t *weight = malloc((ne + nf + 1) * sizeof *weight);
+    uint32_t *idx = malloc((nf + 1) * sizeof *idx), *low = malloc((nf + 1) * sizeof *low);
+    uint32_t *stack = malloc((nf + 1) * sizeof *stack), *cstack = malloc((nf + 1) * sizeof *cstack);
+    uint32_t *citer = malloc((nf + 1) * sizeof *citer), *slot = malloc((nf + 1) * sizeof *slot);
+    bool *on = calloc(nf + 1, sizeof *on);
+    int rc = -1;
+    if (!first || !adj || !weight || !idx || !low || !stack || !cstack || !citer || !slot || !on) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    size_t na = 0;
+    for (size_t i = 0, e = 0; i < nf; i++) {
+        first[i] = (uint32_t)na;
+        while (e < ne && edges[e].from == i) {
+            uint32_t to = edges[e].to;
+            uint64_t w = 0;
+            for (; e < ne && edges[e].from == i && edges[e].to == to; e++)
+                w = w + edges[e].weight < w ? UINT64_MAX : w + edges[e].weight;
+            if (cold && w <= cold)
+                continue;
+            adj[na] = to;
+            weight[na++] = w;
+        }
+    }
+    first[nf] = (uint32_t)na;
+    for (size_t i = 0; i < nf; i++)
+        adj[na] = (uint32_t)i, weight[na++] = 0;
+    first[nf + 1] = (uint32_t)na;
+    struct graph g = {nf, first, adj, weight};
+    for (size_t i = 0; i <= nf; i++)
+        idx[i] = NONE, slot[i] = NONE;
+    /* iterative Tarjan from the entry; components come out callees first,
+     * so they are written from the end of `order` backwards */
+    uint32_t counter = 0, sp = 0, cp = 0;
+    size_t nout = nf;
+    cstack[cp] = (uint32_t)nf, citer[cp++] = first[nf];
+    idx[nf] = low[nf] = counter++;
+    stack[sp++] = (uint32_t)nf, on[nf] = true;
+    while (cp) {
+        uint32_t v = cstack[cp - 1];
+        if (citer[cp - 1] < first[v + 1]) {
+            uint32_t w = adj[citer[cp - 1]++];
+            if (idx[w] == NONE) {
+                idx[w] = low[w] = counter++;
+                stack[sp++] = w, on[w] = true;
+                cstack[cp] = w, citer[cp++] = first[w];
+            } else if (on[w] && idx[w] < low[v]) {
+                low[v] = idx[w];
+            }
+            continue;
+        }
+        cp--;
+        if (cp && low[v] < low[cstack[cp - 1]])
+            low[cstack[cp - 1]] = low[v];
+        if (low[v] != idx[v])
+            continue;
+        /* a component: stack[sp..top) after popping, v at the bottom */
+        size_t top = sp;
+        uint32_t w;
+        do {
+            w = stack[--sp];
+            on[w] = false;
+        } while (w != v);
+        uint32_t *mem = stack + sp;
+        size_t n = top - sp;
+        if (n == 1 && mem[0] == nf)  /* the virtual entry, alone (nothing calls it) */
+            continue;
+        /* pop order, the first popped first */
+        for (size_t i = 0; i < n / 2; i++) {
+            uint32_t x = mem[i];
+            mem[i] = mem[n - 1 - i];
+            mem[n - 1 - i] = x;
+        }
+        if (n > 1) {
+            for (size_t i = 0; i < n; i++)
+                slot[mem[i]] = (uint32_t)i;
+            int orc = order_members(&g, mem, n, slot, err);
+            for (size_t i = 0; i < n; i++)
+                slot[mem[i]] = NONE;
+            if (orc)
+                goto done;
+        }
+        nout -= n;
+        for (size_t i = 0; i < n; i++)
+            order[nout + i] = mem[i];
+    }
+    if (nout) {
+        pk_err_set(err, "pre-inliner: %zu functions not reached in the call graph", nout);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(first), free(adj), free(weight), free(idx), free(low), free(stack), free(cstack), free(citer);
+    free(slot), free(on);
+    return rc;
+}

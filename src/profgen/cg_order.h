@@ -1,0 +1,36 @@
+/* cg_order.h — the top-down order in which the pre-inliner visits functions.
+ *
+ * The pre-inliner decides for a caller before its callees, so that a
+ * callee's contexts are merged into its base profile only after every
+ * caller had the chance to inline them. A profiled call graph has cycles
+ * (recursion through an interpreter's call path, mutual recursion), and
+ * inside a cycle there is no top: whichever member is visited first keeps
+ * its contexts, and whichever comes later finds its callers' contexts of it
+ * already merged away. So members of a cycle are taken in the order of the
+ * cycle's maximum-weight spanning tree, roots first, breadth first: the
+ * caller of the hottest call edges decides first, and a function is visited
+ * only after the hot edges into it were decided (the order llvm-profgen
+ * gets from scc_member_iterator).
+ */
+#ifndef PK_CG_ORDER_H
+#define PK_CG_ORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pk_common.h"
+
+typedef struct pk_cg_edge {
+    uint32_t from, to;     /* function indices */
+    uint64_t weight;       /* calls (max of call-site count and callee head) */
+} pk_cg_edge;
+
+/* Functions 0..nf-1 in top-down order into `order` (nf entries): Tarjan's
+ * strongly connected components from a virtual entry that calls every
+ * function in index order, callers' components first, each component's
+ * members ordered as above. `edges` (any order; sorted in place) may repeat
+ * a pair: weights of a pair add up, and a pair whose sum is at most `cold`
+ * is left out (cold 0: none). */
+int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, uint32_t *order, pk_err *err);
+
+#endif

@@ -1,0 +1,114 @@
+/* test_cg_order.c — the pre-inliner's top-down order on call graphs whose
+ * right order is known: callers before callees, a recursion cycle entered at
+ * the caller of its hottest edges, and cold pairs judged on their summed
+ * weight. */
+#include "test.h"
+#include "profgen/cg_order.h"
+
+static bool before(const uint32_t *order, size_t n, uint32_t a, uint32_t b)
+{
+    size_t ia = n, ib = n;
+    for (size_t i = 0; i < n; i++) {
+        if (order[i] == a)
+            ia = i;
+        if (order[i] == b)
+            ib = i;
+    }
+    return ia < n && ib < n && ia < ib;
+}
+
+TEST(callers_before_callees_whatever_the_numbering)
+{
+    /* c(0) calls b(1), a(2) calls c: a, c, b */
+    pk_cg_edge e[] = {{0, 1, 10}, {2, 0, 10}};
+    uint32_t order[3];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(3, e, 2, 0, order, &err), &err);
+    CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
+}
+
+TEST(cycle_entered_at_the_caller_of_its_hottest_edges)
+{
+    /* An interpreter: exec(2) calls handle(0) 1000 times, handle calls
+     * helper(1) 500 times, helper calls back into exec 400 times, handle
+     * calls exec directly 10 times. In number order handle would come
+     * first and merge exec's hot contexts of it into its base profile; the
+     * spanning tree of the heavy edges starts at exec. */
+    pk_cg_edge e[] = {{2, 0, 1000}, {0, 1, 500}, {1, 2, 400}, {0, 2, 10}};
+    uint32_t order[3];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, order, &err), &err);
+    CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
+}
+
+TEST(cycle_members_after_their_hot_callers_inside_the_cycle)
+{
+    /* a(0) -> b(1) 100, a -> c(2) 90, b -> c 5, c -> a 80: the tree is
+     * a->b, a->c; c comes after a although c's heaviest edge (to a) enters a */
+    pk_cg_edge e[] = {{0, 1, 100}, {0, 2, 90}, {1, 2, 5}, {2, 0, 80}};
+    uint32_t order[3];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, order, &err), &err);
+    CHECK(order[0] == 0);
+    CHECK(before(order, 3, 0, 1) && before(order, 3, 0, 2));
+}
+
+TEST(a_cycle_below_a_caller_comes_after_it)
+{
+    /* main(3) -> exec(2); exec <-> handle(0); handle -> leaf(1) */
+    pk_cg_edge e[] = {{3, 2, 1}, {2, 0, 1000}, {0, 2, 10}, {0, 1, 50}};
+    uint32_t order[4];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(4, e, 4, 0, order, &err), &err);
+    CHECK(order[0] == 3 && order[1] == 2 && order[2] == 0 && order[3] == 1);
+}
+
+TEST(cold_pairs_are_judged_on_their_summed_weight)
+{
+    /* x(0) -> y(1) seen in two contexts of weight 3: 6 > cold 5, kept, so x
+     * comes first; a single context of 3 is cold and left out, and with no
+     * edge the order is the reverse numbering */
+    pk_cg_edge twice[] = {{0, 1, 3}, {0, 1, 3}};
+    pk_cg_edge once[] = {{0, 1, 3}};
+    uint32_t order[2];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(2, twice, 2, 5, order, &err), &err);
+    CHECK(order[0] == 0 && order[1] == 1);
+    CHECK_OK(pk_cg_top_down(2, once, 1, 5, order, &err), &err);
+    CHECK(order[0] == 1 && order[1] == 0);
+}
+
+TEST(self_recursion_and_empty_graphs)
+{
+    pk_cg_edge e[] = {{0, 0, 100}, {1, 0, 5}};
+    uint32_t order[2];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(2, e, 2, 0, order, &err), &err);
+    CHECK(order[0] == 1 && order[1] == 0);
+    CHECK_OK(pk_cg_top_down(0, NULL, 0, 0, order, &err), &err);
+}
+
+TEST(a_large_cycle_is_ordered_completely)
+{
+    /* a ring of 2000 functions with a chord: every member appears once */
+    enum { N = 2000 };
+    static pk_cg_edge e[N + 1];
+    static uint32_t order[N];
+    static bool seen[N];
+    for (uint32_t i = 0; i < N; i++)
+        e[i] = (pk_cg_edge){i, (i + 1) % N, 1 + (i * 7919) % 1000};
+    e[N] = (pk_cg_edge){N / 2, 0, 5000};
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(N, e, N + 1, 0, order, &err), &err);
+    size_t distinct = 0;
+    for (size_t i = 0; i < N; i++)
+        if (order[i] < N && !seen[order[i]]) {
+            seen[order[i]] = true;
+            distinct++;
+        }
+    CHECK_EQ_U64(distinct, N);
+    /* the chord is the heaviest edge: its caller decides before its callee */
+    CHECK(before(order, N, N / 2, 0));
+}
+
+int main(void) { return pk_test_main(); }
