@@ -54,6 +54,10 @@ static const char usage_text[] =
     "  --ignore-stack-samples  no calling contexts even when samples have call stacks\n"
     "  --no-preinline      CSSPGO: keep the flat context profile (cold contexts merged),\n"
     "                      no pre-inliner, no nesting\n"
+    "  --preinline-cycle-order O  CSSPGO: the order in which the pre-inliner visits the\n"
+    "                      members of a recursion cycle: mst (default; its maximum-weight\n"
+    "                      spanning tree, roots first, as llvm-profgen) or fas (least weight\n"
+    "                      of calls into a member visited before its caller)\n"
     "  --trace-preinline FILE  CSSPGO: write every pre-inliner decision to FILE, one per line:\n"
     "                      step (function, inline, keep-call, over-limit), count, size, size\n"
     "                      threshold, the function's size so far/limit, and the context\n"
@@ -349,6 +353,15 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.ignore_stacks = true;
         } else if (!strcmp(a, "--no-preinline")) {
             rq.no_preinline = true;
+        } else if (OPT("--preinline-cycle-order")) {
+            if (!strcmp(val, "mst"))
+                rq.cycle_order = PK_CG_CYCLE_MST;
+            else if (!strcmp(val, "fas"))
+                rq.cycle_order = PK_CG_CYCLE_FAS;
+            else {
+                rc = pk_cli_usage(cmd, "--preinline-cycle-order must be mst or fas, not '%s'", val);
+                goto done;
+            }
         } else if (OPT("--trace-preinline")) {
             trace_path = val;
         } else if (!strcmp(a, "--cs")) {

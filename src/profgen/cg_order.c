@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NONE UINT32_MAX
 
@@ -110,7 +111,129 @@ done:
     return rc;
 }
 
-int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, uint32_t *order, pk_err *err)
+/* Orders the members of one component so that the calls from a member to
+ * one before it (contexts merged before their caller decides) weigh as
+ * little as possible: Eades, Lin and Smyth's greedy heuristic for the
+ * minimum feedback arc set, weighted. Members that nothing left in the
+ * component calls go first, members that call nothing left go last, and
+ * otherwise the member whose calls out outweigh its calls in by the most. */
+static int order_members_fas(const struct graph *g, uint32_t *mem, size_t n, uint32_t *slot, pk_err *err)
+{
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++)
+            ne += slot[g->adj[e]] != NONE && slot[g->adj[e]] != i;
+    /* in-edges of each member (CSR): caller and weight */
+    uint32_t *ifirst = calloc(n + 1, sizeof *ifirst), *ifrom = malloc((ne ? ne : 1) * sizeof *ifrom);
+    uint64_t *iw = malloc((ne ? ne : 1) * sizeof *iw);
+    int64_t *out_w = calloc(n, sizeof *out_w), *in_w = calloc(n, sizeof *in_w);
+    bool *gone = calloc(n, sizeof *gone);
+    uint32_t *head = malloc(n * sizeof *head), *tail = malloc(n * sizeof *tail);
+    int rc = -1;
+    if (!ifirst || !ifrom || !iw || !out_w || !in_w || !gone || !head || !tail) {
+        pk_err_set(err, "out of memory");
+        goto done;
+    }
+    /* weights are capped so that sums of a few thousand stay in range */
+#define CAPW(w) ((int64_t)((w) > (UINT64_MAX >> 16) ? (UINT64_MAX >> 16) : (w)))
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++) {
+            uint32_t to = slot[g->adj[e]];
+            if (to == NONE || to == i)
+                continue;
+            ifirst[to + 1]++;
+            out_w[i] += CAPW(g->weight[e]);
+            in_w[to] += CAPW(g->weight[e]);
+        }
+    for (size_t i = 0; i < n; i++)
+        ifirst[i + 1] += ifirst[i];
+    {
+        uint32_t *fill = calloc(n, sizeof *fill);
+        if (!fill) {
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++)
+            for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++) {
+                uint32_t to = slot[g->adj[e]];
+                if (to == NONE || to == i)
+                    continue;
+                ifrom[ifirst[to] + fill[to]] = (uint32_t)i;
+                iw[ifirst[to] + fill[to]++] = g->weight[e];
+            }
+        free(fill);
+    }
+    /* counts of live out- and in-edges decide sources and sinks; weights
+     * pick among the rest */
+    size_t nh = 0, nt = 0, left = n;
+    while (left) {
+        bool moved = true;
+        while (moved) {
+            moved = false;
+            for (size_t i = 0; i < n; i++) {
+                if (gone[i])
+                    continue;
+                bool has_out = false, has_in = false;
+                for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1] && !has_out; e++) {
+                    uint32_t to = slot[g->adj[e]];
+                    has_out = to != NONE && to != i && !gone[to];
+                }
+                for (uint32_t e = ifirst[i]; e < ifirst[i + 1] && !has_in; e++)
+                    has_in = !gone[ifrom[e]];
+                if (has_out && has_in)
+                    continue;
+                if (!has_in)
+                    head[nh++] = (uint32_t)i;   /* a source: nothing left calls it */
+                else
+                    tail[nt++] = (uint32_t)i;   /* a sink: calls nothing left */
+                gone[i] = true, left--, moved = true;
+                for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++) {
+                    uint32_t to = slot[g->adj[e]];
+                    if (to != NONE && to != i)
+                        in_w[to] -= CAPW(g->weight[e]);
+                }
+                for (uint32_t e = ifirst[i]; e < ifirst[i + 1]; e++)
+                    out_w[ifrom[e]] -= CAPW(iw[e]);
+            }
+        }
+        if (!left)
+            break;
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (!gone[i] && (best == n || out_w[i] - in_w[i] > out_w[best] - in_w[best]))
+                best = i;
+        head[nh++] = (uint32_t)best;
+        gone[best] = true, left--;
+        for (uint32_t e = g->first[mem[best]]; e < g->first[mem[best] + 1]; e++) {
+            uint32_t to = slot[g->adj[e]];
+            if (to != NONE && to != best)
+                in_w[to] -= CAPW(g->weight[e]);
+        }
+        for (uint32_t e = ifirst[best]; e < ifirst[best + 1]; e++)
+            out_w[ifrom[e]] -= CAPW(iw[e]);
+    }
+#undef CAPW
+    {
+        uint32_t *res = malloc(n * sizeof *res);
+        if (!res) {
+            pk_err_set(err, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < nh; i++)
+            res[i] = mem[head[i]];
+        for (size_t i = 0; i < nt; i++)   /* sinks found last go first among the sinks */
+            res[nh + i] = mem[tail[nt - 1 - i]];
+        memcpy(mem, res, n * sizeof *mem);
+        free(res);
+    }
+    rc = 0;
+done:
+    free(ifirst), free(ifrom), free(iw), free(out_w), free(in_w), free(gone), free(head), free(tail);
+    return rc;
+}
+
+int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order, uint32_t *order,
+                   pk_err *err)
 {
     if (ne > 1)
         qsort(edges, ne, sizeof *edges, cmp_edge);
@@ -193,7 +316,8 @@ int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, uint3
         if (n > 1) {
             for (size_t i = 0; i < n; i++)
                 slot[mem[i]] = (uint32_t)i;
-            int orc = order_members(&g, mem, n, slot, err);
+            int orc = cycle_order == PK_CG_CYCLE_FAS ? order_members_fas(&g, mem, n, slot, err)
+                                                     : order_members(&g, mem, n, slot, err);
             for (size_t i = 0; i < n; i++)
                 slot[mem[i]] = NONE;
             if (orc)

@@ -20,6 +20,13 @@
 
 #include "common/pk_common.h"
 
+/* How the members of a cycle are ordered. */
+enum pk_cg_cycle_order {
+    PK_CG_CYCLE_MST,   /* maximum-weight spanning tree, roots first (llvm-profgen's) */
+    PK_CG_CYCLE_FAS,   /* least weight of calls to an earlier member (greedy
+                          minimum feedback arc set, Eades-Lin-Smyth) */
+};
+
 typedef struct pk_cg_edge {
     uint32_t from, to;     /* function indices */
     uint64_t weight;       /* calls (max of call-site count and callee head) */
@@ -31,6 +38,7 @@ typedef struct pk_cg_edge {
  * members ordered as above. `edges` (any order; sorted in place) may repeat
  * a pair: weights of a pair add up, and a pair whose sum is at most `cold`
  * is left out (cold 0: none). */
-int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, uint32_t *order, pk_err *err);
+int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order, uint32_t *order,
+                   pk_err *err);
 
 #endif

@@ -375,6 +375,7 @@ static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
     po.trace = req->preinline_trace;
+    po.cycle_order = req->cycle_order;
     po.trace_ctx = req->cb_ctx;
     /* the pre-inliner's context trie and summary on another thread while
      * the code sizes are built here */

@@ -53,6 +53,8 @@ typedef struct pk_pipeline_request {
     bool line_cs;                    /* CS line-based profile of a binary without probes */
     bool dwarf_correlation;          /* line-based profile even with probes */
     bool no_infer_frames;            /* CS: no tail-call frame inference */
+    int cycle_order;                 /* CS: pre-inliner's order in a recursion cycle
+                                        (enum pk_cg_cycle_order) */
     bool worker;                     /* use a second thread where the work splits */
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */

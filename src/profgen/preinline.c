@@ -133,7 +133,7 @@ static uint64_t call_count(const pk_fprof *caller, uint32_t line, uint32_t disc,
  * the call-site count and the callee's head estimate, summed over contexts;
  * functions numbered in breadth-first discovery order, as llvm-profgen's
  * ProfiledCallGraph. */
-static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, size_t *norder)
+static int top_down_order(struct trie *t, uint64_t cold, int cycle_order, pk_name_id **order, size_t *norder)
 {
     pk_u64map fid;                 /* name → function index + 1 */
     pk_vec funcs, edges;           /* pk_name_id; pk_cg_edge */
@@ -187,7 +187,7 @@ static int top_down_order(struct trie *t, uint64_t cold, pk_name_id **order, siz
     out = malloc((nf ? nf : 1) * sizeof *out);
     if (!idx || !out)
         goto oom;
-    if (pk_cg_top_down(nf, edges.data, edges.len, cold, idx, t->err))
+    if (pk_cg_top_down(nf, edges.data, edges.len, cold, cycle_order, idx, t->err))
         goto done;
     for (size_t i = 0; i < nf; i++)
         out[i] = PK_VEC_AT(&funcs, pk_name_id, idx[i]);
@@ -470,7 +470,7 @@ int pk_preinline_finish(pk_preinline_job *j, const pk_ctx_sizes *sizes, const pk
     t->st = st;
     t->err = err;
     struct ctx c = {t, sizes, o, pk_summary_threshold(&j->sum, 999999), pk_summary_threshold(&j->sum, 100000)};
-    if (top_down_order(t, c.cold, &order, &norder))
+    if (top_down_order(t, c.cold, o->cycle_order, &order, &norder))
         goto done;
     for (size_t i = 0; i < norder; i++)
         if (process_function(&c, order[i], &h))

@@ -27,6 +27,7 @@
 
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
+#include "profgen/cg_order.h"
 #include "profile/profile.h"
 
 typedef struct pk_ctx_sizes pk_ctx_sizes;
@@ -74,6 +75,7 @@ typedef struct pk_preinline_opts {
     uint32_t prev_inline_multiplier;  /* 100 */
     bool replay;                      /* keep exactly what the binary inlined */
     bool use_sample_count_size;       /* size = number of body samples, not bytes */
+    int cycle_order;                  /* enum pk_cg_cycle_order: members of a recursion cycle */
     /* every decision, in order (NULL: none); names through ps */
     void (*trace)(void *ctx, const pk_profset *ps, const pk_preinline_step *step);
     void *trace_ctx;

@@ -23,7 +23,7 @@ TEST(callers_before_callees_whatever_the_numbering)
     pk_cg_edge e[] = {{0, 1, 10}, {2, 0, 10}};
     uint32_t order[3];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(3, e, 2, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(3, e, 2, 0, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
 }
 
@@ -37,7 +37,7 @@ TEST(cycle_entered_at_the_caller_of_its_hottest_edges)
     pk_cg_edge e[] = {{2, 0, 1000}, {0, 1, 500}, {1, 2, 400}, {0, 2, 10}};
     uint32_t order[3];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(3, e, 4, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1);
 }
 
@@ -48,7 +48,7 @@ TEST(cycle_members_after_their_hot_callers_inside_the_cycle)
     pk_cg_edge e[] = {{0, 1, 100}, {0, 2, 90}, {1, 2, 5}, {2, 0, 80}};
     uint32_t order[3];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(3, e, 4, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 0);
     CHECK(before(order, 3, 0, 1) && before(order, 3, 0, 2));
 }
@@ -59,7 +59,7 @@ TEST(a_cycle_below_a_caller_comes_after_it)
     pk_cg_edge e[] = {{3, 2, 1}, {2, 0, 1000}, {0, 2, 10}, {0, 1, 50}};
     uint32_t order[4];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(4, e, 4, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(4, e, 4, 0, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 3 && order[1] == 2 && order[2] == 0 && order[3] == 1);
 }
 
@@ -72,9 +72,9 @@ TEST(cold_pairs_are_judged_on_their_summed_weight)
     pk_cg_edge once[] = {{0, 1, 3}};
     uint32_t order[2];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(2, twice, 2, 5, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(2, twice, 2, 5, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 0 && order[1] == 1);
-    CHECK_OK(pk_cg_top_down(2, once, 1, 5, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(2, once, 1, 5, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 1 && order[1] == 0);
 }
 
@@ -83,9 +83,9 @@ TEST(self_recursion_and_empty_graphs)
     pk_cg_edge e[] = {{0, 0, 100}, {1, 0, 5}};
     uint32_t order[2];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(2, e, 2, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(2, e, 2, 0, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 1 && order[1] == 0);
-    CHECK_OK(pk_cg_top_down(0, NULL, 0, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(0, NULL, 0, 0, PK_CG_CYCLE_MST, order, &err), &err);
 }
 
 TEST(a_large_cycle_is_ordered_completely)
@@ -99,7 +99,7 @@ TEST(a_large_cycle_is_ordered_completely)
         e[i] = (pk_cg_edge){i, (i + 1) % N, 1 + (i * 7919) % 1000};
     e[N] = (pk_cg_edge){N / 2, 0, 5000};
     pk_err err;
-    CHECK_OK(pk_cg_top_down(N, e, N + 1, 0, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(N, e, N + 1, 0, PK_CG_CYCLE_MST, order, &err), &err);
     size_t distinct = 0;
     for (size_t i = 0; i < N; i++)
         if (order[i] < N && !seen[order[i]]) {
@@ -109,6 +109,66 @@ TEST(a_large_cycle_is_ordered_completely)
     CHECK_EQ_U64(distinct, N);
     /* the chord is the heaviest edge: its caller decides before its callee */
     CHECK(before(order, N, N / 2, 0));
+}
+
+/* The weight of calls from a member to one visited before it. */
+static uint64_t backward_weight(const pk_cg_edge *e, size_t ne, const uint32_t *order, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].from != e[i].to && before(order, n, e[i].to, e[i].from))
+            w += e[i].weight;
+    return w;
+}
+
+TEST(fas_keeps_the_heavy_calls_forward)
+{
+    /* u(1) -> s(2) 1000, s -> r(0) 900, r -> u 300, s -> u 50: two cycles
+     * through u -> s; the least weight left backward is 350 (u, s, r),
+     * against 950 for r, u, s and 1000 for s, r, u */
+    pk_cg_edge e[] = {{1, 2, 1000}, {2, 0, 900}, {0, 1, 300}, {2, 1, 50}};
+    uint32_t mst[3], fas[3];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, PK_CG_CYCLE_MST, mst, &err), &err);
+    CHECK_OK(pk_cg_top_down(3, e, 4, 0, PK_CG_CYCLE_FAS, fas, &err), &err);
+    CHECK_EQ_U64(backward_weight(e, 4, fas, 3), 350);
+    CHECK_EQ_U64(backward_weight(e, 4, mst, 3), 350);
+    CHECK(fas[0] == 1 && fas[1] == 2 && fas[2] == 0);
+}
+
+TEST(fas_on_a_chain_with_one_back_edge)
+{
+    /* 4 -> 3 -> 2 -> 1 -> 0 heavy, 0 -> 4 light: the chain's order, the
+     * light call the only one backward */
+    pk_cg_edge e[] = {{4, 3, 100}, {3, 2, 100}, {2, 1, 100}, {1, 0, 100}, {0, 4, 1}};
+    uint32_t order[5];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(5, e, 5, 0, PK_CG_CYCLE_FAS, order, &err), &err);
+    CHECK(order[0] == 4 && order[1] == 3 && order[2] == 2 && order[3] == 1 && order[4] == 0);
+    CHECK_EQ_U64(backward_weight(e, 5, order, 5), 1);
+}
+
+TEST(fas_orders_a_large_cycle_completely)
+{
+    enum { N = 2000 };
+    static pk_cg_edge e[N + 1];
+    static uint32_t order[N];
+    static bool seen[N];
+    for (uint32_t i = 0; i < N; i++)
+        e[i] = (pk_cg_edge){i, (i + 1) % N, 1 + (i * 7919) % 1000};
+    e[N] = (pk_cg_edge){N / 2, 0, 5000};
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(N, e, N + 1, 0, PK_CG_CYCLE_FAS, order, &err), &err);
+    size_t distinct = 0;
+    for (size_t i = 0; i < N; i++)
+        if (order[i] < N && !seen[order[i]]) {
+            seen[order[i]] = true;
+            distinct++;
+        }
+    CHECK_EQ_U64(distinct, N);
+    /* two cycles (the ring, and the chord's shortcut): at most the lightest
+     * ring edge of each is backward */
+    CHECK(backward_weight(e, N + 1, order, N) <= 2 * 1000);
 }
 
 int main(void) { return pk_test_main(); }

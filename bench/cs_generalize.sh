@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# CSSPGO on programs nobody tuned for: pgokit's profile against a fairly fed
+# llvm-profgen-19 and instrumentation PGO, on Duktape (a JavaScript
+# interpreter), tcc (a C compiler) and expat's xmlwf (an XML parser), each
+# trained on one input and measured on a different, longer one.
+#
+#   bench/cs_generalize.sh [--seeds N] [--out FILE] [WORKLOAD...]
+#     WORKLOAD: duktape tcc expat (default: all three)
+#     --seeds N: N emulated recordings per program (record --seed 1..N),
+#                each giving one pgokit and one llvm-profgen profile (default 3)
+#   Environment: PGOKIT (default build/pgokit), PK_BENCH_WORK (default
+#   bench/work), PK_CSGEN_PROFGEN_ARGS (extra pgokit profgen options, for
+#   trying a change against the same recordings), PGOKIT_BEFORE (another
+#   pgokit build, e.g. of the previous commit: its profiles from the same
+#   recordings are measured too, as the column "before").
+#
+# Per recording: `pgokit record --emulate --seed S` of the training runs ->
+# `pgokit profgen` (CSSPGO) and, from the same perf.data, `pgokit dump
+# --perfscript` (absolute call chains, what llvm-profgen needs for CSSPGO)
+# -> `llvm-profgen-19`. Every profile is applied by clang-19 to the same
+# source paths as the profiled binary (the .__uniq suffixes of static
+# functions hash the path), and the measured run's instructions are counted
+# with cachegrind (deterministic). Prints a Markdown table: instructions
+# against -O2 per profile (mean over the recordings, and each one), .text
+# sizes, and instrumentation PGO; writes the inline-decision comparison
+# (bench/inline_diff.py) of the first recording of each program beside it.
+set -euo pipefail
+PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PGOKIT=${PGOKIT:-$PK_ROOT/build/pgokit}
+seeds=3
+out=
+workloads=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seeds) seeds=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
+    -*) echo "cs_generalize: unknown option $1" >&2; exit 2 ;;
+    *) workloads+=("$1"); shift ;;
+  esac
+done
+[ ${#workloads[@]} -gt 0 ] || workloads=(duktape tcc expat)
+[ -x "$PGOKIT" ] || { echo "cs_generalize: $PGOKIT not built (run make)" >&2; exit 2; }
+WORK=${PK_BENCH_WORK:-$PK_ROOT/bench/work}/csgen
+SRC=${PK_WORKLOADS:-${XDG_CACHE_HOME:-$HOME/.cache}/pgokit/workloads}/csgen
+mkdir -p "$WORK" "$SRC"
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+die() { echo "cs_generalize: FAILED: $*" >&2; exit 1; }
+CFLAGS_BASE="-O2 -gdwarf-4"   # valgrind 3.19 reads DWARF 4, not clang-19's default 5
+
+# ---- sources (Debian's, once per machine; never committed) ----
+obtain() {
+  [ -f "$SRC/.obtained" ] && return 0
+  log "fetching duktape, tcc and expat sources (apt-get source)"
+  # (obtain.sh's closing listing fails when no npm package was asked for:
+  # what counts is that the three source trees are there)
+  ( cd "$SRC" && APT_SRC="duktape tcc expat" NPM_SRC=" " bash "$PK_ROOT/../shared/workloads/obtain.sh" >"$SRC/obtain.log" 2>&1 ) || true
+  ls -d "$SRC"/src/duktape-*/ "$SRC"/src/tcc-*/ "$SRC"/src/expat-*/expat >/dev/null 2>&1 ||
+    { tail -n 5 "$SRC/obtain.log" >&2; die "apt-get source of duktape, tcc, expat failed"; }
+  local t; t=$(ls -d "$SRC"/src/tcc-*/ | head -n 1)
+  ( cd "$t" && ./configure --cc=clang-19 >/dev/null ) || die "tcc: configure failed"
+  local e; e=$(ls -d "$SRC"/src/expat-*/expat | head -n 1)
+  mkdir -p "$SRC/expat-config"
+  cmake -S "$e" -B "$SRC/expat-config" -DEXPAT_BUILD_TESTS=OFF -DEXPAT_BUILD_EXAMPLES=OFF \
+    -DEXPAT_BUILD_DOCS=OFF -DEXPAT_BUILD_TOOLS=OFF >/dev/null || die "expat: cmake configure failed"
+  touch "$SRC/.obtained"
+}
+dukdir() { ls -d "$SRC"/src/duktape-*/ | head -n 1 | sed 's:/$::'; }
+tccdir() { ls -d "$SRC"/src/tcc-*/ | head -n 1 | sed 's:/$::'; }
+expdir() { ls -d "$SRC"/src/expat-*/expat | head -n 1; }
+
+# ---- per workload: build, training runs, measured runs ----
+bin_name() { case $1 in duktape) echo duk ;; tcc) echo tcc ;; expat) echo xmlwf ;; esac; }
+
+build() { # workload out-binary extra-flags...
+  local w=$1 o=$2; shift 2
+  case $w in
+    duktape) local S; S=$(dukdir); local D=$S/examples/cmdline
+      clang-19 $CFLAGS_BASE "$@" -DDUK_CMDLINE_PRINTALERT_SUPPORT -I"$S/extras/print-alert" -I"$D" -I"$S/src" \
+        "$S/src/duktape.c" "$D/duk_cmdline.c" "$S/extras/print-alert/duk_print_alert.c" -lm -o "$o" ;;
+    tcc) local T; T=$(tccdir)
+      clang-19 $CFLAGS_BASE "$@" -DONE_SOURCE=1 -DTCC_TARGET_X86_64 '-DCONFIG_TRIPLET="x86_64-linux-gnu"' \
+        -I"$T" "$T/tcc.c" -o "$o" -lm -ldl -lpthread ;;
+    expat) local E; E=$(expdir)
+      clang-19 $CFLAGS_BASE "$@" -DHAVE_EXPAT_CONFIG_H -I"$SRC/expat-config" -I"$E/lib" \
+        "$E"/lib/xmlparse.c "$E"/lib/xmltok.c "$E"/lib/xmlrole.c "$E"/xmlwf/xmlwf.c "$E"/xmlwf/xmlfile.c \
+        "$E"/xmlwf/codepage.c "$E"/xmlwf/unixfilemap.c -o "$o" ;;
+  esac
+}
+
+prepare_inputs() { # workload
+  local I=$WORK/inputs; mkdir -p "$I"
+  case $1 in
+    duktape) local d=$PK_ROOT/bench/workloads/duktape
+      cat "$d/train.js" "$d/mix.js" > "$I/duk-train.js"; cat "$d/measure.js" "$d/mix.js" > "$I/duk-measure.js" ;;
+    expat) [ -s "$I/xml-train.xml" ] || python3 "$PK_ROOT/bench/workloads/expat/gen_xml.py" train "$I/xml-train.xml"
+      [ -s "$I/xml-measure.xml" ] || python3 "$PK_ROOT/bench/workloads/expat/gen_xml.py" measure "$I/xml-measure.xml" ;;
+  esac
+}
+
+# One command per line; each is one process (recorded separately).
+train_cmds() { # workload binary
+  local I=$WORK/inputs f
+  case $1 in
+    duktape) echo "$2 $I/duk-train.js" ;;
+    # tcc compiles its own sources (separately, as its Makefile does)
+    tcc) local T; T=$(tccdir)
+      for f in libtcc.c tccpp.c tccgen.c tccelf.c tccasm.c tccrun.c x86_64-gen.c x86_64-link.c i386-asm.c tcc.c; do
+        echo "$2 -B$T -I$T/include -DONE_SOURCE=0 -DTCC_TARGET_X86_64 -c $T/$f -o $WORK/tcc-train.o"
+      done ;;
+    expat) echo "$2$(printf " $I/xml-train.xml%.0s" $(seq 20))" ;;
+  esac
+}
+measure_cmds() { # workload binary: other inputs, longer
+  local I=$WORK/inputs T
+  case $1 in
+    duktape) echo "$2 $I/duk-measure.js" ;;
+    # tcc compiles other programs: Duktape, expat, and itself as one source
+    tcc) T=$(tccdir); local E; E=$(expdir)
+      echo "$2 -B$T -I$T/include -c $(dukdir)/src/duktape.c -o $WORK/tcc-measure.o"
+      echo "$2 -B$T -I$T/include -DHAVE_EXPAT_CONFIG_H -I$SRC/expat-config -I$E/lib -c $E/lib/xmlparse.c -o $WORK/tcc-measure.o"
+      echo "$2 -B$T -I$T/include -DHAVE_EXPAT_CONFIG_H -I$SRC/expat-config -I$E/lib -c $E/lib/xmltok.c -o $WORK/tcc-measure.o"
+      echo "$2 -B$T -I$T/include -DONE_SOURCE=1 -DTCC_TARGET_X86_64 -c $T/tcc.c -o $WORK/tcc-measure.o" ;;
+    expat) echo "$2$(printf " $I/xml-measure.xml%.0s" $(seq 20))" ;;
+  esac
+}
+
+count() { # binary-dir workload -> instructions of the measured runs (sum)
+  local total=0 cmd ir
+  while read -r cmd; do
+    ir=$(env -i PATH=/usr/bin:/bin valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+      $cmd 2>&1 >/dev/null | sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+    [ -n "$ir" ] || die "cachegrind failed on: $cmd"
+    total=$((total + ir))
+  done < <(measure_cmds "$2" "$1/$(bin_name "$2")")
+  echo "$total"
+}
+# (xargs runs the counts two at a time through this script)
+if [ "${workloads[0]}" = count_one ]; then count "${workloads[1]}" "${workloads[2]}"; exit; fi
+
+obtain
+results=()
+for w in "${workloads[@]}"; do
+  D=$WORK/$w; rm -rf "$D"; mkdir -p "$D"/{base,probe,igen,instr}
+  prepare_inputs "$w"
+  b=$(bin_name "$w")
+  log "$w: building -O2, probe, instrumented"
+  build "$w" "$D/base/$b" & build "$w" "$D/probe/$b" -fpseudo-probe-for-profiling & wait
+  build "$w" "$D/igen/$b" -fprofile-instr-generate
+  # the training runs must work natively before they are recorded
+  while read -r cmd; do $cmd >/dev/null || die "$w: training run failed: $cmd"; done < <(train_cmds "$w" "$D/base/$b")
+  mkdir -p "$D/raw"
+  while read -r cmd; do LLVM_PROFILE_FILE="$D/raw/%p.profraw" $cmd >/dev/null; done < <(train_cmds "$w" "$D/igen/$b")
+  llvm-profdata-19 merge -o "$D/instr.profdata" "$D"/raw/*.profraw
+  build "$w" "$D/instr/$b" -fprofile-instr-use="$D/instr.profdata" &
+  for s in $(seq "$seeds"); do
+    R=$D/rec$s; mkdir -p "$R"
+    i=0
+    while read -r cmd; do
+      i=$((i + 1))
+      # shellcheck disable=SC2086
+      "$PGOKIT" record --emulate -q --seed "$s" -o "$R/t$i.data" -- $cmd >/dev/null || die "$w: record failed: $cmd"
+    done < <(train_cmds "$w" "$D/probe/$b")
+    perfs=(); for f in "$R"/t*.data; do perfs+=(--perf "$f"); done
+    # shellcheck disable=SC2086
+    "$PGOKIT" profgen --binary "$D/probe/$b" "${perfs[@]}" -o "$R/pgokit.prof" \
+      --trace-preinline "$R/pgokit.preinline.tsv" ${PK_CSGEN_PROFGEN_ARGS:-} 2> "$R/pgokit.log" ||
+      { tail -n 5 "$R/pgokit.log" >&2; die "$w: pgokit profgen failed"; }
+    if [ -n "${PGOKIT_BEFORE:-}" ]; then
+      "$PGOKIT_BEFORE" profgen -q --binary "$D/probe/$b" "${perfs[@]}" -o "$R/before.prof" ||
+        die "$w: $PGOKIT_BEFORE profgen failed"
+      mkdir -p "$D/before$s"
+      build "$w" "$D/before$s/$b" -fpseudo-probe-for-profiling -fprofile-sample-use="$R/before.prof" &
+    fi
+    for f in "$R"/t*.data; do "$PGOKIT" dump --perfscript "$f"; done > "$R/all.abs-script"
+    llvm-profgen-19 --binary "$D/probe/$b" --perfscript "$R/all.abs-script" -o "$R/llvm.prof" 2> "$R/llvm.log" ||
+      { tail -n 5 "$R/llvm.log" >&2; die "$w: llvm-profgen-19 failed"; }
+    mkdir -p "$D/pgokit$s" "$D/llvm$s"
+    build "$w" "$D/pgokit$s/$b" -fpseudo-probe-for-profiling -fprofile-sample-use="$R/pgokit.prof" &
+    build "$w" "$D/llvm$s/$b" -fpseudo-probe-for-profiling -fprofile-sample-use="$R/llvm.prof"
+    wait
+    log "$w: recording $s: $(grep -o 'from [0-9]* contexts' "$R/pgokit.log" | head -n 1); profiles built"
+  done
+  wait
+  python3 "$PK_ROOT/bench/inline_diff.py" "$D/rec1/pgokit.prof" "$D/rec1/llvm.prof" --names pgokit,llvm-profgen-19 \
+    > "$D/inline-diff.txt" || die "$w: inline_diff failed"
+  log "$w: counting instructions (cachegrind, two at a time)"
+  dirs=(base instr); for s in $(seq "$seeds"); do dirs+=("pgokit$s" "llvm$s"); done
+  [ -z "${PGOKIT_BEFORE:-}" ] || for s in $(seq "$seeds"); do dirs+=("before$s"); done
+  printf '%s\n' "${dirs[@]}" | xargs -P 2 -I{} bash -c 'echo "{} $(bash "$0" count_one "$1/{}" "$2")"' "$0" "$D" "$w" \
+    > "$D/counts.txt"
+  python3 - "$w" "$D" "$seeds" <<'PY' >> "$WORK/table.$$"
+import sys, subprocess
+w, D, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = dict(l.split() for l in open(f'{D}/counts.txt'))
+c = {k: int(v) for k, v in c.items()}
+base = c['base']
+def pct(k): return 100.0 * (c[k] - base) / base
+def text(k):
+    out = subprocess.run(['size', '-A', f'{D}/{k}/' + {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf'}[w]],
+                         capture_output=True, text=True).stdout
+    return int(next(l.split()[1] for l in out.splitlines() if l.startswith('.text ')))
+pg = [pct(f'pgokit{s}') for s in range(1, seeds + 1)]
+lv = [pct(f'llvm{s}') for s in range(1, seeds + 1)]
+tp = sum(text(f'pgokit{s}') for s in range(1, seeds + 1)) / seeds
+tl = sum(text(f'llvm{s}') for s in range(1, seeds + 1)) / seeds
+m = lambda v: sum(v) / len(v)
+bf = [pct(f'before{s}') for s in range(1, seeds + 1)] if 'before1' in c else []
+before = f'{m(bf):+.2f} % ({", ".join(f"{x:+.2f}" for x in bf)})' if bf else 'n/a'
+print(f'| {w} | {base:,} | {m(pg):+.2f} % | {m(lv):+.2f} % | {m(pg) - m(lv):+.2f} | {pct("instr"):+.2f} % | '
+      f'{", ".join(f"{x:+.2f}" for x in pg)} | {", ".join(f"{x:+.2f}" for x in lv)} | {100 * (tp - tl) / tl:+.1f} % | {before} |')
+PY
+done
+out=${out:-$WORK/table.md}
+{
+  echo "CSSPGO on programs outside the scoreboard: instructions of the measured run against -O2"
+  echo "(cachegrind; mean of $seeds emulated recordings, each giving one pgokit and one llvm-profgen-19 profile)."
+  echo
+  echo "| program | -O2 instructions | pgokit CSSPGO | llvm-profgen-19 CSSPGO | pgokit - llvm (points) | instr. PGO | pgokit per recording | llvm-profgen per recording | pgokit .text vs llvm | pgokit before (PGOKIT_BEFORE) |"
+  echo "|---|---:|---:|---:|---:|---:|---|---|---:|---|"
+  cat "$WORK/table.$$"
+} > "$out"
+cat "$out"
+rm -f "$WORK/table.$$"
