@@ -181,7 +181,12 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
-        pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = req->worker,
+        /* (line-based contexts are trimmed once expanded into inline
+         * frames, by the generator; probe contexts here, on call sites) */
+        int cr = req->gen.compress_recursion;
+        bool trim = calls_only && req->gen.depth_limited;
+        pk_unwind_opts uo = {.max_depth = trim ? (int)req->gen.max_context_depth : -1,
+                             .compress_recursion = cr == 0 ? -1 : cr < 0 ? 0 : cr, .worker = req->worker,
                              .calls_and_entries_only = calls_only, .walk_here_every = req->walk_here_every};
         if (!(f.unw = pk_unwinder_new(&code, &uo, cs, err))) {
             pk_agg_free(a);
