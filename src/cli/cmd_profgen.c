@@ -270,6 +270,9 @@ static void print_written(const pk_pipeline_request *rq, const pk_pipeline_repor
                 "(%llu truncated at a call without probe)\n", rq->output, fmt, shape, rep->profiles,
                 (unsigned long long)rep->probe.contexts, (unsigned long long)rep->probe.contexts_truncated);
     }
+    if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_PROBE) && rep->probe.ranges_cross_uncond)
+        fprintf(stderr, "profgen: %llu range samples dropped: a jump, call or return inside (not a fall-through; "
+                "duplicated LBR entries)\n", (unsigned long long)rep->probe.ranges_cross_uncond);
     if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_LINE_CS) && !rq->no_preinline)
         fprintf(stderr, "profgen: pre-inliner: %llu inlined, %llu not inlined, %llu contexts merged into "
                 "base profiles\n", (unsigned long long)rep->preinline.inlined,

@@ -83,11 +83,6 @@ static void fr_free(fn_range *r)
     free(r->uncond);
 }
 
-static bool is_uncond(int cls)
-{
-    return cls == PK_INSN_JMP || cls == PK_INSN_IJMP || cls == PK_INSN_RET ||
-           cls == PK_INSN_CALL || cls == PK_INSN_ICALL;
-}
 
 /* The decoded function range containing addr, or NULL (not in any DWARF
  * function). Decodes on first use. */
@@ -131,7 +126,7 @@ static fn_range *range_for(gen *g, uint64_t addr, pk_err *err, int *failed)
         return pk_err_set(err, "out of memory"), NULL;
     }
     for (size_t i = 0; i < r.n; i++)
-        r.uncond[i + 1] = r.uncond[i] + is_uncond(r.insns[i].cls);
+        r.uncond[i + 1] = r.uncond[i] + pk_insn_is_uncond(r.insns[i].cls);
     *dst = r;
     *slot = g->frs.len;
     g->last = g->frs.len;

@@ -266,6 +266,10 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         if (!e->n)
             continue;
         stats->ranges++;
+        if (pk_binary_range_crosses_uncond(bin, e->a, e->b)) {
+            stats->ranges_cross_uncond += e->n;
+            continue;
+        }
         for (size_t k = pk_probe_table_lower_bound(t, e->a); k < t->n && t->probes[k].addr <= e->b; k++)
             counts[k] += e->n;
     }
@@ -497,6 +501,10 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         uint32_t ctx;
         uint64_t b, end;
         pk_csraw_key(raw, e, &ctx, &b, &end);
+        if (pk_binary_range_crosses_uncond(bin, b, end)) {
+            stats->ranges_cross_uncond += e->n;
+            continue;
+        }
         for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++) {
             if (t->probes[k].type != PK_PROBE_BLOCK)
                 continue;

@@ -31,6 +31,7 @@
 
 typedef struct pk_probe_gen_stats {
     uint64_t ranges, branches;            /* distinct entries read */
+    uint64_t ranges_cross_uncond;         /* Σ counts of ranges dropped: a jump, call or return inside */
     uint64_t probes_hit;                  /* distinct probes with a count */
     uint64_t call_targets;                /* branches turned into call targets */
     uint64_t contexts;                    /* context profiles written (CS) */

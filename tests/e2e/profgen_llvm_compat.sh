@@ -3,7 +3,8 @@
 # of our own fixture (emulated LBR + stacks) or on synthetic perf script text,
 # compared with llvm-profgen-19 on the same input:
 #   - line-based CS compresses recursion on the inline-expanded frames;
-#   - callers are kept across a callback from code outside the binary.
+#   - callers are kept across a callback from code outside the binary;
+#   - a fall-through range across a call is dropped.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-profdata-19 llvm-profgen-19 qemu-x86_64 python3
 src="$PK_ROOT/tests/programs/profgen_recurse.c"
@@ -47,5 +48,29 @@ check "CSSPGO (probes, flat)" "$PGOKIT" profgen -q --no-preinline --binary "$T/r
     -o "$T/csp.prof" --format text
 check "CSSPGO callback: [main:16 @ sorter] present" grep -q '^\[main:16 @ sorter\]:' "$T/csp.prof"
 check "CSSPGO callback: no [sorter] cut at libc" bash -c "! grep -q '^\[sorter[]:]' '$T/csp.prof'"
+
+# 3. a fall-through range that holds a call is not one that ran (duplicated
+#    LBR entries on some Intel parts): main's call to sorter followed by
+#    sorter's call to qsort, without the leafwork call between, is dropped;
+#    the probes before that call are not counted once more
+clang-19 -O2 -g -fpseudo-probe-for-profiling -fno-pie -no-pie "$src" -o "$T/recn"
+sym() { nm "$T/recn" | awk -v s="$1" '$3 == s {print $1}'; }
+dis() { objdump -d --no-show-raw-insn "$T/recn" | awk -v f="<$1>:" '$0 ~ f {on = 1; next} on && /^$/ {exit} on'; }
+first() { dis "$1" | awk -v p="$2" '$0 ~ p {sub(":", "", $1); print $1; exit}'; }
+S=$(sym sorter) L=$(sym leafwork) C1=$(first sorter 'call.*<leafwork>') C2=$(first sorter 'call.*<qsort@plt>')
+LR=$(first leafwork '\tret') M=$(first main 'call.*<sorter>') PLT=$(dis sorter | awk '/call.*<qsort@plt>/ {print $(NF-1); exit}')
+R1=$(printf '%x' $((0x$C1 + 5)))
+{
+    for i in 1 2 3; do echo " 0x$C2/0x$PLT/P/-/-/0  0x$LR/0x$R1/P/-/-/0  0x$C1/0x$L/P/-/-/0  0x$M/0x$S/P/-/-/0"; done
+    for i in 1 2 3 4 5; do echo " 0x$C2/0x$PLT/P/-/-/0  0x$M/0x$S/P/-/-/0"; done
+} > "$T/dup.script"
+"$PGOKIT" profgen --binary "$T/recn" --perfscript "$T/dup.script" -o "$T/dup.prof" --format text 2> "$T/dup.log"
+check "duplicated LBR entries: the range with a call is dropped and counted" \
+    grep -Eq '^profgen: [0-9]+ range samples dropped: a jump, call or return inside' "$T/dup.log"
+llvm-profgen-19 --binary "$T/recn" --perfscript "$T/dup.script" -o "$T/dup.llvm.prof" --format=text 2>/dev/null
+fn() { awk -v f="$1" '/^[^ ]/ {on = index($0, f ":") == 1} on' "$2"; }
+check_eq "duplicated LBR entries: sorter's probes as llvm-profgen-19 counts them" \
+    "$(fn sorter "$T/dup.llvm.prof")" "$(fn sorter "$T/dup.prof")"
+check "sorter's entry probe counted 3 times, not 8" grep -qx ' 1: 3' <(fn sorter "$T/dup.prof")
 
 finish
