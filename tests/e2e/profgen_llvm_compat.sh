@@ -4,7 +4,8 @@
 # compared with llvm-profgen-19 on the same input:
 #   - line-based CS compresses recursion on the inline-expanded frames;
 #   - callers are kept across a callback from code outside the binary;
-#   - a fall-through range across a call is dropped.
+#   - a fall-through range across a call is dropped;
+#   - probe-encoded discriminators of call sites decode as LLVM decodes them.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-profdata-19 llvm-profgen-19 qemu-x86_64 python3
 src="$PK_ROOT/tests/programs/profgen_recurse.c"
@@ -72,5 +73,28 @@ fn() { awk -v f="$1" '/^[^ ]/ {on = index($0, f ":") == 1} on' "$2"; }
 check_eq "duplicated LBR entries: sorter's probes as llvm-profgen-19 counts them" \
     "$(fn sorter "$T/dup.llvm.prof")" "$(fn sorter "$T/dup.prof")"
 check "sorter's entry probe counted 3 times, not 8" grep -qx ' 1: 3' <(fn sorter "$T/dup.prof")
+
+# 4. a line-based profile of a pseudo-probe binary (--use-dwarf-correlation):
+#    call sites carry their probe in the discriminator, decoded as LLVM's
+#    base discriminator (clang-14 writes the probe index: 2.7, 5.9: scale)
+if command -v clang-14 >/dev/null; then
+    clang-14 -O2 -g -fpseudo-probe-for-profiling "$src" -o "$T/rec14"
+    "$PGOKIT" record --emulate -q -o "$T/rec14.data" -- "$T/rec14" 20000 >/dev/null
+    "$PGOKIT" dump --perfscript "$T/rec14.data" > "$T/rec14.script"
+    check "profgen --use-dwarf-correlation (clang-14 probe binary)" "$PGOKIT" profgen -q --use-dwarf-correlation \
+        --binary "$T/rec14" --perf "$T/rec14.data" -o "$T/dc.prof" --format text
+    llvm-profgen-19 --binary "$T/rec14" --perfscript "$T/rec14.script" --use-dwarf-correlation --ignore-stack-samples \
+        -o "$T/dc.llvm.prof" --format=text 2>/dev/null
+    # (function, location) of every call site and discriminated line
+    locs() { awk '/^[^ ]/ {f = $0; sub(/:.*/, "", f)} /^ +[0-9]+(\.[0-9]+)?: [^0-9]/ {c = $2; sub(/:[0-9]+$/, "", c); print f, $1, c}
+                  /^ +[0-9]+\.[0-9]+: [0-9]/ {print f, $1}' "$1" | sort; }
+    check "probe call sites keep their discriminators (a x.y: callsite)" grep -Eq '^ +[0-9]+\.[1-9][0-9]*: [^0-9]' "$T/dc.prof"
+    check "the same call-site locations as llvm-profgen-19" diff <(locs "$T/dc.llvm.prof") <(locs "$T/dc.prof")
+    ov=$(llvm-profdata-19 overlap --sample "$T/dc.llvm.prof" "$T/dc.prof" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1)
+    echo "line-based (probe binary) similarity with llvm-profgen-19: ${ov:-?}%"
+    check "similarity with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
+else
+    echo "skipped: clang-14 not installed (its probe discriminators hold the probe index)"
+fi
 
 finish

@@ -1,7 +1,8 @@
 /* profgen_recurse.c — recursion (direct, and mutual through two call
  * sites) and a callback from libc (qsort's comparator), for the unwinder's
  * context shapes: recursion compression, callers kept across code outside
- * the binary. */
+ * the binary; an inlined call (scale) and two calls on one line, whose
+ * discriminators a pseudo-probe build fills with probe indices. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,12 +45,17 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static inline int scale(int x)
+{
+    return x * 3 + (x >> 2);
+}
+
 __attribute__((noinline)) int sorter(int *v, int n)
 {
     int s = leafwork(n);
     qsort(v, n, sizeof *v, cmp);
     for (int i = 0; i < n; i++)
-        s += v[i] * i;
+        s += scale(v[i]) * i;
     return s;
 }
 
