@@ -257,6 +257,11 @@ typedef struct pk_script_stats {
     uint64_t frames_unmapped;   /* entries in no mapping at all (perf's "[unknown]"):
                                    left as read, as a perf.data reader sees them too */
     bool relative;              /* some call chains were file-relative (perf 6.1) */
+    /* Lines that are not perf script (a wrapper's banner, a comment, a
+     * damaged line) are skipped and counted, with the sample whose stack
+     * they interrupt; the input is refused only when no sample remains. */
+    uint64_t lines_skipped, samples_skipped;
+    char first_skipped[256];    /* "line N, column C: why" of the first one */
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);

@@ -5,7 +5,8 @@
 #   - line-based CS compresses recursion on the inline-expanded frames;
 #   - callers are kept across a callback from code outside the binary;
 #   - a fall-through range across a call is dropped;
-#   - probe-encoded discriminators of call sites decode as LLVM decodes them.
+#   - probe-encoded discriminators of call sites decode as LLVM decodes them;
+#   - perf script lines that are not perf script are skipped and counted.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-profdata-19 llvm-profgen-19 qemu-x86_64 python3
 src="$PK_ROOT/tests/programs/profgen_recurse.c"
@@ -96,5 +97,29 @@ if command -v clang-14 >/dev/null; then
 else
     echo "skipped: clang-14 not installed (its probe discriminators hold the probe index)"
 fi
+
+# 5. lines that are not perf script (a wrapper's banner, a comment) are
+#    skipped and counted, as llvm-profgen skips them; the input is refused
+#    only when nothing usable remains
+awk 'BEGIN {print "=== wrapper v1.2: perf script output follows ==="} {print} /^ 0x/ && ++n == 100 {print "# wrapper: 100 samples"}' \
+    "$T/rec.script" > "$T/banner.script"
+"$PGOKIT" profgen --cs --binary "$T/rec" --perfscript "$T/rec.script" -o "$T/clean.prof" --format text 2>/dev/null
+"$PGOKIT" profgen --cs --binary "$T/rec" --perfscript "$T/banner.script" -o "$T/banner.prof" --format text 2> "$T/banner.log"
+check "banner and comment: the same profile as without them" cmp -s "$T/clean.prof" "$T/banner.prof"
+check "banner and comment: 2 lines skipped, the first named" \
+    grep -q 'warning: .*banner.script: 2 lines skipped that are not perf script text (0 samples with them); the first: line 1, column 1' "$T/banner.log"
+llvm-profgen-19 --binary "$T/rec" --perfscript "$T/banner.script" -o "$T/banner.llvm.prof" --format=text 2>/dev/null
+llvm-profgen-19 --binary "$T/rec" --perfscript "$T/rec.script" -o "$T/clean.llvm.prof" --format=text 2>/dev/null
+check "llvm-profgen-19 skips them too" cmp -s "$T/clean.llvm.prof" "$T/banner.llvm.prof"
+# a damaged line inside a call stack: that sample is dropped, counted
+awk '/^\t/ && ++n == 40 {print "\t    <damaged>"} {print}' "$T/rec.script" > "$T/damaged.script"
+"$PGOKIT" profgen --cs --no-preinline --binary "$T/rec" --perfscript "$T/damaged.script" -o "$T/damaged.prof" --format text 2> "$T/damaged.log"
+check "a damaged stack line drops its sample only" grep -q '1 lines skipped that are not perf script text (1 samples with them)' "$T/damaged.log"
+check "the rest of the input is read" grep -q '^\[main:10 @ sorter\]:' "$T/damaged.prof"
+printf '=== wrapper banner ===\n# nothing else\n' > "$T/junk.script"
+"$PGOKIT" profgen --binary "$T/rec" --perfscript "$T/junk.script" -o "$T/junk.prof" 2> "$T/junk.log"
+check_eq "nothing usable: refused" 1 $?
+check "nothing usable: the error counts the skipped lines" grep -q 'junk.script: no LBR line .*(2 lines skipped that are not perf script text; the first: line 1, column 1' "$T/junk.log"
+check "nothing usable: no output" test ! -e "$T/junk.prof"
 
 finish
