@@ -471,6 +471,9 @@ int pk_cmd_dump(int argc, char **argv)
         rc = pk_perf_read(file, &cb, &st, &err);
         if (!rc && !perfscript)
             print_stats(stdout, &st, stats_only ? c->checksum : 0);
+        char w[512];
+        if (!rc && pk_perf_stats_warning(&st, w, sizeof w))
+            fprintf(stderr, "pgokit dump: warning: %s: %s\n", file, w);
     }
     fflush(stdout);
     free(c);

@@ -203,6 +203,11 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;
         rc = pk_perf_read(in->path, &cb, &ps, err);
+        char w[512], msg[1200];
+        if (!rc && req->warning && pk_perf_stats_warning(&ps, w, sizeof w)) {
+            snprintf(msg, sizeof msg, "%s: %s", in->path, w);
+            req->warning(req->cb_ctx, msg);
+        }
     } else if (in->kind == PK_INPUT_PPROF) {
         /* non-leaf frames back to return addresses, as perf's chains */
         pk_pprof_opts po;

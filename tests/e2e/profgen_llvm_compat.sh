@@ -6,7 +6,8 @@
 #   - callers are kept across a callback from code outside the binary;
 #   - a fall-through range across a call is dropped;
 #   - probe-encoded discriminators of call sites decode as LLVM decodes them;
-#   - perf script lines that are not perf script are skipped and counted.
+#   - perf script lines that are not perf script are skipped and counted;
+#   - a pipe-mode perf.data's few trailing bytes are a warning.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-profdata-19 llvm-profgen-19 qemu-x86_64 python3
 src="$PK_ROOT/tests/programs/profgen_recurse.c"
@@ -121,5 +122,26 @@ printf '=== wrapper banner ===\n# nothing else\n' > "$T/junk.script"
 check_eq "nothing usable: refused" 1 $?
 check "nothing usable: the error counts the skipped lines" grep -q 'junk.script: no LBR line .*(2 lines skipped that are not perf script text; the first: line 1, column 1' "$T/junk.log"
 check "nothing usable: no output" test ! -e "$T/junk.prof"
+
+# 6. a pipe-mode perf.data (perf inject -o - of our recording) with 1-3
+#    trailing bytes: a warning naming the offset, every sample read (as perf
+#    reads them)
+if command -v perf >/dev/null && perf inject -i "$T/rec.data" -o - > "$T/pipe.data" 2>/dev/null && [ -s "$T/pipe.data" ]; then
+    size=$(stat -c %s "$T/pipe.data")
+    "$PGOKIT" profgen -q --cs --no-preinline --binary "$T/rec" --perf "$T/pipe.data" -o "$T/pipe.prof" --format text
+    for k in 1 3; do
+        { cat "$T/pipe.data"; head -c "$k" /dev/zero; } > "$T/tail$k.data"
+        nperf=$(perf report -D -i "$T/tail$k.data" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE(')
+        "$PGOKIT" dump --stats "$T/tail$k.data" > "$T/tail$k.out" 2> "$T/tail$k.err"
+        check_eq "pipe mode + $k bytes: the samples perf reads" "$nperf" "$(sed -n 's/^# samples: //p' "$T/tail$k.out")"
+        check "pipe mode + $k bytes: a warning names offset $size" grep -q "warning: .*offset $size: $k bytes after the last record" "$T/tail$k.err"
+        "$PGOKIT" profgen --cs --no-preinline --binary "$T/rec" --perf "$T/tail$k.data" -o "$T/tail$k.prof" --format text 2> "$T/tailp$k.err"
+        check "pipe mode + $k bytes: profgen warns" grep -q "warning: .*tail$k.data: offset $size:" "$T/tailp$k.err"
+        check "pipe mode + $k bytes: the same profile" cmp -s "$T/pipe.prof" "$T/tail$k.prof"
+    done
+    check "pipe mode + 2 bytes from standard input" bash -c "{ cat '$T/tail1.data'; printf x; } | '$PGOKIT' dump --stats - 2>&1 | grep -q 'offset $size: 2 bytes'"
+else
+    echo "skipped: perf inject cannot write a pipe-mode file here"
+fi
 
 finish
