@@ -57,6 +57,19 @@ typedef struct pk_pipeline_request {
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
+    /* llvm-profgen's post-processing. The hot and cold thresholds are the
+     * profile summary's counts at the percentile cutoffs (millionths; 0:
+     * 990000 and 999999), unless given. */
+    uint32_t cutoff_hot, cutoff_cold;
+    bool hot_count_set, cold_count_set;
+    uint64_t hot_count, cold_count;
+    bool trim_cold;                  /* drop cold profiles (--trim-cold-profile) */
+    int merge_cold;                  /* CS: merge cold contexts: 1 yes, 0 no, -1 when not pre-inlined */
+    uint32_t cold_context_frames;    /* CS: frames a merged cold context keeps (0: 1) */
+    bool no_csspgo_preinliner;       /* CS: no pre-inliner, nested all the same */
+    bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
+    pk_preinline_opts *preinline;    /* CS: the pre-inliner's thresholds (NULL: its defaults) */
+    bool symbol_list;                /* the profile symbol list: every DWARF function */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;
     /* every 65,536 samples of an input: its path, samples so far, and how far
