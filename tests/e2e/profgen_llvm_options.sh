@@ -76,6 +76,18 @@ check "no pre-inliner: llvm-profgen-19's top-level profiles" same_tops nopre
 check "no pre-inliner: nothing marked pre-inlined" bash -c "! grep -q '!Attributes: 2' '$T/nopre.pk'"
 check "--gen-cs-nested-profile=0: flat contexts, pre-inlined" pk nonest --gen-cs-nested-profile=0
 check "flat pre-inlined: contexts and the pre-inliner's marks" grep -q '!Attributes: [23]' "$T/nonest.pk"
+# the pre-inliner's size thresholds: none inlined at 0 (but contexts whose
+# code was optimized away), all at 3000 (this
+# fixture's functions are small), as llvm-profgen-19 decides
+ninl() { grep -c '^ *[0-9.]*: [^0-9 ]' "$1"; }
+ntop() { grep -c '^[^ ]' "$1"; }
+check "--sample-profile-hot-inline-threshold=0" pk inl0 --sample-profile-hot-inline-threshold=0
+check "threshold 0: no more inlinees than llvm-profgen-19 (only code-free ones)" test "$(ninl "$T/inl0.pk")" -le "$(ninl "$T/inl0.ll")"
+check "--sample-profile-hot-inline-threshold 3000 --sample-profile-cold-inline-threshold=3000" \
+    pk inl3k --sample-profile-hot-inline-threshold 3000 --sample-profile-cold-inline-threshold=3000
+check_eq "threshold 3000: llvm-profgen-19's top-level profiles and inlinees" \
+    "$(ntop "$T/inl3k.ll") $(ninl "$T/inl3k.ll")" "$(ntop "$T/inl3k.pk") $(ninl "$T/inl3k.pk")"
+check "threshold 3000 inlines more than the default" test "$(ninl "$T/inl3k.pk")" -gt 0
 # --use-md5 and --populate-profile-symbol-list (extbinary)
 "$PGOKIT" profgen -q --use-md5 --populate-profile-symbol-list --binary "$T/p" --perf "$T/p.data" -o "$T/s.pk"
 llvm-profgen-19 --binary "$T/p" --perfscript "$T/p.script" -o "$T/s.ll" --use-md5 --populate-profile-symbol-list 2>/dev/null
