@@ -23,7 +23,7 @@ static const char usage_text[] =
     "  --profile-summary-hot-count, --profile-summary-cold-count, --profile-summary-cutoff-hot,\n"
     "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
     "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
-    "  --use-md5, --populate-profile-symbol-list.\n"
+    "  --use-md5, --populate-profile-symbol-list, --update-total-samples.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n";
 
 /* Options passed on as they are (pgokit profgen has them, same meaning). */
@@ -35,7 +35,7 @@ static const char *const same_value[] = {
 };
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
-    "--use-md5", "--populate-profile-symbol-list",
+    "--use-md5", "--populate-profile-symbol-list", "--update-total-samples",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

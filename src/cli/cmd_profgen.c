@@ -80,6 +80,8 @@ static const char usage_text[] =
     "  --gen-cs-nested-profile=false     CS: flat contexts (pre-inlined unless told otherwise)\n"
     "  --sample-profile-hot-inline-threshold N, --sample-profile-cold-inline-threshold N\n"
     "                                    CS: the pre-inliner's size thresholds (1500, 0)\n"
+    "  --update-total-samples            line-based: totals are the sums of what is inside\n"
+    "                                    (= --total sum; probe profiles keep theirs)\n"
     "  --use-md5                         extbinary: MD5 name table\n"
     "  --populate-profile-symbol-list    extbinary: list every function of the binary, so the\n"
     "                                    compiler tells \"not sampled\" from \"not profiled\"\n";
@@ -393,6 +395,8 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.no_csspgo_preinliner = !flag;
         } else if (bool_opt(a, "--gen-cs-nested-profile", &flag, &bad)) {
             rq.no_nest = !flag;
+        } else if (bool_opt(a, "--update-total-samples", &flag, &bad)) {
+            rq.gen.total_mode = flag ? PK_TOTAL_SUM : PK_TOTAL_PER_BYTE;
         } else if (bool_opt(a, "--use-md5", &flag, &bad)) {
             rq.write.use_md5 = flag;
         } else if (bool_opt(a, "--populate-profile-symbol-list", &flag, &bad)) {

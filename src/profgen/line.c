@@ -687,6 +687,8 @@ int pk_profgen_line_cs(pk_binary *bin, const pk_csraw *raw, const pk_profgen_opt
         pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
         if (f->removed)
             continue;
+        if (opts->total_mode == PK_TOTAL_SUM) /* (llvm-profgen's --update-total-samples) */
+            pk_fprof_recompute_total(f);
         stats->profiles++;
         stats->total_samples = pk_sat_add(stats->total_samples, f->total);
         stats->body_samples = pk_sat_add(stats->body_samples, pk_fprof_body_sum(f));

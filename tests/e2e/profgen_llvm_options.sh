@@ -88,6 +88,15 @@ check "--sample-profile-hot-inline-threshold 3000 --sample-profile-cold-inline-t
 check_eq "threshold 3000: llvm-profgen-19's top-level profiles and inlinees" \
     "$(ntop "$T/inl3k.ll") $(ninl "$T/inl3k.ll")" "$(ntop "$T/inl3k.pk") $(ninl "$T/inl3k.pk")"
 check "threshold 3000 inlines more than the default" test "$(ninl "$T/inl3k.pk")" -gt 0
+# --update-total-samples (line-based): each total is the sum of the body
+# and the inlinees' totals
+sums() { awk '/^[^ ]/ {if (n) print (t == s ? "sum" : "other"); n = $0; m = split($0, a, ":"); t = a[m - 1]; s = 0}
+              /^ [0-9]+(\.[0-9]+)?: [0-9]+/ {s += $2} /^ [0-9]+(\.[0-9]+)?: [^0-9 ]/ {m = split($2, c, ":"); s += c[m]}
+              END {if (n) print (t == s ? "sum" : "other")}' "$1" | sort | uniq -c; }
+check "--update-total-samples" pk uts --use-dwarf-correlation --ignore-stack-samples --update-total-samples
+check_eq "--update-total-samples: every total a sum, as llvm-profgen-19's" "0 0" \
+    "$(sums "$T/uts.pk" | grep -c other) $(sums "$T/uts.ll" | grep -c other)"
+check "--update-total-samples: llvm-profgen-19's functions" same_tops uts
 # --use-md5 and --populate-profile-symbol-list (extbinary)
 "$PGOKIT" profgen -q --use-md5 --populate-profile-symbol-list --binary "$T/p" --perf "$T/p.data" -o "$T/s.pk"
 llvm-profgen-19 --binary "$T/p" --perfscript "$T/p.script" -o "$T/s.ll" --use-md5 --populate-profile-symbol-list 2>/dev/null
