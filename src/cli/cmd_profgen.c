@@ -348,7 +348,7 @@ int pk_cmd_profgen(int argc, char **argv)
      * 1 MiB steps (fewer brk calls and re-faulted pages). */
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TOP_PAD, 1 << 20);
-    pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1, .merge_cold = -1};
+    pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
     bool flag, bad = false;
@@ -390,7 +390,7 @@ int pk_cmd_profgen(int argc, char **argv)
         } else if (bool_opt(a, "--trim-cold-profile", &flag, &bad)) {
             rq.trim_cold = flag;
         } else if (bool_opt(a, "--csprof-merge-cold-context", &flag, &bad)) {
-            rq.merge_cold = flag;
+            rq.merge_cold = flag ? 1 : -1;
         } else if (bool_opt(a, "--csspgo-preinliner", &flag, &bad)) {
             rq.no_csspgo_preinliner = !flag;
         } else if (bool_opt(a, "--gen-cs-nested-profile", &flag, &bad)) {

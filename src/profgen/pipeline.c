@@ -439,7 +439,7 @@ static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *
     if (thresholds(req, &r->ps, &hot, &cold, err))
         return -1;
     pk_cold_opts co = {.threshold = hot, .trim = req->trim_cold,
-                       .merge = req->merge_cold < 0 ? !pre : req->merge_cold > 0, .base_only = pre,
+                       .merge = req->merge_cold ? req->merge_cold > 0 : !pre, .base_only = pre,
                        .keep_frames = req->cold_context_frames};
     uint64_t moved;
     if (pk_cs_trim_merge_cold(&r->ps, &co, &moved, err))

@@ -64,7 +64,7 @@ typedef struct pk_pipeline_request {
     bool hot_count_set, cold_count_set;
     uint64_t hot_count, cold_count;
     bool trim_cold;                  /* drop cold profiles (--trim-cold-profile) */
-    int merge_cold;                  /* CS: merge cold contexts: 1 yes, 0 no, -1 when not pre-inlined */
+    int merge_cold;                  /* CS: merge cold contexts: 1 yes, -1 no, 0 when not pre-inlined */
     uint32_t cold_context_frames;    /* CS: frames a merged cold context keeps (0: 1) */
     bool no_csspgo_preinliner;       /* CS: no pre-inliner, nested all the same */
     bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
