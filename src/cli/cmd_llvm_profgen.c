@@ -24,7 +24,8 @@ static const char usage_text[] =
     "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
     "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
     "  --use-md5, --populate-profile-symbol-list, --update-total-samples.\n"
-    "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n";
+    "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
+    "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
 /* Options passed on as they are (pgokit profgen has them, same meaning). */
 static const char *const same_value[] = {
@@ -77,6 +78,10 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
             fputs(usage_text, stdout);
             rc = 0;
             goto done;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            av[n++] = (char *)"-q";
+            continue;
         }
         if (a[0] != '-' || !a[1]) {
             rc = pk_cli_usage(cmd, "unexpected argument '%s' (llvm-profgen takes options only)", a);
