@@ -23,7 +23,8 @@ static const char usage_text[] =
     "  --profile-summary-hot-count, --profile-summary-cold-count, --profile-summary-cutoff-hot,\n"
     "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
     "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
-    "  --use-md5, --populate-profile-symbol-list, --update-total-samples.\n"
+    "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
+    "  --profile-density-threshold, --profile-density-cutoff-hot.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
@@ -33,10 +34,11 @@ static const char *const same_value[] = {
     "--csprof-max-context-depth", "--csprof-max-cold-context-depth", "--profile-summary-hot-count",
     "--profile-summary-cold-count", "--profile-summary-cutoff-hot", "--profile-summary-cutoff-cold",
     "--sample-profile-hot-inline-threshold", "--sample-profile-cold-inline-threshold",
+    "--profile-density-threshold", "--profile-density-cutoff-hot",
 };
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
-    "--use-md5", "--populate-profile-symbol-list", "--update-total-samples",
+    "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

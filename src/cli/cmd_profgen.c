@@ -82,6 +82,10 @@ static const char usage_text[] =
     "                                    CS: the pre-inliner's size thresholds (1500, 0)\n"
     "  --update-total-samples            line-based: totals are the sums of what is inside\n"
     "                                    (= --total sum; probe profiles keep theirs)\n"
+    "  --show-density                    print the profile density (hot functions' samples per\n"
+    "                                    body entry); under --profile-density-threshold (50) a\n"
+    "                                    warning says how many times more samples would help\n"
+    "  --profile-density-cutoff-hot N    the share of samples the density covers (990000)\n"
     "  --use-md5                         extbinary: MD5 name table\n"
     "  --populate-profile-symbol-list    extbinary: list every function of the binary, so the\n"
     "                                    compiler tells \"not sampled\" from \"not profiled\"\n";
@@ -351,7 +355,8 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
-    bool flag, bad = false;
+    bool flag, bad = false, show_density = false;
+    double density_threshold = 50;
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
     size_t nin = 0;
     if (!ins)
@@ -395,6 +400,20 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.no_csspgo_preinliner = !flag;
         } else if (bool_opt(a, "--gen-cs-nested-profile", &flag, &bad)) {
             rq.no_nest = !flag;
+        } else if (bool_opt(a, "--show-density", &flag, &bad)) {
+            show_density = flag;
+        } else if (OPT("--profile-density-threshold") || OPT("--profile-density-cutoff-hot")) {
+            long long v;
+            bool cut = strstr(a, "cutoff") != NULL;
+            if (!int_val(val, cut ? 1 : 0, cut ? 1000000 : INT32_MAX, &v)) {
+                rc = pk_cli_usage(cmd, "%s: '%s' is not a valid value", cut ? "--profile-density-cutoff-hot"
+                                  : "--profile-density-threshold", val);
+                goto done;
+            }
+            if (cut)
+                rq.density_cutoff = (uint32_t)v;
+            else
+                density_threshold = (double)v;
         } else if (bool_opt(a, "--update-total-samples", &flag, &bad)) {
             rq.gen.total_mode = flag ? PK_TOTAL_SUM : PK_TOTAL_PER_BYTE;
         } else if (bool_opt(a, "--use-md5", &flag, &bad)) {
@@ -533,6 +552,18 @@ int pk_cmd_profgen(int argc, char **argv)
         rc = pk_cli_fail(cmd, &err);
         goto done;
     }
+    /* llvm-profgen's density check: too few samples for the hot code */
+    uint32_t cutoff = rq.density_cutoff ? rq.density_cutoff : 990000;
+    if (!quiet && rep.mode != PK_MODE_RAW && rep.density == 0)
+        fprintf(stderr, "profgen: warning: the output profile is empty or --profile-density-cutoff-hot is set "
+                "too low\n");
+    else if (!quiet && rep.mode != PK_MODE_RAW && rep.density < density_threshold)
+        fprintf(stderr, "profgen: warning: sample PGO is estimated to optimize better with %.1fx more samples "
+                "(profile density %.1f, under %.0f): sample more often or longer\n",
+                density_threshold / rep.density, rep.density, density_threshold);
+    if (show_density && rep.mode != PK_MODE_RAW)
+        printf("Functions with density >= %.1f account for %.2f%% total sample counts.\n", rep.density,
+               (double)cutoff / 10000);
     if (!quiet) {
         print_summary(&rep);
         if (rep.mode == PK_MODE_RAW)

@@ -648,6 +648,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     }
     if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)result, err))
         goto out;
+    if ((rep->density = pk_profset_density(result, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
+        goto out;
     rc = pk_prof_write_file(result, &req->write, req->output, err);
 out:
     cleanup(&r);

@@ -70,6 +70,7 @@ typedef struct pk_pipeline_request {
     bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
     pk_preinline_opts *preinline;    /* CS: the pre-inliner's thresholds (NULL: its defaults) */
     bool symbol_list;                /* the profile symbol list: every DWARF function */
+    uint32_t density_cutoff;         /* the profile density's cutoff, millionths (0: 990000) */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;
     /* every 65,536 samples of an input: its path, samples so far, and how far
@@ -108,6 +109,7 @@ typedef struct pk_pipeline_report {
     pk_preinline_stats preinline;
     size_t contexts;                 /* address contexts before generation */
     size_t profiles;                 /* top-level profiles written */
+    double density;                  /* the written profile's density (pk_profset_density) */
     bool counted;                    /* every counter above is final (also when the run
                                         failed because no function received samples) */
 } pk_pipeline_report;

@@ -104,6 +104,23 @@ syms() { llvm-profdata-19 show --sample --show-prof-sym-list "$1" | sed -n '/Dum
 check "--populate-profile-symbol-list: llvm-profgen-19's list" diff <(syms "$T/s.ll") <(syms "$T/s.pk")
 check "the list names every function" test "$(syms "$T/s.pk" | grep -c .)" -ge 7
 check "--use-md5: an MD5 name table" grep -q 'NameTableSection.*fixlenmd5' <(llvm-profdata-19 show --sample --show-sec-info-only "$T/s.pk")
+# --show-density and the density warning, on LBR text both tools count
+# alike (main → sorter → leafwork, 40 times, in a non-PIE probe binary)
+clang-19 -O2 -g -fpseudo-probe-for-profiling -fno-pie -no-pie "$src" -o "$T/n"
+sym() { nm "$T/n" | awk -v s="$1" '$3 == s {print $1}'; }
+first() { objdump -d --no-show-raw-insn "$T/n" | awk -v f="<$1>:" -v p="$2" '$0 ~ f {on = 1; next} on && /^$/ {exit}
+          on && $0 ~ p {sub(":", "", $1); print $1; exit}'; }
+S=$(sym sorter) L=$(sym leafwork) C1=$(first sorter 'call.*<leafwork>') M=$(first main 'call.*<sorter>') LR=$(first leafwork '\tret')
+for i in $(seq 40); do echo " 0x$LR/0x$(printf '%x' $((0x$C1 + 5)))/P/-/-/0  0x$C1/0x$L/P/-/-/0  0x$M/0x$S/P/-/-/0"; done > "$T/n.script"
+for extra in "" "--profile-density-cutoff-hot=500000 --profile-density-threshold 100"; do
+    "$PGOKIT" profgen --show-density $extra --binary "$T/n" --perfscript "$T/n.script" -o "$T/dn.pk" --format text \
+        > "$T/dn.out" 2> "$T/dn.err"
+    llvm-profgen-19 --show-density $extra --binary "$T/n" --perfscript "$T/n.script" -o "$T/dn.ll" --format=text \
+        > "$T/dn.llout" 2> "$T/dn.llerr"
+    check_eq "--show-density $extra: llvm-profgen-19's line" "$(grep density "$T/dn.llout")" "$(cat "$T/dn.out")"
+    check_eq "density warning $extra: llvm-profgen-19's factor" \
+        "$(grep -o 'better with [0-9.]*x' "$T/dn.llerr")" "$(grep -o 'better with [0-9.]*x' "$T/dn.err")"
+done
 # wrong values are refused by name
 "$PGOKIT" profgen --compress-recursion=x --binary "$T/p" --perf "$T/p.data" -o "$T/x.pk" 2> "$T/x.err"
 check "a bad number is refused" grep -q -- "--compress-recursion: 'x' is not a valid value" "$T/x.err"
