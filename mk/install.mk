@@ -92,6 +92,6 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pgokit $(DESTDIR)$(PKGLIBDIR)/pgokit-lbr.so \
 	  $(DESTDIR)$(LIBDIR)/libpgokit_rt.so $(DESTDIR)$(LIBDIR)/libpgokit_rt.a \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/pgokit-rt.pc $(DESTDIR)$(INCLUDEDIR)/pgokit_rt.h \
-	  $(DESTDIR)$(MANDIR)/man1/pgokit.1 $(addprefix $(DESTDIR)$(MANDIR)/man1/pgokit-,$(addsuffix .1,$(CMDS))) \
+	  $(DESTDIR)$(MANDIR)/man1/pgokit.1 $(addprefix $(DESTDIR)$(MANDIR)/man1/pgokit-,$(addsuffix .1,$(subst _,-,$(CMDS)))) \
 	  $(DESTDIR)$(COMPLETIONDIR)/pgokit
 	-rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null

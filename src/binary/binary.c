@@ -222,6 +222,20 @@ int pk_binary_decode_one(pk_binary *b, uint64_t vaddr, pk_insn *out)
     return -1;
 }
 
+int pk_binary_range_crosses_uncond(pk_binary *b, uint64_t begin, uint64_t end)
+{
+    const pk_elf_symbol *f = pk_elf_func_at(b->elf, begin);
+    const pk_insn *v;
+    size_t n;
+    pk_err err;
+    if (!f || pk_binary_func_insns(b, f, &v, &n, &err) < 0)
+        return 0;
+    for (size_t i = pk_insn_lower_bound(v, n, begin); i < n && v[i].addr < end; i++)
+        if (pk_insn_is_uncond(v[i].cls))
+            return 1;
+    return 0;
+}
+
 const pk_insn *pk_binary_insn_at(pk_binary *b, uint64_t vaddr, pk_err *err)
 {
     const pk_elf_symbol *f = pk_elf_func_at(b->elf, vaddr);

@@ -277,6 +277,15 @@ static inline size_t pk_insn_index(const pk_insn *insns, size_t n, uint64_t addr
     return i < n && insns[i].addr == addr ? i : SIZE_MAX;
 }
 
+/* Control never falls through it: an unconditional jump, a call, a return.
+ * A fall-through range (an LBR target up to the next entry's source) cannot
+ * hold one before its last instruction. */
+static inline bool pk_insn_is_uncond(int cls)
+{
+    return cls == PK_INSN_JMP || cls == PK_INSN_IJMP || cls == PK_INSN_RET ||
+           cls == PK_INSN_CALL || cls == PK_INSN_ICALL;
+}
+
 /* ======================================================================
  * DWARF symbolization
  * ====================================================================== */
@@ -430,5 +439,10 @@ int pk_binary_decode_range(pk_binary *bin, uint64_t begin, uint64_t end,
 /* The decoded instruction starting exactly at vaddr (decoding its function if
  * needed); NULL if vaddr is not an instruction boundary of a function symbol. */
 const pk_insn *pk_binary_insn_at(pk_binary *bin, uint64_t vaddr, pk_err *err);
+/* 1 when an instruction of [begin, end) (end: a range's last instruction,
+ * not looked at) never falls through (pk_insn_is_uncond): the range is not
+ * one that ran, e.g. made by a duplicated LBR entry. 0 otherwise, also when
+ * begin is not in a function symbol (nothing known). */
+int pk_binary_range_crosses_uncond(pk_binary *bin, uint64_t begin, uint64_t end);
 
 #endif

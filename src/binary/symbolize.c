@@ -525,8 +525,18 @@ static uint32_t discr_component(uint32_t d, uint32_t *rest)
     return ((d >> 1) & 0x1f) | ((d >> 2) & 0xfe0);
 }
 
+/* A pseudo-probe build (-fpseudo-probe-for-profiling) writes the call
+ * instructions' probes into their discriminators: low three bits 0b111,
+ * probe index in bits 3–18, or (bit 28 set, LLVM 19+) index in bits 3–15
+ * and a DWARF base discriminator in bits 16–18. LLVM's base discriminator
+ * of such a value is that DWARF one when present, else the probe index
+ * (so two calls on one line stay apart: 3.7 and 3.8). */
+static bool discr_is_probe(uint32_t d) { return (d & 7) == 7; }
+
 uint32_t pk_discr_base(uint32_t d)
 {
+    if (discr_is_probe(d))
+        return d & 0x10000000u ? (d >> 16) & 7 : (d >> 3) & 0xffff;
     uint32_t rest;
     return discr_component(d, &rest);
 }

@@ -458,6 +458,12 @@ int pk_cmd_dump(int argc, char **argv)
                     " of them guessed, %" PRIu64 " unplaced, %" PRIu64 " in no mapping)\n",
                     ss.lines, ss.samples, ss.mmaps, ss.frames, ss.frames_rebased, ss.frames_guessed,
                     ss.frames_unplaced, ss.frames_unmapped);
+        if (!rc && !perfscript && ss.lines_skipped)
+            fprintf(stdout, "# lines skipped: %" PRIu64 " (%" PRIu64 " samples with them)\n", ss.lines_skipped,
+                    ss.samples_skipped);
+        char w[1024];
+        if (!rc && pk_script_stats_warning(&ss, w, sizeof w))
+            fprintf(stderr, "pgokit dump: warning: %s: %s\n", file, w);
     } else {
         pk_perf_stats st;
         if (!stats_only && !perfscript)
@@ -465,6 +471,9 @@ int pk_cmd_dump(int argc, char **argv)
         rc = pk_perf_read(file, &cb, &st, &err);
         if (!rc && !perfscript)
             print_stats(stdout, &st, stats_only ? c->checksum : 0);
+        char w[512];
+        if (!rc && pk_perf_stats_warning(&st, w, sizeof w))
+            fprintf(stderr, "pgokit dump: warning: %s: %s\n", file, w);
     }
     fflush(stdout);
     free(c);

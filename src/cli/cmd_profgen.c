@@ -69,7 +69,34 @@ static const char usage_text[] =
     "                      walked on a second thread while reading goes on (same profile;\n"
     "                      1.27x faster on 1M samples); 1: one thread (better on a machine\n"
     "                      whose CPUs are all busy)\n"
-    "  -q, --quiet         no progress, no summary\n";
+    "  -q, --quiet         no progress, no summary\n"
+    "\n"
+    "llvm-profgen's options, with its meanings (--opt=V or --opt V; booleans --opt or --opt=true|false):\n"
+    "  --compress-recursion N            CS: remove repeated windows of up to N caller frames\n"
+    "                                    (-1: any length, the default; 0: keep recursion)\n"
+    "  --csprof-max-context-depth N      CS: keep the N innermost callers of each context (-1: all)\n"
+    "  --profile-summary-hot-count N     the hot threshold (else the count at the hot cutoff)\n"
+    "  --profile-summary-cold-count N    the cold threshold (else the count at the cold cutoff)\n"
+    "  --profile-summary-cutoff-hot N, --profile-summary-cutoff-cold N\n"
+    "                                    those cutoffs, in millionths (990000, 999999)\n"
+    "  --trim-cold-profile               drop profiles under the cold threshold (CS: contexts\n"
+    "                                    under the hot one; base profiles only when pre-inlined)\n"
+    "  --csprof-merge-cold-context       CS: merge contexts under the hot threshold into their\n"
+    "                                    last frames (default: on without the pre-inliner)\n"
+    "  --csprof-max-cold-context-depth N CS: frames a merged cold context keeps (1)\n"
+    "  --csspgo-preinliner=false         CS: no pre-inliner (contexts still nested)\n"
+    "  --gen-cs-nested-profile=false     CS: flat contexts (pre-inlined unless told otherwise)\n"
+    "  --sample-profile-hot-inline-threshold N, --sample-profile-cold-inline-threshold N\n"
+    "                                    CS: the pre-inliner's size thresholds (1500, 0)\n"
+    "  --update-total-samples            line-based: totals are the sums of what is inside\n"
+    "                                    (= --total sum; probe profiles keep theirs)\n"
+    "  --show-density                    print the profile density (hot functions' samples per\n"
+    "                                    body entry); under --profile-density-threshold (50) a\n"
+    "                                    warning says how many times more samples would help\n"
+    "  --profile-density-cutoff-hot N    the share of samples the density covers (990000)\n"
+    "  --use-md5                         extbinary: MD5 name table\n"
+    "  --populate-profile-symbol-list    extbinary: list every function of the binary, so the\n"
+    "                                    compiler tells \"not sampled\" from \"not profiled\"\n";
 
 typedef struct progress {
     bool on;
@@ -301,10 +328,42 @@ static void print_written(const pk_pipeline_request *rq, const pk_pipeline_repor
                 "(%llu truncated at a call without probe)\n", rq->output, fmt, shape, rep->profiles,
                 (unsigned long long)rep->probe.contexts, (unsigned long long)rep->probe.contexts_truncated);
     }
+    if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_PROBE) && rep->probe.ranges_cross_uncond)
+        fprintf(stderr, "profgen: %llu range samples dropped: a jump, call or return inside (not a fall-through; "
+                "duplicated LBR entries)\n", (unsigned long long)rep->probe.ranges_cross_uncond);
     if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_LINE_CS) && !rq->no_preinline)
         fprintf(stderr, "profgen: pre-inliner: %llu inlined, %llu not inlined, %llu contexts merged into "
                 "base profiles\n", (unsigned long long)rep->preinline.inlined,
                 (unsigned long long)rep->preinline.not_inlined, (unsigned long long)rep->preinline.merged_into_base);
+}
+
+/* llvm's boolean options: --name (true), --name=true|false|1|0. 1 when
+ * `a` is that option (*v set, or *bad when its value is none of those). */
+static int bool_opt(const char *a, const char *name, bool *v, bool *bad)
+{
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+        return 0;
+    const char *val = a[n] ? a + n + 1 : "true";
+    if (!strcmp(val, "true") || !strcmp(val, "1") || !strcmp(val, "TRUE") || !strcmp(val, "True"))
+        *v = true;
+    else if (!strcmp(val, "false") || !strcmp(val, "0") || !strcmp(val, "FALSE") || !strcmp(val, "False"))
+        *v = false;
+    else
+        *bad = true;
+    return 1;
+}
+
+/* A decimal integer in [lo, hi]; false when `val` is not one. */
+static bool int_val(const char *val, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(val, &end, 10);
+    if (!*val || *end || errno || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
 }
 
 int pk_cmd_profgen(int argc, char **argv)
@@ -324,6 +383,10 @@ int pk_cmd_profgen(int argc, char **argv)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TOP_PAD, 1 << 20);
     pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
+    pk_preinline_opts po;
+    pk_preinline_defaults(&po);
+    bool flag, bad = false, show_density = false;
+    double density_threshold = 50;
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
     size_t nin = 0;
     const char *trace_path = NULL;
@@ -355,13 +418,14 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.no_preinline = true;
         } else if (OPT("--preinline-cycle-order")) {
             if (!strcmp(val, "mst"))
-                rq.cycle_order = PK_CG_CYCLE_MST;
+                po.cycle_order = PK_CG_CYCLE_MST;
             else if (!strcmp(val, "fas"))
-                rq.cycle_order = PK_CG_CYCLE_FAS;
+                po.cycle_order = PK_CG_CYCLE_FAS;
             else {
                 rc = pk_cli_usage(cmd, "--preinline-cycle-order must be mst or fas, not '%s'", val);
                 goto done;
             }
+            rq.preinline = &po;
         } else if (OPT("--trace-preinline")) {
             trace_path = val;
         } else if (!strcmp(a, "--cs")) {
@@ -372,6 +436,75 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.samples = PK_SAMPLES_IP;
         } else if (!strcmp(a, "--lbr")) {
             rq.samples = PK_SAMPLES_LBR;
+        } else if (bool_opt(a, "--trim-cold-profile", &flag, &bad)) {
+            rq.trim_cold = flag;
+        } else if (bool_opt(a, "--csprof-merge-cold-context", &flag, &bad)) {
+            rq.merge_cold = flag ? 1 : -1;
+        } else if (bool_opt(a, "--csspgo-preinliner", &flag, &bad)) {
+            rq.no_csspgo_preinliner = !flag;
+        } else if (bool_opt(a, "--gen-cs-nested-profile", &flag, &bad)) {
+            rq.no_nest = !flag;
+        } else if (bool_opt(a, "--show-density", &flag, &bad)) {
+            show_density = flag;
+        } else if (OPT("--profile-density-threshold") || OPT("--profile-density-cutoff-hot")) {
+            long long v;
+            bool cut = strstr(a, "cutoff") != NULL;
+            if (!int_val(val, cut ? 1 : 0, cut ? 1000000 : INT32_MAX, &v)) {
+                rc = pk_cli_usage(cmd, "%s: '%s' is not a valid value", cut ? "--profile-density-cutoff-hot"
+                                  : "--profile-density-threshold", val);
+                goto done;
+            }
+            if (cut)
+                rq.density_cutoff = (uint32_t)v;
+            else
+                density_threshold = (double)v;
+        } else if (bool_opt(a, "--update-total-samples", &flag, &bad)) {
+            rq.gen.total_mode = flag ? PK_TOTAL_SUM : PK_TOTAL_PER_BYTE;
+        } else if (bool_opt(a, "--use-md5", &flag, &bad)) {
+            rq.write.use_md5 = flag;
+        } else if (bool_opt(a, "--populate-profile-symbol-list", &flag, &bad)) {
+            rq.symbol_list = flag;
+        } else if (OPT("--compress-recursion") || OPT("--csprof-max-context-depth") ||
+                   OPT("--csprof-max-cold-context-depth") || OPT("--profile-summary-hot-count") ||
+                   OPT("--profile-summary-cold-count") || OPT("--profile-summary-cutoff-hot") ||
+                   OPT("--profile-summary-cutoff-cold") || OPT("--sample-profile-hot-inline-threshold") ||
+                   OPT("--sample-profile-cold-inline-threshold")) {
+            /* llvm-profgen's numeric options, with its meanings */
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+            long long v;
+            bool ok;
+            if (!strcmp(name, "--compress-recursion")) {
+                /* -1: repeats of any length; 0: none; N: windows up to N */
+                if ((ok = int_val(val, -1, INT32_MAX, &v)))
+                    rq.gen.compress_recursion = v < 0 ? 0 : v == 0 ? -1 : (int)v;
+            } else if (!strcmp(name, "--csprof-max-context-depth")) {
+                if ((ok = int_val(val, -1, UINT32_MAX, &v))) {
+                    rq.gen.depth_limited = v >= 0;
+                    rq.gen.max_context_depth = v >= 0 ? (uint32_t)v : 0;
+                }
+            } else if (!strcmp(name, "--csprof-max-cold-context-depth")) {
+                if ((ok = int_val(val, 1, UINT32_MAX, &v)))
+                    rq.cold_context_frames = (uint32_t)v;
+            } else if (!strcmp(name, "--profile-summary-hot-count") || !strcmp(name, "--profile-summary-cold-count")) {
+                bool hot = name[18] == 'h';
+                if ((ok = int_val(val, 0, INT64_MAX, &v))) {
+                    *(hot ? &rq.hot_count : &rq.cold_count) = (uint64_t)v;
+                    *(hot ? &rq.hot_count_set : &rq.cold_count_set) = true;
+                }
+            } else if (!strcmp(name, "--profile-summary-cutoff-hot") || !strcmp(name, "--profile-summary-cutoff-cold")) {
+                if ((ok = int_val(val, 1, 1000000, &v)))
+                    *(name[25] == 'h' ? &rq.cutoff_hot : &rq.cutoff_cold) = (uint32_t)v;
+            } else {
+                if ((ok = int_val(val, 0, UINT32_MAX, &v))) {
+                    *(name[17] == 'h' ? &po.hot_threshold : &po.cold_threshold) = (uint32_t)v;
+                    rq.preinline = &po;
+                }
+            }
+            if (!ok) {
+                rc = pk_cli_usage(cmd, "%s: '%s' is not a valid value", name, val);
+                goto done;
+            }
         } else if (OPT("--flow")) {
             if (!strcmp(val, "mcf"))
                 rq.flow_method = PK_FLOW_MCF;
@@ -428,6 +561,10 @@ int pk_cmd_profgen(int argc, char **argv)
             rc = pk_cli_usage(cmd, "unknown or incomplete option '%s'", a);
             goto done;
         }
+        if (bad) {
+            rc = pk_cli_usage(cmd, "%s: the value must be true or false (1 or 0)", a);
+            goto done;
+        }
 #undef OPT
     }
     if (!rq.binary || !rq.output || !nin) {
@@ -465,6 +602,18 @@ int pk_cmd_profgen(int argc, char **argv)
         rc = pk_cli_fail(cmd, &err);
         goto done;
     }
+    /* llvm-profgen's density check: too few samples for the hot code */
+    uint32_t cutoff = rq.density_cutoff ? rq.density_cutoff : 990000;
+    if (!quiet && rep.mode != PK_MODE_RAW && rep.density == 0)
+        fprintf(stderr, "profgen: warning: the output profile is empty or --profile-density-cutoff-hot is set "
+                "too low\n");
+    else if (!quiet && rep.mode != PK_MODE_RAW && rep.density < density_threshold)
+        fprintf(stderr, "profgen: warning: sample PGO is estimated to optimize better with %.1fx more samples "
+                "(profile density %.1f, under %.0f): sample more often or longer\n",
+                density_threshold / rep.density, rep.density, density_threshold);
+    if (show_density && rep.mode != PK_MODE_RAW)
+        printf("Functions with density >= %.1f account for %.2f%% total sample counts.\n", rep.density,
+               (double)cutoff / 10000);
     if (!quiet) {
         print_summary(&rep);
         if (rep.mode == PK_MODE_RAW)

@@ -59,21 +59,39 @@ static void usage(FILE *to)
     fprintf(to, "usage: pgokit <command> [options]\n"
                 "       pgokit help [COMMAND]\n"
                 "       pgokit --version\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", commands[i].name);
+        for (char *c = name; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        fprintf(to, "  %-10s %s\n", name, commands[i].summary);
+    }
     fprintf(to, "\n`pgokit help <command>` (or `pgokit <command> --help`) describes a command.\n");
 }
 
+/* A command by name; '-' and '_' are the same ("llvm-profgen" is the
+ * command of cmd_llvm_profgen.c). */
 static const struct command *find(const char *name)
 {
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(name, commands[i].name))
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const char *a = name, *b = commands[i].name;
+        while (*a && (*a == *b || (*a == '-' && *b == '_')))
+            a++, b++;
+        if (!*a && !*b)
             return &commands[i];
+    }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
+    /* run through a link named like a tool pgokit stands in for: that
+     * tool's command line */
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    if (!strcmp(base, "llvm-profgen"))
+        return find("llvm-profgen")->run(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -387,3 +387,24 @@ void pk_addr_buckets_free(pk_addr_buckets *b)
     free(b->first);
     memset(b, 0, sizeof *b);
 }
+
+size_t pk_compress_repeats(void *s, size_t n, size_t elem, int max_len)
+{
+    unsigned char *b = s;
+    size_t limit = max_len < 0 ? n / 2 : (size_t)max_len;
+    for (size_t k = 1; k <= limit && k <= n / 2; k++) {
+        size_t out = 0;
+        for (size_t i = 0; i < n;) {
+            if (out >= k && i + k <= n && !memcmp(b + (out - k) * elem, b + i * elem, k * elem)) {
+                i += k;
+                continue;
+            }
+            if (out != i)
+                memmove(b + out * elem, b + i * elem, elem);
+            out++;
+            i++;
+        }
+        n = out;
+    }
+    return n;
+}

@@ -115,6 +115,13 @@ void pk_vec_shrink(pk_vec *v);
  * and then by key A orders by (A, B). -1 on OOM (the array is unchanged). */
 int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off);
 
+/* Removes adjacent repetitions of windows of 1..max_len elements in place,
+ * shortest windows first (a b a b c becomes a b c); max_len < 0: any
+ * length. Elements compare bytewise (no padding in them). Returns the new
+ * count. Calling contexts use it: recursion would otherwise make their
+ * number grow with the recursion depth. */
+size_t pk_compress_repeats(void *s, size_t n, size_t elem, int max_len);
+
 /* ---- address buckets: narrows binary searches over a sorted address
  * array (symbols, probes) to the few entries of one small address range.
  * About two buckets per entry; none (plain search) for a sparse array. ---- */

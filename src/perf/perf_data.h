@@ -163,6 +163,10 @@ typedef struct pk_perf_stats {
     uint64_t data_offset, data_size; /* file mode data section */
     uint64_t finished_rounds;
     uint64_t branch_entries, callchain_entries;
+    /* Pipe mode: 1-7 bytes after the last record (no record header fits:
+     * a writer stopped mid-record, or padding) are ignored, as perf ignores
+     * them; how many and where, for a warning. */
+    uint64_t tail_bytes, tail_offset;
 } pk_perf_stats;
 
 /* Added: "build_id", "hostname", ... for a feature id; NULL when unknown. */
@@ -176,6 +180,10 @@ enum {
  * NUL-padded string: hostname, arch, ...), its length without the padding
  * in *len; NULL when the payload is too short to hold one. */
 const char *pk_perf_feature_string(const void *data, uint64_t size, size_t *len);
+
+/* A one-line warning about what the reader ignored (a pipe-mode tail): 0
+ * and buf[0] = 0 when nothing, else the length written (truncated to cap). */
+int pk_perf_stats_warning(const pk_perf_stats *st, char *buf, size_t cap);
 
 /* Reads a perf.data file; path "-" reads standard input (pipe mode). Streams:
  * a compressed file is decompressed through a bounded window. Returns 0 or -1
@@ -257,6 +265,11 @@ typedef struct pk_script_stats {
     uint64_t frames_unmapped;   /* entries in no mapping at all (perf's "[unknown]"):
                                    left as read, as a perf.data reader sees them too */
     bool relative;              /* some call chains were file-relative (perf 6.1) */
+    /* Lines that are not perf script (a wrapper's banner, a comment, a
+     * damaged line) are skipped and counted, with the sample whose stack
+     * they interrupt; the input is refused only when no sample remains. */
+    uint64_t lines_skipped, samples_skipped;
+    char first_skipped[256];    /* "line N, column C: why" of the first one */
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);

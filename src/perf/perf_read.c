@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -133,6 +134,11 @@ static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64
         if (pos >= next_drop) {
             drop_behind(r, pos);
             next_drop = pos + PK_DROP_CHUNK;
+        }
+        if (end - pos < 8 && r->st->pipe_mode) {
+            r->st->tail_bytes = end - pos;
+            r->st->tail_offset = pos;
+            break;
         }
         if (end - pos < 8)
             return pk_reader_fail(r, pos, "truncated record header: %llu bytes left before the end of the data at %llu",
@@ -343,8 +349,9 @@ static int read_pipe(pk_reader *r, int fd)
             break;
         if (p.len == 0)
             break;
-        if (p.len < 8) {
-            rc = pk_reader_fail(r, p.off, "truncated record header: input ends after %zu bytes", p.len);
+        if (p.len < 8) { /* a tail no record header fits in */
+            r->st->tail_bytes = p.len;
+            r->st->tail_offset = p.off;
             break;
         }
         const uint8_t *rec = p.buf + p.start;
@@ -375,6 +382,18 @@ static int read_pipe(pk_reader *r, int fd)
 }
 
 /* ---- entry points ---- */
+
+int pk_perf_stats_warning(const pk_perf_stats *st, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (!st->tail_bytes)
+        return 0;
+    int n = snprintf(buf, cap, "offset %llu: %llu bytes after the last record, too few for a record header "
+                     "(a truncated tail), ignored; the %llu samples before it are read",
+                     (unsigned long long)st->tail_offset, (unsigned long long)st->tail_bytes,
+                     (unsigned long long)st->samples);
+    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+}
 
 static void reader_free(pk_reader *r)
 {

@@ -43,6 +43,8 @@ typedef struct sreader {
     uint64_t repeat;
     int form;                   /* 0 not yet known, FORM_LBR, FORM_STACK */
     bool saw_lbr_line;
+    bool line_bad;              /* sfail() was called for this line: skip it */
+    bool skip_block;            /* a bad line interrupted a call stack: drop up to its end */
     char name_buf[4096];
 } sreader;
 
@@ -56,6 +58,7 @@ static int sfail(sreader *r, const char *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    r->line_bad = true;
     return pk_err_set(r->err, "%s: line %llu, column %u: %s", r->name, (unsigned long long)r->lineno,
                       (unsigned)(at - r->line) + 1, msg);
 }
@@ -534,6 +537,19 @@ static int one_line(sreader *r, const char *line, const char *end)
         end--;
     bool trailing_ws = end < text_end;
     const char *p = skip_sp(line, end);
+    if (r->skip_block) {
+        /* the rest of a sample a bad line broke: its blank line or its
+         * LBR line ends it */
+        bool lbr = false;
+        for (const char *t = p; t < end && !lbr;) {
+            const char *te = tok_end(t, end);
+            lbr = is_lbr_token(t, te);
+            t = skip_sp(te, end);
+        }
+        if (p == end || lbr)
+            r->skip_block = false;
+        return 0;
+    }
     if (p == end) {
         if (r->stack.len) {
             /* a stack block whose sample had an empty branch stack */
@@ -599,6 +615,28 @@ static int one_line(sreader *r, const char *line, const char *end)
     return 0; /* the symbol between address and file is not needed */
 }
 
+/* A line sfail() refused: counted and skipped, with the sample it was
+ * part of (its stack so far, and the rest of its block). */
+static int skip_line(sreader *r)
+{
+    r->line_bad = false;
+    if (!r->st->lines_skipped++) {
+        /* the message without the file name the reader prefixed */
+        const char *m = r->err->msg, *at = strstr(m, ": line ");
+        snprintf(r->st->first_skipped, sizeof r->st->first_skipped, "%.250s", at ? at + 2 : m);
+    }
+    if (r->stack.len) {
+        r->st->samples_skipped++;
+        r->skip_block = true;
+    }
+    stack_clear(r);
+    r->branches.len = 0;
+    r->repeat = 0;
+    r->pid = r->tid = -1;
+    r->err->msg[0] = 0;
+    return 0;
+}
+
 static int script_read(const uint8_t *data, size_t size, const char *path, const pk_perf_callbacks *cb,
                        pk_script_stats *stats, pk_err *err)
 {
@@ -635,6 +673,8 @@ static int script_read(const uint8_t *data, size_t size, const char *path, const
                 rc = sfail(r, (const char *)memchr(p, 0, (size_t)(le - p)), "NUL byte: this is not perf script text");
             else
                 rc = one_line(r, p, le);
+            if (rc && r->line_bad)
+                rc = skip_line(r);
             p = nl ? nl + 1 : end;
         }
         if (!rc && r->stack.len) {
@@ -645,12 +685,16 @@ static int script_read(const uint8_t *data, size_t size, const char *path, const
                 rc = flush_ip_only(r);
             }
         }
+        char skipped[400] = "";
+        if (r->st->lines_skipped)
+            snprintf(skipped, sizeof skipped, " (%llu lines skipped that are not perf script text; the first: %s)",
+                     (unsigned long long)r->st->lines_skipped, r->st->first_skipped);
         if (!rc && !r->saw_lbr_line)
-            rc = pk_err_set(err, "%s: no LBR line (0xFROM/0xTO/...) found: was the profile recorded with branch stacks?",
-                            path);
+            rc = pk_err_set(err, "%s: no LBR line (0xFROM/0xTO/...) found: was the profile recorded with branch "
+                            "stacks?%s", path, skipped);
         if (!rc && r->st->samples == 0)
-            rc = pk_err_set(err, "%s: no samples: no LBR line (0xFROM/0xTO/...) found; was the profile recorded with branch stacks?",
-                            path);
+            rc = pk_err_set(err, "%s: no samples: no LBR line (0xFROM/0xTO/...) found; was the profile recorded "
+                            "with branch stacks?%s", path, skipped);
     }
     pk_vec_free(&r->stack);
     pk_vec_free(&r->names);
@@ -694,5 +738,9 @@ int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap)
                       "without an mmap line and could not be placed (they count as outside the binary and cut "
                       "their stacks): print the text with `perf script --show-mmap-events`",
                       n ? "; " : "", (unsigned long long)st->frames_unplaced, (unsigned long long)st->frames);
+    if (st->lines_skipped && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "%s%llu lines skipped that are not perf script text (%llu samples "
+                      "with them); the first: %s", n ? "; " : "", (unsigned long long)st->lines_skipped,
+                      (unsigned long long)st->samples_skipped, st->first_skipped);
     return (size_t)n < cap ? n : (int)cap - 1;
 }

@@ -33,6 +33,7 @@ typedef struct gen {
     pk_u64map fr_of;             /* range begin → index + 1 */
     size_t last;                 /* index + 1 of the last hit */
     pk_u64map name_of;           /* symbolizer string pointer → name id + 1 */
+    pk_vec key;                  /* pk_ctx_frame: a context being shaped */
     bool fs;
 } gen;
 
@@ -82,11 +83,6 @@ static void fr_free(fn_range *r)
     free(r->uncond);
 }
 
-static bool is_uncond(int cls)
-{
-    return cls == PK_INSN_JMP || cls == PK_INSN_IJMP || cls == PK_INSN_RET ||
-           cls == PK_INSN_CALL || cls == PK_INSN_ICALL;
-}
 
 /* The decoded function range containing addr, or NULL (not in any DWARF
  * function). Decodes on first use. */
@@ -130,7 +126,7 @@ static fn_range *range_for(gen *g, uint64_t addr, pk_err *err, int *failed)
         return pk_err_set(err, "out of memory"), NULL;
     }
     for (size_t i = 0; i < r.n; i++)
-        r.uncond[i + 1] = r.uncond[i] + is_uncond(r.insns[i].cls);
+        r.uncond[i + 1] = r.uncond[i] + pk_insn_is_uncond(r.insns[i].cls);
     *dst = r;
     *slot = g->frs.len;
     g->last = g->frs.len;
@@ -350,6 +346,7 @@ static int gen_open(gen *g, pk_binary *bin, pk_profset *out, const pk_profgen_op
     memset(stats, 0, sizeof *stats);
     *g = (gen){.bin = bin, .ps = out, .o = opts, .st = stats};
     pk_vec_init(&g->frs, sizeof(fn_range));
+    pk_vec_init(&g->key, sizeof(pk_ctx_frame));
     if (pk_binary_symbolizer(bin, &g->sym, err))
         return -1;
     const pk_dwarf_func *funcs;
@@ -373,6 +370,7 @@ static void gen_close(gen *g)
     for (size_t i = 0; i < g->frs.len; i++)
         fr_free(&PK_VEC_AT(&g->frs, fn_range, i));
     pk_vec_free(&g->frs);
+    pk_vec_free(&g->key);
     pk_u64map_free(&g->fr_of);
     pk_u64map_free(&g->name_of);
 }
@@ -466,10 +464,33 @@ static int cs_prefix(gen *g, const pk_csraw *raw, uint32_t ctx, pk_vec *out, pk_
     return 0;
 }
 
+size_t pk_profgen_shape_context(const pk_profgen_opts *opts, void *ctx, size_t *n, size_t elem)
+{
+    if (opts->compress_recursion >= 0)
+        *n = pk_compress_repeats(ctx, *n, elem, opts->compress_recursion ? opts->compress_recursion : -1);
+    return opts->depth_limited && *n > opts->max_context_depth ? *n - opts->max_context_depth : 0;
+}
+
+/* The profile of a context of inline-expanded frames (the last one the
+ * leaf's): recursion is compressed on these frames, as the compiler sees
+ * them, not only on call addresses (two calls of one line, or a recursion
+ * through inlined code, repeat the same frames at other addresses). */
 static pk_fprof *cs_profile(gen *g, const pk_vec *frames, pk_err *err)
 {
     pk_ctx_id id;
-    if (pk_profset_intern_ctx(g->ps, frames->data, frames->len, &id, err))
+    size_t n = frames->len;
+    if (!n)
+        return NULL;
+    if (pk_vec_reserve(&g->key, n)) {
+        pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    pk_ctx_frame *k = g->key.data;
+    memcpy(k, frames->data, n * sizeof *k);
+    size_t callers = n - 1;
+    size_t first = pk_profgen_shape_context(g->o, k, &callers, sizeof *k);
+    k[callers] = k[n - 1];
+    if (pk_profset_intern_ctx(g->ps, k + first, callers + 1 - first, &id, err))
         return NULL;
     return pk_profset_get_ctx(g->ps, id, err);
 }
@@ -666,6 +687,8 @@ int pk_profgen_line_cs(pk_binary *bin, const pk_csraw *raw, const pk_profgen_opt
         pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
         if (f->removed)
             continue;
+        if (opts->total_mode == PK_TOTAL_SUM) /* (llvm-profgen's --update-total-samples) */
+            pk_fprof_recompute_total(f);
         stats->profiles++;
         stats->total_samples = pk_sat_add(stats->total_samples, f->total);
         stats->body_samples = pk_sat_add(stats->body_samples, pk_fprof_body_sum(f));

@@ -1,5 +1,6 @@
 /* pipeline.c — the order of profgen's stages (see pipeline.h). */
 #include "profgen/pipeline.h"
+#include "profgen/cs_cold.h"
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
@@ -181,7 +182,12 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
-        pk_unwind_opts uo = {.max_depth = -1, .compress_recursion = -1, .worker = req->worker,
+        /* (line-based contexts are trimmed once expanded into inline
+         * frames, by the generator; probe contexts here, on call sites) */
+        int cr = req->gen.compress_recursion;
+        bool trim = calls_only && req->gen.depth_limited;
+        pk_unwind_opts uo = {.max_depth = trim ? (int)req->gen.max_context_depth : -1,
+                             .compress_recursion = cr == 0 ? -1 : cr < 0 ? 0 : cr, .worker = req->worker,
                              .calls_and_entries_only = calls_only, .walk_here_every = req->walk_here_every};
         if (!(f.unw = pk_unwinder_new(&code, &uo, cs, err))) {
             pk_agg_free(a);
@@ -198,6 +204,11 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;
         rc = pk_perf_read(in->path, &cb, &ps, err);
+        char w[512], msg[1200];
+        if (!rc && req->warning && pk_perf_stats_warning(&ps, w, sizeof w)) {
+            snprintf(msg, sizeof msg, "%s: %s", in->path, w);
+            req->warning(req->cb_ctx, msg);
+        }
     } else if (in->kind == PK_INPUT_PPROF) {
         /* non-leaf frames back to return addresses, as perf's chains */
         pk_pprof_opts po;
@@ -363,19 +374,95 @@ static int prepare_contexts(run *r, int mode, pk_err *err)
     return tr ? -1 : 0;
 }
 
-/* The flat context profile → pre-inlined and nested (or cold contexts merged). */
+static int preinline_contexts(run *r, int mode, pk_err *err);
+
+/* The hot and cold thresholds of a profile, as llvm-profgen computes them. */
+static int thresholds(const pk_pipeline_request *req, const pk_profset *ps, uint64_t *hot, uint64_t *cold,
+                      pk_err *err)
+{
+    pk_summary sum;
+    if ((!req->hot_count_set || !req->cold_count_set) && pk_profset_summary(ps, &sum, err))
+        return -1;
+    *hot = req->hot_count_set ? req->hot_count : pk_summary_threshold(&sum, req->cutoff_hot ? req->cutoff_hot : 990000);
+    *cold = req->cold_count_set ? req->cold_count
+                                : pk_summary_threshold(&sum, req->cutoff_cold ? req->cutoff_cold : 999999);
+    return 0;
+}
+
+/* Flat profiles: --trim-cold-profile drops the top-level profiles under
+ * the cold threshold. */
+static int trim_flat(const pk_pipeline_request *req, pk_profset *ps, pk_err *err)
+{
+    uint64_t hot, cold;
+    if (!req->trim_cold || thresholds(req, ps, &hot, &cold, err))
+        return req->trim_cold ? -1 : 0;
+    for (size_t i = 0; i < ps->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (!f->removed && f->total < cold)
+            pk_profset_remove(ps, f);
+    }
+    return 0;
+}
+
+/* Every function with code in the binary's DWARF, for the profile symbol
+ * list (the compiler tells "not sampled" from "not in the profile"). */
+static int add_symbol_list(pk_binary *bin, pk_profset *ps, pk_err *err)
+{
+    pk_symbolizer *sym;
+    const pk_dwarf_func *funcs;
+    size_t n;
+    if (pk_binary_symbolizer(bin, &sym, err) || pk_dwarf_funcs(sym, &funcs, &n, err))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        pk_name_id id;
+        const char *name = funcs[i].name;
+        if (!name || !*name)
+            continue;
+        if (pk_profset_intern(ps, name, strlen(name), &id, err) || pk_profset_add_symbol(ps, id, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* The flat context profile → pre-inlined (unless --csspgo-preinliner=0),
+ * cold contexts merged or trimmed, nested (unless --gen-cs-nested-profile=0). */
 static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *err)
 {
     const pk_pipeline_request *req = r->req;
-    if (req->no_preinline) {
-        uint64_t merged;
-        return pk_cs_merge_cold(&r->ps, 1, false, &merged, err);
-    }
+    bool pre = !req->no_preinline && !req->no_csspgo_preinliner;
+    bool nest = !req->no_preinline && !req->no_nest;
+    if (pre && preinline_contexts(r, mode, err))
+        return -1;
+    /* the thresholds of the profile as it is now (llvm-profgen computes
+     * them before the pre-inliner; it changes no count, only contexts) */
+    uint64_t hot, cold;
+    if (thresholds(req, &r->ps, &hot, &cold, err))
+        return -1;
+    pk_cold_opts co = {.threshold = hot, .trim = req->trim_cold,
+                       .merge = req->merge_cold ? req->merge_cold > 0 : !pre, .base_only = pre,
+                       .keep_frames = req->cold_context_frames};
+    uint64_t moved;
+    if (pk_cs_trim_merge_cold(&r->ps, &co, &moved, err))
+        return -1;
+    if (!nest)
+        return 0;
+    if (pk_profset_init(&r->nested, err))
+        return -1;
+    r->nested_init = true;
+    *result = &r->nested;
+    return pk_cs_nest(&r->ps, &r->nested, err);
+}
+
+/* The pre-inliner over the flat context profile, in place. */
+static int preinline_contexts(run *r, int mode, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
     pk_ctx_sizes *sizes = NULL;
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
+    if (req->preinline)
+        po = *req->preinline;
     po.trace = req->preinline_trace;
-    po.cycle_order = req->cycle_order;
     po.trace_ctx = req->cb_ctx;
     /* the pre-inliner's context trie and summary on another thread while
      * the code sizes are built here */
@@ -397,11 +484,7 @@ static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *
     else
         g = g || pk_preinline(&r->ps, sizes, &po, &r->rep->preinline, err);
     pk_ctx_sizes_free(sizes);
-    if (g || pk_profset_init(&r->nested, err))
-        return -1;
-    r->nested_init = true;
-    *result = &r->nested;
-    return pk_cs_nest(&r->ps, &r->nested, err);
+    return g ? -1 : 0;
 }
 
 static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
@@ -431,12 +514,13 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
     }
     if (mode == PK_MODE_LINE) {
         rep->line_stats_valid = true;
-        return pk_profgen_line(r->bin, &r->raw, &req->gen, &r->ps, &rep->line, err);
+        return pk_profgen_line(r->bin, &r->raw, &req->gen, &r->ps, &rep->line, err) || trim_flat(req, &r->ps, err);
     }
     if (mode == PK_MODE_PROBE)
-        return pk_profgen_probe(r->bin, &r->probes, &r->raw, &r->ps, &rep->probe, err);
+        return pk_profgen_probe(r->bin, &r->probes, &r->raw, &r->ps, &rep->probe, err) ||
+               trim_flat(req, &r->ps, err);
     rep->distinct_ranges = r->csr.ranges.len;
-    int g = mode == PK_MODE_CS ? pk_profgen_probe_cs(r->bin, &r->probes, &r->csr, &r->ps, &rep->probe, err)
+    int g = mode == PK_MODE_CS ? pk_profgen_probe_cs_opts(r->bin, &r->probes, &r->csr, &req->gen, &r->ps, &rep->probe, err)
                                : pk_profgen_line_cs(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err);
     /* The counts are in the profile now: free the address-level data
      * before the pre-inliner's peak (the context count is kept for the
@@ -564,6 +648,10 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
                    r.target.build_id_size ? h : "none");
         goto out;
     }
+    if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)result, err))
+        goto out;
+    if ((rep->density = pk_profset_density(result, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
+        goto out;
     rc = pk_prof_write_file(result, &req->write, req->output, err);
 out:
     cleanup(&r);

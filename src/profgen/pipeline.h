@@ -53,12 +53,24 @@ typedef struct pk_pipeline_request {
     bool line_cs;                    /* CS line-based profile of a binary without probes */
     bool dwarf_correlation;          /* line-based profile even with probes */
     bool no_infer_frames;            /* CS: no tail-call frame inference */
-    int cycle_order;                 /* CS: pre-inliner's order in a recursion cycle
-                                        (enum pk_cg_cycle_order) */
     bool worker;                     /* use a second thread where the work splits */
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
+    /* llvm-profgen's post-processing. The hot and cold thresholds are the
+     * profile summary's counts at the percentile cutoffs (millionths; 0:
+     * 990000 and 999999), unless given. */
+    uint32_t cutoff_hot, cutoff_cold;
+    bool hot_count_set, cold_count_set;
+    uint64_t hot_count, cold_count;
+    bool trim_cold;                  /* drop cold profiles (--trim-cold-profile) */
+    int merge_cold;                  /* CS: merge cold contexts: 1 yes, -1 no, 0 when not pre-inlined */
+    uint32_t cold_context_frames;    /* CS: frames a merged cold context keeps (0: 1) */
+    bool no_csspgo_preinliner;       /* CS: no pre-inliner, nested all the same */
+    bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
+    pk_preinline_opts *preinline;    /* CS: the pre-inliner's thresholds (NULL: its defaults) */
+    bool symbol_list;                /* the profile symbol list: every DWARF function */
+    uint32_t density_cutoff;         /* the profile density's cutoff, millionths (0: 990000) */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;
     /* every 65,536 samples of an input: its path, samples so far, and how far
@@ -99,6 +111,7 @@ typedef struct pk_pipeline_report {
     pk_preinline_stats preinline;
     size_t contexts;                 /* address contexts before generation */
     size_t profiles;                 /* top-level profiles written */
+    double density;                  /* the written profile's density (pk_profset_density) */
     bool counted;                    /* every counter above is final (also when the run
                                         failed because no function received samples) */
 } pk_pipeline_report;

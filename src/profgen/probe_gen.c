@@ -27,6 +27,7 @@ struct gen {
     size_t frames_cap;
     pk_u64map callee_of;        /* call target address → name id + 2 (1: not an entry) */
     uint8_t *lost;              /* per top-level node: 0 not known yet, LOST_NO, LOST_YES */
+    const pk_profgen_opts *opts;  /* CS: context depth (NULL: unlimited) */
 };
 
 enum { LOST_NO = 1, LOST_YES = 2 };
@@ -266,6 +267,10 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         if (!e->n)
             continue;
         stats->ranges++;
+        if (pk_binary_range_crosses_uncond(bin, e->a, e->b)) {
+            stats->ranges_cross_uncond += e->n;
+            continue;
+        }
         for (size_t k = pk_probe_table_lower_bound(t, e->a); k < t->n && t->probes[k].addr <= e->b; k++)
             counts[k] += e->n;
     }
@@ -398,8 +403,14 @@ static pk_fprof *ctx_profile(struct gen *g, const pk_ctx_frame *prefix, size_t n
         memcpy(g->frames, prefix, nprefix * sizeof *prefix);
     if (append_chain(g, nprefix, node, 0, &n))
         return NULL;
+    /* a depth limit keeps the innermost callers of the expanded context
+     * (the call sites were trimmed already, but one site can stand for
+     * several inline frames) */
+    size_t first = 0;
+    if (g->opts && g->opts->depth_limited && n - 1 > g->opts->max_context_depth)
+        first = n - 1 - g->opts->max_context_depth;
     pk_ctx_id id;
-    if (pk_profset_intern_ctx(g->ps, g->frames, n, &id, g->err))
+    if (pk_profset_intern_ctx(g->ps, g->frames + first, n - first, &id, g->err))
         return NULL;
     pk_fprof *f = pk_profset_get_ctx(g->ps, id, g->err);
     if (f && !f->checksum) {
@@ -460,6 +471,12 @@ struct probe_hit {
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
+    return pk_profgen_probe_cs_opts(bin, probes, raw, NULL, out, stats, err);
+}
+
+int pk_profgen_probe_cs_opts(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw, const pk_profgen_opts *opts,
+                             pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
+{
     struct gen g;
     const pk_probe_table *t = &probes->table;
     size_t nctx = pk_csraw_num_ctxs(raw);
@@ -471,6 +488,7 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
     int rc = -1;
     if (gen_init(&g, bin, probes, out, stats, err))
         goto done;
+    g.opts = opts;
     if (!prefix || !nprefix || pk_pairmap_init(&touched, 1 << 10) ||
         pk_pairmap_init(&profile_of, 1 << 10)) {
         pk_err_set(err, "out of memory");
@@ -497,6 +515,10 @@ int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *r
         uint32_t ctx;
         uint64_t b, end;
         pk_csraw_key(raw, e, &ctx, &b, &end);
+        if (pk_binary_range_crosses_uncond(bin, b, end)) {
+            stats->ranges_cross_uncond += e->n;
+            continue;
+        }
         for (size_t k = pk_probe_table_lower_bound(t, b); k < t->n && t->probes[k].addr <= end; k++) {
             if (t->probes[k].type != PK_PROBE_BLOCK)
                 continue;

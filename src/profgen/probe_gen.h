@@ -27,10 +27,12 @@
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profile/profile.h"
+#include "profgen/profgen.h"
 #include "unwind/unwind.h"
 
 typedef struct pk_probe_gen_stats {
     uint64_t ranges, branches;            /* distinct entries read */
+    uint64_t ranges_cross_uncond;         /* Σ counts of ranges dropped: a jump, call or return inside */
     uint64_t probes_hit;                  /* distinct probes with a count */
     uint64_t call_targets;                /* branches turned into call targets */
     uint64_t contexts;                    /* context profiles written (CS) */
@@ -49,6 +51,10 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
  * while the profiles are built); its contexts and branches stay. */
 int pk_profgen_probe_cs(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw,
                         pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
+/* Same, with the context depth limit of opts (the expanded contexts keep
+ * their opts->max_context_depth innermost callers when depth_limited). */
+int pk_profgen_probe_cs_opts(pk_binary *bin, const pk_probe_info *probes, pk_csraw *raw, const pk_profgen_opts *opts,
+                             pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
 
 /* The GUIDs (MD5 of every name at the function's address) of the functions
  * holding a sampled address of `cs` and/or `raw` (either may be NULL): the

@@ -34,7 +34,20 @@ enum pk_total_mode {
 typedef struct pk_profgen_opts {
     int total_mode;              /* enum pk_total_mode */
     bool no_dup_factor;          /* do not multiply by the duplication factor */
+    /* Context-sensitive profiles: repeated windows of caller frames removed
+     * from each context (llvm-profgen's --compress-recursion): 0 windows of
+     * any length (the default), N > 0 windows up to N frames, < 0 none. */
+    int compress_recursion;
+    /* and only the max_context_depth innermost caller frames kept
+     * (--csprof-max-context-depth), when depth_limited */
+    bool depth_limited;
+    uint32_t max_context_depth;
 } pk_profgen_opts;
+
+/* The caller frames of a context (ctx[0..n), outermost first) after
+ * recursion compression and depth trimming as opts asks: returns the index
+ * of the first frame kept; ctx[that..new n) are the frames, *n updated. */
+size_t pk_profgen_shape_context(const pk_profgen_opts *opts, void *ctx, size_t *n, size_t elem);
 
 typedef struct pk_profgen_stats {
     uint64_t ranges_in, ranges_used;          /* distinct ranges */

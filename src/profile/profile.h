@@ -318,6 +318,11 @@ void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
 int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err);
 /* Same, with explicit cutoffs (sorted ascending, each < 1000000). */
 int pk_profset_summary_cutoffs(const pk_profset *ps, const uint32_t *cutoffs, size_t n, pk_summary *out, pk_err *err);
+/* llvm-profgen's profile density: each top-level profile's body samples
+ * (inlinees included) per body entry; taken hottest-density first until
+ * their samples reach `cutoff` millionths of all, the last one's density.
+ * 0 for an empty profile. A density under ~50 suggests more samples. */
+double pk_profset_density(const pk_profset *ps, uint32_t cutoff, pk_err *err);
 
 
 /* Saturating arithmetic used throughout. */

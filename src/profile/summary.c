@@ -291,3 +291,53 @@ int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err)
 {
     return pk_profset_summary_cutoffs(ps, pk_summary_default_cutoffs, 16, out, err);
 }
+
+static uint64_t body_entries(const pk_fprof *f)
+{
+    uint64_t n = pk_fprof_num_body(f);
+    for (size_t i = 0; i < f->children.len; i++)
+        n += body_entries(PK_VEC_AT(&f->children, pk_fprof *, i));
+    return n;
+}
+
+typedef struct func_density {
+    double density;
+    uint64_t samples;
+} func_density;
+
+static int by_density(const void *a, const void *b)
+{
+    const func_density *x = a, *y = b;
+    if (x->density != y->density)
+        return x->density > y->density ? -1 : 1;
+    return x->samples < y->samples ? -1 : x->samples > y->samples; /* (llvm's tie order) */
+}
+
+double pk_profset_density(const pk_profset *ps, uint32_t cutoff, pk_err *err)
+{
+    func_density *d = malloc((ps->top.len + 1) * sizeof *d);
+    if (!d) {
+        pk_err_set(err, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < ps->top.len; i++) {
+        const pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        uint64_t size = f->removed ? 0 : body_entries(f);
+        if (!size)
+            continue;
+        uint64_t samples = pk_fprof_body_sum(f);
+        d[n++] = (func_density){(double)samples / (double)size, samples};
+        total = pk_sat_add(total, samples);
+    }
+    qsort(d, n, sizeof *d, by_density);
+    double density = 0, want = (double)total * cutoff / 1000000.0;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n && (double)acc < want; i++) {
+        acc = pk_sat_add(acc, d[i].samples);
+        density = d[i].density;
+    }
+    free(d);
+    return density;
+}

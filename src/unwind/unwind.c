@@ -263,12 +263,15 @@ static int ensure_stack(pk_unwinder *u, size_t n, pk_err *err)
     return 0;
 }
 
-/* Pushes a call site (a vaddr inside the binary) on the stack. */
+/* Pushes a call site (a vaddr inside the binary, or PK_AGG_EXTERNAL: a
+ * caller outside the binary, which cuts the contexts above it) on the
+ * stack. */
 static int push_site(pk_unwinder *u, uint64_t site, pk_err *err)
 {
     if (ensure_stack(u, u->depth + 1, err))
         return -1;
-    uint64_t *v = pk_u64map_slot(&u->trie, (uint64_t)u->node[u->depth] << 32 | (uint32_t)(site - u->out->base));
+    uint32_t off = site == PK_AGG_EXTERNAL ? PK_CS_EXTERNAL_OFF : (uint32_t)(site - u->out->base);
+    uint64_t *v = pk_u64map_slot(&u->trie, (uint64_t)u->node[u->depth] << 32 | off);
     if (!v)
         return pk_err_set(err, "out of memory");
     if (!*v) {
@@ -290,24 +293,10 @@ static void set_depth(pk_unwinder *u, size_t depth)
     }
 }
 
-/* Removes adjacent repetitions of windows of 1..max_len sites in place
- * (a → b → a → b → c becomes a → b → c): recursion would otherwise make
- * the number of contexts grow with the recursion depth. */
+/* (a → b → a → b → c becomes a → b → c) */
 size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len)
 {
-    size_t limit = max_len < 0 ? n / 2 : (size_t)max_len;
-    for (size_t k = 1; k <= limit && k <= n / 2; k++) {
-        size_t out = 0;
-        for (size_t i = 0; i < n;) {
-            if (out >= k && i + k <= n && s[out - k] == s[i] && !memcmp(s + out - k, s + i, k * sizeof *s)) {
-                i += k;
-                continue;
-            }
-            s[out++] = s[i++];
-        }
-        n = out;
-    }
-    return n;
+    return pk_compress_repeats(s, n, sizeof *s, max_len);
 }
 
 static struct addr_info *info_of(pk_unwinder *u, uint64_t addr)
@@ -379,9 +368,14 @@ static __attribute__((noinline)) int current_ctx_slow(pk_unwinder *u, uint64_t a
     if (!v)
         return pk_err_set(err, "out of memory");
     if (!*v) {
-        size_t n = u->depth;
+        /* the context starts above the innermost caller outside the
+         * binary: the compiler never sees a call through other code */
+        size_t from = u->depth;
+        while (from > 0 && u->stack[from - 1] != PK_AGG_EXTERNAL)
+            from--;
+        size_t n = u->depth - from;
         if (n)
-            memcpy(u->key, u->stack, n * sizeof *u->key);
+            memcpy(u->key, u->stack + from, n * sizeof *u->key);
         if (u->o.compress_recursion != 0) {
             size_t c = pk_compress_recursion(u->key, n, u->o.compress_recursion);
             u->st.recursion_compressed += n - c;
@@ -502,6 +496,7 @@ static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_
          * is walked through, not into: its ranges are dropped, and the
          * calls and returns that enter and leave it keep the stack right. */
         int cls = from == PK_AGG_EXTERNAL ? -1 : class_of(u, from, pk_ld64(&lbr[i].flags));
+        bool callback_entry = false;
         switch (cls) {
         case PK_INSN_CALL:
         case PK_INSN_ICALL:
@@ -514,9 +509,12 @@ static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_
         case PK_INSN_RET:
             /* Back across a return: from the return site into the callee. */
             if (to == PK_AGG_EXTERNAL) {
-                /* returning to an outside caller (a callback): the frames
-                 * above are not ours, the callee becomes the root */
-                set_depth(u, 0);
+                /* returning to an outside caller (a callback): the callee's
+                 * contexts start there, but the frames below the outside
+                 * code are still the stack once the call into it (older
+                 * in the LBR) is crossed */
+                if (push_site(u, PK_AGG_EXTERNAL, err))
+                    return -1;
                 break;
             }
             if (!(site = call_before(u, to))) {
@@ -533,14 +531,23 @@ static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_
              * callee, older in the LBR, pops it again); anything else (a
              * callback entry, a PLT jump) leaves the stack as it is. */
             u->st.outside_entries += weight;
-            if (to != PK_AGG_EXTERNAL && (site = call_before(u, to)) && push_site(u, site, err))
-                return -1;
+            if (to == PK_AGG_EXTERNAL)
+                break;
+            if ((site = call_before(u, to))) {
+                if (push_site(u, site, err))
+                    return -1;
+            } else if (u->depth > 0 && u->stack[u->depth - 1] == PK_AGG_EXTERNAL) {
+                callback_entry = true; /* back into the outside caller, once the entry is counted */
+            }
             break;
         default: /* jumps stay in the frame (tail calls too) */
             break;
         }
+        /* (a callback's entry counts in the callback's own contexts) */
         if (record_branch(u, from, to, cls, weight, err))
             return -1;
+        if (callback_entry)
+            set_depth(u, u->depth - 1);
         ip = from;
     }
     return flush_pending(&u->out->ranges, &u->prange, err) || flush_pending(&u->out->branches, &u->pbranch, err);
@@ -562,11 +569,23 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
      * up to the first frame outside the binary or not after a call. */
     if (ensure_stack(u, nstack + 1, err))
         return -1;
+    /* Frames outside the binary become one PK_AGG_EXTERNAL caller (a run
+     * of them, one): the contexts start above it, and the frames below it
+     * are the stack again once the LBR crosses the call into that code
+     * (a callback from a library). The outermost run is dropped, and so is
+     * the innermost when the leaf is outside too: that code's own callers
+     * are the leaf, as in the LBR walk, which calls into it pop. */
     size_t n = 0;
+    bool leaf_outside = stack[0] == PK_AGG_EXTERNAL;
     for (size_t i = 1; i < nstack; i++) {
         if (stack[i] == PK_AGG_EXTERNAL) {
-            u->st.stack_truncated_external += weight;
-            break;
+            if (n == 0 && leaf_outside)
+                continue;
+            if (n == 0 || u->key[n - 1] != PK_AGG_EXTERNAL) {
+                u->st.stack_truncated_external += weight;
+                u->key[n++] = PK_AGG_EXTERNAL;
+            }
+            continue;
         }
         uint64_t site = call_before(u, stack[i]);
         if (!site) {
@@ -575,6 +594,8 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
         }
         u->key[n++] = site;
     }
+    if (n && u->key[n - 1] == PK_AGG_EXTERNAL)
+        n--;
     u->depth = 0;
     u->node[0] = 0;
     u->ctx_dirty = true;

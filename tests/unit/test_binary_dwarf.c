@@ -161,6 +161,14 @@ TEST(discriminators)
     /* 14-bit component: value 0x40 → bits 1-5 = 0, bit 6 set, bits 7.. = 0x40 >> 5 */
     uint32_t enc = ((0x40 & 0x1f) << 1) | 0x40 | ((0x40 >> 5) << 7);
     CHECK_EQ_U64(pk_discr_base(enc), 0x40);
+    /* pseudo-probe discriminators (low bits 0b111) of call instructions, as
+     * clang-14 writes them (probe index 7 in bits 3-18: base 7, factor 1)
+     * and clang-19 (bit 28: a DWARF base discriminator 2 in bits 16-18) */
+    uint32_t old_probe = 7 | 7u << 3 | 2u << 26 | 100u << 19;
+    CHECK_EQ_U64(pk_discr_base(old_probe), 7);
+    CHECK_EQ_U64(pk_discr_dup_factor(old_probe), 1);
+    CHECK_EQ_U64(pk_discr_base(0x1b200057), 0); /* clang-19, probe 10, base 0 */
+    CHECK_EQ_U64(pk_discr_base(0x1b200057 | 2u << 16), 2);
 }
 
 TEST(dwarf_funcs_cold_split)

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* ---- header and bounds errors ---- */
 
@@ -138,6 +139,54 @@ static void fuzz_bytes(const uint8_t *orig, size_t n, int iters, uint64_t seed)
     }
     CHECK(errors > 0);      /* the mutations do hit the checks */
     free(d);
+}
+
+/* A pipe-mode stream with 1-3 bytes after its last record (a writer that
+ * stopped, padding): the records before are read, the tail is reported
+ * with its offset, whether the stream comes as a file, from memory or
+ * through a pipe. A file-mode data section cut the same way stays an
+ * error (its header promised the bytes). */
+TEST(pipe_mode_tail_is_a_warning)
+{
+    pf_bbuf b = {0};
+    pf_pipe_stream(&b);
+    size_t whole = b.len;
+    pf_got g0;
+    pk_perf_callbacks cb0 = pf_callbacks(&g0);
+    pk_perf_stats st0;
+    pk_err e;
+    CHECK_OK(pk_perf_read_mem(b.d, whole, "p.data", &cb0, &st0, &e), &e);
+    CHECK(st0.samples > 0);
+    CHECK_EQ_U64(st0.tail_bytes, 0);
+    for (size_t k = 1; k <= 3; k++) {
+        pf_bbuf t = {0};
+        pf_pipe_stream(&t);
+        for (size_t i = 0; i < k; i++)
+            pf_bput(&t, "x", 1);
+        pk_perf_stats st;
+        pf_got g;
+        pk_perf_callbacks cb = pf_callbacks(&g);
+        CHECK_OK(pk_perf_read_mem(t.d, t.len, "p.data", &cb, &st, &e), &e);
+        CHECK_EQ_U64(st.samples, st0.samples);
+        CHECK_EQ_U64(st.tail_bytes, k);
+        CHECK_EQ_U64(st.tail_offset, whole);
+        char w[512];
+        char want[64];
+        snprintf(want, sizeof want, "offset %zu: %zu bytes after the last record", whole, k);
+        CHECK(pk_perf_stats_warning(&st, w, sizeof w) > 0 && strstr(w, want));
+        /* through a pipe (the stream fits in its buffer) */
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        CHECK(write(fds[1], t.d, t.len) == (ssize_t)t.len);
+        close(fds[1]);
+        CHECK_OK(pk_perf_read_fd(fds[0], "-", &cb, &st, &e), &e);
+        close(fds[0]);
+        CHECK_EQ_U64(st.samples, st0.samples);
+        CHECK_EQ_U64(st.tail_bytes, k);
+        CHECK_EQ_U64(st.tail_offset, whole);
+        free(t.d);
+    }
+    free(b.d);
 }
 
 TEST(mutated_files_give_errors_never_crashes)

@@ -176,6 +176,46 @@ TEST(calls_into_outside_code_are_walked_through)
     pk_csraw_free(&r);
 }
 
+TEST(callbacks_from_outside_code_keep_the_callers)
+{
+    /* foo (called from main) calls a library at 0x2020, which calls bar
+     * back; the library then returns to foo, where the sample is taken.
+     * bar's contexts start at the library; foo keeps main as its caller
+     * on both sides of the library call. */
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    const uint64_t stack[] = {0x2028, 0x1015};
+    const pk_branch lbr[] = {
+        {PK_AGG_EXTERNAL, 0x2025, 0}, /* the library returns to foo */
+        {0x3010, PK_AGG_EXTERNAL, 0}, /* bar returns to the library */
+        {PK_AGG_EXTERNAL, 0x3000, 0}, /* the library calls bar */
+        {0x2020, PK_AGG_EXTERNAL, 0}, /* foo calls the library */
+        {0x2018, 0x201c, 0},
+    };
+    CHECK_OK(pk_unwind_sample(u, stack, 2, lbr, 5, 1, &err), &err);
+    /* the same moment seen from inside bar: the stack holds the library's
+     * frames between bar and foo */
+    const uint64_t stack2[] = {0x3004, PK_AGG_EXTERNAL, PK_AGG_EXTERNAL, 0x2025, 0x1015};
+    CHECK_OK(pk_unwind_sample(u, stack2, 5, lbr + 2, 3, 1, &err), &err);
+    /* and from inside the library, its own frames under the leaf */
+    const uint64_t stack3[] = {PK_AGG_EXTERNAL, PK_AGG_EXTERNAL, 0x2025, 0x1015};
+    const pk_branch lbr3[] = {{PK_AGG_EXTERNAL, PK_AGG_EXTERNAL, 0}, {0x3010, PK_AGG_EXTERNAL, 0},
+                              {PK_AGG_EXTERNAL, 0x3000, 0}, {0x2020, PK_AGG_EXTERNAL, 0}, {0x2018, 0x201c, 0}};
+    CHECK_OK(pk_unwind_sample(u, stack3, 4, lbr3, 5, 1, &err), &err);
+    const uint64_t foo_in_main[] = {0x1010, 0x2000}, bar_root[] = {0x3000};
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x201c, 0x2020), 3);
+    CHECK_EQ_U64(range_count(&r, bar_root, 1, 0x3000, 0x3010), 2);
+    uint32_t bar_id;
+    CHECK_OK(pk_csraw_intern(&r, bar_root, 1, &bar_id, &err), &err);
+    CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)bar_id << 32 | PK_CS_EXTERNAL_OFF, 0x3000), 3);
+    const pk_unwind_stats *st = pk_unwinder_stats(u);
+    CHECK_EQ_U64(st->call_mismatch, 0);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
 TEST(recursion_is_compressed_and_depth_trimmed)
 {
     pk_csraw r;

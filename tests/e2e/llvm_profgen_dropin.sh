@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `pgokit llvm-profgen ARGS...` and pgokit run through a link named
+# llvm-profgen take llvm-profgen's command lines verbatim (the same words
+# as in llvm-profgen's own tests) and give llvm-profgen-19's profiles on
+# the same input; what pgokit does not support is refused by name.
+source "$(dirname "$0")/../lib.sh"
+need clang-19 llvm-profdata-19 llvm-profgen-19 qemu-x86_64 python3
+src="$PK_ROOT/tests/programs/profgen_recurse.c"
+similarity() { llvm-profdata-19 overlap --sample "$1" "$2" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1; }
+flat() { llvm-profdata-19 merge --sample --text --convert-sample-profile-layout=flat "$1" -o "$1.flat" 2>/dev/null; }
+atleast() { python3 -c "import sys; sys.exit(0 if float('${1:-0}') >= $2 else 1)"; }
+ln -s "$PGOKIT" "$T/llvm-profgen"
+for kind in probe dwarf; do
+    flags=; [ $kind = probe ] && flags=-fpseudo-probe-for-profiling
+    clang-19 -O2 -g $flags "$src" -o "$T/$kind"
+    "$PGOKIT" record --emulate -q -o "$T/$kind.data" -- "$T/$kind" 20000 >/dev/null
+    "$PGOKIT" dump --perfscript "$T/$kind.data" > "$T/$kind.script"
+    # the command line of llvm-profgen's tests, word for word
+    args=(--format=text --perfscript="$T/$kind.script" --binary="$T/$kind" --output="$T/$kind.pk")
+    check "$kind: pgokit llvm-profgen ${args[0]} --perfscript=... --binary=... --output=..." "$PGOKIT" llvm-profgen "${args[@]}" 2>/dev/null
+    llvm-profgen-19 --format=text --perfscript="$T/$kind.script" --binary="$T/$kind" --output="$T/$kind.ll" 2>/dev/null
+    flat "$T/$kind.pk"; flat "$T/$kind.ll"
+    ov=$(similarity "$T/$kind.ll" "$T/$kind.pk"); ovf=$(similarity "$T/$kind.ll.flat" "$T/$kind.pk.flat")
+    echo "$kind: similarity with llvm-profgen-19 ${ov:-?}% (nested), ${ovf:-?}% (flattened)"
+    check "$kind: a nested context-sensitive profile, as llvm-profgen-19 writes" \
+        bash -c "grep -q '^ [0-9.]*: [a-z_A-Z]*:[0-9]*\$' '$T/$kind.pk' && ! grep -q '^\[' '$T/$kind.pk'"
+    check "$kind: similarity >= 90% (nested: the two pre-inliners decide apart)" atleast "$ov" 90
+    check "$kind: similarity >= 97% (flattened)" atleast "$ovf" 97
+    # the same through a link named llvm-profgen, with LLVM's other spellings
+    check "$kind: through a link named llvm-profgen, -opt and 'opt value'" \
+        "$T/llvm-profgen" -format text -perfscript "$T/$kind.script" -binary="$T/$kind" -o "$T/$kind.link.pk" 2>/dev/null
+    check "$kind: the same profile" cmp -s "$T/$kind.pk" "$T/$kind.link.pk"
+done
+# --perfdata (llvm-profgen runs perf script itself; pgokit reads the file)
+check "--perfdata" "$PGOKIT" llvm-profgen --format=text --perfdata="$T/probe.data" --binary="$T/probe" --output="$T/pd.pk" 2>/dev/null
+check "--perfdata: the profile of the same samples" cmp -s "$T/probe.pk" "$T/pd.pk"
+# extbinary by default, as llvm-profgen
+check "default format: extbinary" "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/eb.prof" 2>/dev/null
+check "default format: llvm-profdata-19 sees extbinary sections" grep -q 'LBRProfileSection' <(llvm-profdata-19 show --sample --show-sec-info-only "$T/eb.prof")
+# --ignore-stack-samples: the probe-only (flat) profile
+"$PGOKIT" llvm-profgen --format=text --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/ign.pk" --ignore-stack-samples 2>/dev/null
+llvm-profgen-19 --format=text --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/ign.ll" --ignore-stack-samples 2>/dev/null
+check "--ignore-stack-samples: no contexts" bash -c "! grep -q '^\[' '$T/ign.pk'"
+check "--ignore-stack-samples: similarity >= 97%" atleast "$(similarity "$T/ign.ll" "$T/ign.pk")" 97
+# refused by name, nothing written
+for o in --leading-ip-only --skip-symbolization --unsymbolized-profile="$T/x" --llvm-sample-profile="$T/x" --fill-zero-for-all-funcs; do
+    "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$o" 2> "$T/no.err"
+    rc=$?
+    name=${o%%=*}
+    check "$name: refused (exit 2), by name" bash -c "[ $rc -eq 2 ] && grep -q \"option $name is not supported\" '$T/no.err'"
+done
+check "nothing written when refused" test ! -e "$T/no.prof"
+"$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$T/stray" 2> "$T/no.err"
+check "a stray argument is refused" grep -q "unexpected argument" "$T/no.err"
+finish
