@@ -43,25 +43,27 @@ enum { PK_FORMAT_TOTAL_TIME_ENABLED = 1, PK_FORMAT_TOTAL_TIME_RUNNING = 2,
 #define PK_PIPE_HEADER_SIZE 16
 
 typedef struct pk_attr_int {
-    pk_perf_attr pub;
+    pk_perf_attr pub;           /* first: a pk_perf_attr * of the reader is a pk_attr_int * */
     uint64_t *ids_owned;
+    int32_t time_pos;           /* byte offset of a SAMPLE's time in its record; -1: none */
 } pk_attr_int;
 
 /* The time-ordering queue (perf_order.c). */
 typedef struct pk_order_entry pk_order_entry;
 typedef struct pk_order {
-    pk_order_entry *q;          /* queued records, in no particular order */
+    pk_order_entry *q;          /* queued records: in (time, seq) order unless unsorted */
     size_t len, cap;
     uint8_t *arena, *spare;     /* copies of records that do not stay mapped */
     size_t arena_len, arena_cap;
+    bool unsorted;              /* a record older than the last one queued came in */
     uint64_t bytes;             /* bytes of all queued records */
-    uint64_t seq;               /* file order, the tie-break between equal times */
+    uint32_t seq;               /* file order, the tie-break between equal times */
+    const uint8_t *rec_base;    /* where mapped entries' offsets count from */
     uint64_t max_time;          /* newest time queued so far */
     uint64_t next_limit;        /* the previous round's newest time */
     bool have_limit;
     uint64_t last_delivered;
     bool delivered_any;
-    uint64_t half_flushes;
 } pk_order;
 
 /* Where an error happened: the outer file offset, and for records inside a
@@ -81,6 +83,8 @@ typedef struct pk_reader {
      * to agree on the position of ID/IDENTIFIER) */
     uint64_t sample_type0;
     bool sample_id_all;
+    int32_t trailer_time_back;  /* non-sample records: bytes from the record's end
+                                   to the trailer's time; -1: no time */
 
     /* compressed stream */
     ZSTD_DStream *zds;
@@ -95,7 +99,8 @@ typedef struct pk_reader {
      * set stays bounded on multi-gigabyte files */
     const uint8_t *map_base;
     uint64_t map_dropped;
-    bool map_records;           /* records read now lie in the mapping (or caller's memory) and stay there */
+    const uint8_t *rec_base;    /* records read now lie at rec_base + their offset, in the
+                                   mapping (or the caller's memory), and stay there */
 
     pk_order ord;
 } pk_reader;

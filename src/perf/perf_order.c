@@ -15,26 +15,31 @@
  *
  * Records of a mmapped file (outside compressed streams) stay where they are
  * and are pointed at; records of a pipe or a decompression window are copied
- * into an arena. */
+ * into an arena, behind the offsets their messages need. A queue entry is
+ * 24 bytes: on IP recordings the queue's own traffic is most of the cost. */
 #include "perf/perf_internal.h"
 
 #include <stdlib.h>
 
 #define PK_ORDER_MAX_BYTES (64u << 20)
 
+/* loc: the record's offset from rec_base, or, with LOC_ARENA, its copy's
+ * offset in the arena (a arena_hdr first); LOC_DECOMPRESSED: it came from a
+ * compressed stream. */
+#define LOC_ARENA (1ull << 63)
+#define LOC_DECOMPRESSED (1ull << 62)
+#define LOC_MASK (LOC_DECOMPRESSED - 1)
+
 struct pk_order_entry {
-    uint64_t time, seq;
-    uint64_t off, comp_off;     /* for messages: as when the record was read */
-    const uint8_t *mapped;      /* the record in the mmapped file, or NULL: in the arena */
-    size_t arena_off;
+    uint64_t time;
+    uint64_t loc;
+    uint32_t seq;               /* file order, modulo 2^32: compared as a difference */
     uint32_t size;
-    bool in_decompressed;
 };
 
-static uint64_t entry_offset_in_map(const pk_reader *r, const pk_order_entry *e)
-{
-    return (uint64_t)(e->mapped - r->map_base);
-}
+typedef struct arena_hdr {
+    uint64_t off, comp_off;     /* for messages: as when the record was read */
+} arena_hdr;
 
 /* The time a record is delivered by, or false when it has none. Records whose
  * time cannot be found because they are malformed are delivered at once: the
@@ -43,26 +48,21 @@ static bool record_time(const pk_reader *r, uint32_t type, const uint8_t *rec, s
 {
     if (r->nr_attrs == 0)
         return false;
+    int32_t pos;
     if (type == PK_REC_SAMPLE) {
-        const pk_perf_attr *a = pk_reader_sample_attr(r, rec, size);
-        if (!a || !(a->sample_type & PK_SAMPLE_TIME))
+        const pk_attr_int *a = r->nr_attrs == 1 ? r->attrs[0]
+                                                : (const pk_attr_int *)pk_reader_sample_attr(r, rec, size);
+        if (!a || a->time_pos < 0)
             return false;
-        uint64_t st = a->sample_type;
-        size_t pos = 8 + 8u * (size_t)__builtin_popcountll(st & (PK_SAMPLE_IDENTIFIER | PK_SAMPLE_IP | PK_SAMPLE_TID));
-        if (pos + 8 > size)
+        pos = a->time_pos;
+    } else {
+        if (r->trailer_time_back < 0 || (size_t)r->trailer_time_back + 8 > size)
             return false;
-        *time = pk_ld64(rec + pos);
-        return true;
+        pos = (int32_t)size - r->trailer_time_back;
     }
-    uint64_t st = r->sample_type0;
-    if (!r->sample_id_all || !(st & PK_SAMPLE_TIME))
+    if ((size_t)pos + 8 > size)
         return false;
-    /* the trailer, read backwards: IDENTIFIER, CPU, STREAM_ID, ID come after TIME */
-    size_t after = 8u * (size_t)(!!(st & PK_SAMPLE_ID) + !!(st & PK_SAMPLE_STREAM_ID) + !!(st & PK_SAMPLE_CPU) +
-                                 !!(st & PK_SAMPLE_IDENTIFIER));
-    if (8 + after + 8 > size)
-        return false;
-    *time = pk_ld64(rec + size - after - 8);
+    *time = pk_ld64(rec + pos);
     return true;
 }
 
@@ -71,23 +71,47 @@ static int by_time(const void *a, const void *b)
     const pk_order_entry *x = a, *y = b;
     if (x->time != y->time)
         return x->time < y->time ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    int32_t d = (int32_t)(x->seq - y->seq);
+    return (d > 0) - (d < 0);
 }
 
 static int deliver(pk_reader *r, const pk_order_entry *e)
 {
-    const uint8_t *rec = e->mapped ? e->mapped : r->ord.arena + e->arena_off;
+    pk_order *o = &r->ord;
+    const uint8_t *rec;
+    uint64_t off;
     bool was_in = r->in_decompressed;
     uint64_t was_comp = r->cur_comp_offset;
-    r->in_decompressed = e->in_decompressed;
-    r->cur_comp_offset = e->comp_off;
-    int rc = pk_reader_event(r, pk_ld32(rec), rec, e->size, e->off);
+    if (e->loc & LOC_ARENA) {
+        const uint8_t *at = o->arena + (e->loc & LOC_MASK);
+        arena_hdr h;
+        memcpy(&h, at, sizeof h);
+        rec = at + sizeof h;
+        off = h.off;
+        r->cur_comp_offset = h.comp_off;
+        r->in_decompressed = (e->loc & LOC_DECOMPRESSED) != 0;
+    } else {
+        rec = o->rec_base + e->loc;
+        off = e->loc;
+        r->in_decompressed = false;
+    }
+    int rc = pk_reader_event(r, pk_ld32(rec), rec, e->size, off);
     r->in_decompressed = was_in;
     r->cur_comp_offset = was_comp;
-    if (e->time > r->ord.last_delivered)
-        r->ord.last_delivered = e->time;
-    r->ord.delivered_any = true;
+    if (e->time > o->last_delivered)
+        o->last_delivered = e->time;
+    o->delivered_any = true;
     return rc;
+}
+
+/* The queue in (time, file order). Records mostly arrive in time order
+ * (one CPU's buffer at a time); only a queue that received an older record
+ * after a newer one is sorted. */
+static void sort_queue(pk_order *o)
+{
+    if (o->unsorted)
+        qsort(o->q, o->len, sizeof *o->q, by_time);
+    o->unsorted = false;
 }
 
 /* Delivers, in time order, the queued records not newer than `limit`, and
@@ -95,44 +119,38 @@ static int deliver(pk_reader *r, const pk_order_entry *e)
 static int flush_upto(pk_reader *r, uint64_t limit)
 {
     pk_order *o = &r->ord;
+    sort_queue(o);
     size_t n = o->len, k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (o->q[i].time <= limit) {
-            if (i != k) {
-                pk_order_entry t = o->q[k];
-                o->q[k] = o->q[i];
-                o->q[i] = t;
-            }
-            k++;
-        }
-    bool sorted = true;
-    for (size_t i = 1; i < k && sorted; i++)
-        sorted = by_time(&o->q[i - 1], &o->q[i]) < 0;
-    if (!sorted)
-        qsort(o->q, k, sizeof *o->q, by_time);
+    while (k < n && o->q[k].time <= limit)
+        k++;
     for (size_t i = 0; i < k; i++) {
         int rc = deliver(r, &o->q[i]);
         if (rc)
             return rc;
     }
-    /* keep the rest; copies move to the spare arena */
-    size_t alen = 0;
-    o->bytes = 0;
-    for (size_t i = k; i < n; i++) {
-        pk_order_entry *e = &o->q[i - k];
-        *e = o->q[i];
-        o->bytes += e->size;
-        if (!e->mapped) {
-            memcpy(o->spare + alen, o->arena + e->arena_off, e->size);
-            e->arena_off = alen;
-            alen += e->size;
-        }
-    }
+    if (k && k < n)
+        memmove(o->q, o->q + k, (n - k) * sizeof *o->q);
     o->len = n - k;
-    uint8_t *t = o->arena;
-    o->arena = o->spare;
-    o->spare = t;
-    o->arena_len = alen;
+    o->bytes = 0;
+    for (size_t i = 0; i < o->len; i++)
+        o->bytes += o->q[i].size;
+    if (o->arena_len) {
+        /* keep the copies still queued; they move to the spare arena */
+        size_t alen = 0;
+        for (size_t i = 0; i < o->len; i++) {
+            pk_order_entry *e = &o->q[i];
+            if (e->loc & LOC_ARENA) {
+                size_t at = (size_t)(e->loc & LOC_MASK), n_bytes = sizeof(arena_hdr) + e->size;
+                memcpy(o->spare + alen, o->arena + at, n_bytes);
+                e->loc = (e->loc & ~LOC_MASK) | alen;
+                alen += n_bytes;
+            }
+        }
+        uint8_t *t = o->arena;
+        o->arena = o->spare;
+        o->spare = t;
+        o->arena_len = alen;
+    }
     return 0;
 }
 
@@ -170,29 +188,33 @@ int pk_order_record(pk_reader *r, uint32_t type, const uint8_t *rec, size_t size
     pk_order *o = &r->ord;
     if (o->bytes + size > PK_ORDER_MAX_BYTES && o->len > 1) {
         /* no round ended for too long: deliver the older half */
-        qsort(o->q, o->len, sizeof *o->q, by_time);
+        sort_queue(o);
         int rc = flush_upto(r, o->q[o->len / 2 - 1].time);
         if (rc)
             return rc;
-        o->half_flushes++;
     }
-    bool stable = r->map_records && !r->in_decompressed;
-    if (grow(r, off, stable ? 0 : o->arena_len + size))
+    bool mapped = r->rec_base && !r->in_decompressed;
+    if (mapped)
+        o->rec_base = r->rec_base;
+    size_t copy = mapped ? 0 : sizeof(arena_hdr) + size;
+    if (grow(r, off, o->arena_len + copy))
         return -1;
     if (o->delivered_any && time < o->last_delivered)
         r->st->unordered_events++;  /* too late for its place: delivered at the next flush, as perf does */
+    if (o->len && time < o->q[o->len - 1].time)
+        o->unsorted = true;
     pk_order_entry *e = &o->q[o->len++];
     e->time = time;
     e->seq = o->seq++;
-    e->off = off;
-    e->comp_off = r->cur_comp_offset;
-    e->in_decompressed = r->in_decompressed;
     e->size = (uint32_t)size;
-    e->mapped = stable ? rec : NULL;
-    if (!stable) {
-        memcpy(o->arena + o->arena_len, rec, size);
-        e->arena_off = o->arena_len;
-        o->arena_len += size;
+    if (mapped) {
+        e->loc = (uint64_t)(rec - r->rec_base);
+    } else {
+        arena_hdr h = {off, r->cur_comp_offset};
+        memcpy(o->arena + o->arena_len, &h, sizeof h);
+        memcpy(o->arena + o->arena_len + sizeof h, rec, size);
+        e->loc = LOC_ARENA | (r->in_decompressed ? LOC_DECOMPRESSED : 0) | o->arena_len;
+        o->arena_len += copy;
     }
     o->bytes += size;
     if (o->bytes > r->st->max_queued_bytes)
@@ -220,9 +242,10 @@ int pk_order_finish(pk_reader *r)
 
 uint64_t pk_order_oldest_mapped(const pk_reader *r, uint64_t pos)
 {
+    /* only a mapped file's pages are dropped: there rec_base is map_base */
     for (size_t i = 0; i < r->ord.len; i++)
-        if (r->ord.q[i].mapped && entry_offset_in_map(r, &r->ord.q[i]) < pos)
-            pos = entry_offset_in_map(r, &r->ord.q[i]);
+        if (!(r->ord.q[i].loc & LOC_ARENA) && r->ord.q[i].loc < pos)
+            pos = r->ord.q[i].loc;
     return pos;
 }
 

@@ -132,7 +132,7 @@ static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64
 {
     uint64_t pos = start, next_drop = start + PK_DROP_CHUNK, fetched = start;
     int rc = 0;
-    r->map_records = true;
+    r->rec_base = base;
     while (pos < end) {
         if (pos >= next_drop) {
             drop_behind(r, pos);

@@ -99,6 +99,9 @@ int pk_reader_add_attr(pk_reader *r, const uint8_t *raw, size_t avail, const uin
     }
     p->ids = a->ids_owned;
     p->nr_ids = (uint32_t)nr_ids;
+    a->time_pos = p->sample_type & PK_SAMPLE_TIME
+                      ? 8 + 8 * __builtin_popcountll(p->sample_type & (PK_SAMPLE_IDENTIFIER | PK_SAMPLE_IP | PK_SAMPLE_TID))
+                      : -1;
     if (r->nr_attrs == r->cap_attrs) {
         uint32_t nc = r->cap_attrs ? r->cap_attrs * 2 : 4;
         pk_attr_int **na = pk_xrealloc_array(r->attrs, nc, sizeof *na);
@@ -115,6 +118,12 @@ int pk_reader_add_attr(pk_reader *r, const uint8_t *raw, size_t avail, const uin
     if (idx == 0) {
         r->sample_type0 = p->sample_type;
         r->sample_id_all = (p->flags & PK_ATTR_FLAG_SAMPLE_ID_ALL) != 0;
+        /* the trailer ends with ID, STREAM_ID, CPU, IDENTIFIER after the time */
+        uint64_t st = p->sample_type;
+        r->trailer_time_back = r->sample_id_all && (st & PK_SAMPLE_TIME)
+                                   ? 8 + 8 * __builtin_popcountll(st & (PK_SAMPLE_ID | PK_SAMPLE_STREAM_ID | PK_SAMPLE_CPU |
+                                                                       PK_SAMPLE_IDENTIFIER))
+                                   : -1;
     }
     if (p->branch_sample_type & PK_BRANCH_COUNTERS)
         r->any_branch_counters = true;
