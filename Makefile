@@ -14,6 +14,8 @@ CPPFLAGS += -D_GNU_SOURCE -Isrc
 CFLAGS   += -std=gnu11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter \
             -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 LDLIBS   += -lZydis -lzstd -lz -lpthread -lm
+# __cxa_demangle (common/demangle.c): the C++ runtime's demangler
+LDLIBS   += -lstdc++
 # the profile store's engines (src/store/): SQLite embedded, PostgreSQL client
 STORE_PKGS := sqlite3 libpq
 CPPFLAGS += $(shell pkg-config --cflags $(STORE_PKGS) 2>/dev/null)

@@ -159,7 +159,8 @@ int pk_check_build_finish(pk_check_build *b, pk_err *err)
      * the old index meanwhile) */
     for (size_t i = 0; i < n; i++)
         f[i].first_loc = i;
-    qsort(f, n, sizeof *f, func_cmp);
+    if (n)
+        qsort(f, n, sizeof *f, func_cmp);
     size_t *where = malloc((n ? n : 1) * sizeof *where);
     if (!where)
         return pk_err_set(err, "out of memory");
@@ -170,7 +171,8 @@ int pk_check_build_finish(pk_check_build *b, pk_err *err)
     for (size_t i = 0; i < nl; i++)
         bl[i].func = where[bl[i].func];
     free(where);
-    qsort(bl, nl, sizeof *bl, loc_cmp);
+    if (nl) /* none: b->locs.data is NULL */
+        qsort(bl, nl, sizeof *bl, loc_cmp);
     r->locs = malloc((nl ? nl : 1) * sizeof *r->locs);
     if (!r->locs)
         return pk_err_set(err, "out of memory");

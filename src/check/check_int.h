@@ -45,6 +45,35 @@ size_t pk_check_uniq_base(const char *name, size_t len);
 /* Moves the records into the report, sorted, with the totals computed. */
 int pk_check_build_finish(pk_check_build *b, pk_err *err);
 
+/* Lines only an optimized build gives code to (check_optlines.c). An -O2
+ * build attributes code to lines an -O0 build (or another optimized build)
+ * leaves without any: braces, "do{", "}else{" (a loop's latch, a merged
+ * return), and, in the inlined copies of a function, lines of the caller's
+ * text (code merged across the inlining). A profile location missing from
+ * the new binary on such a line says nothing about the sources changing. */
+typedef struct pk_optlines {
+    pk_vec funcs;               /* struct optfunc: function id, decl file and line */
+    pk_u64map index;            /* function id → index in funcs + 1 (valid once sorted) */
+    bool sorted;
+    char *src_path;             /* the source file held, one at a time */
+    pk_mapped_file src;
+    bool src_ok;
+    pk_vec line_at;             /* size_t: offset of each line of src (line 1 first) */
+} pk_optlines;
+
+int pk_optlines_init(pk_optlines *o, pk_err *err);
+/* A line the new binary gives function id code on (a frame of it), with
+ * the function's decl file (a string that outlives o; NULL if unknown) and
+ * decl line. Every frame of the walk, before the first query. */
+int pk_optlines_func(pk_optlines *o, uint32_t id, const char *file, uint32_t decl, uint32_t line, pk_err *err);
+/* Whether the location `offset` (16-bit line offset) of function id lies on
+ * a line only an optimized build gives code to: line 0, in the text of the
+ * functions after it (past the next function's declaration in the same file
+ * and past its own last line), or a brace-only line of the source (when
+ * the source is readable). */
+bool pk_optlines_excused(pk_optlines *o, uint32_t id, uint32_t offset);
+void pk_optlines_free(pk_optlines *o);
+
 /* The line-based check (check_lines.c). */
 int pk_check_lines(pk_binary *bin, pk_check_build *b, bool ignore_disc, pk_err *err);
 

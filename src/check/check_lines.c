@@ -13,7 +13,15 @@
  * of each frame's own function, masked to 16 bits; discriminators are
  * reduced to their base (LLVM's encoding) unless the binary has
  * flow-sensitive discriminators. All instances of a function count: a
- * location is there if any copy (outlined or inlined anywhere) has it. */
+ * location is there if any copy (outlined or inlined anywhere) has it.
+ *
+ * What differs between builds of the same sources is not stale: locations
+ * on lines only an optimized build gives code to (pk_optlines: line 0,
+ * braces, a caller's lines in an inlined copy), a call target reached from
+ * the call there through other calls (sampled chains show a tail call's
+ * callee, or skip a frame without frame pointer; -O0 makes ordinary calls of
+ * tail calls), an inlined header function that the binary calls through its
+ * PLT instead. */
 #include "check/check_int.h"
 #include "profgen/profgen.h"
 
@@ -22,6 +30,9 @@
 
 #define NO_FUNC UINT32_MAX        /* not a function of the binary */
 #define INDIRECT (UINT32_MAX - 1) /* callee of an indirect call: any target matches */
+#define EXTERNAL (UINT32_MAX - 2) /* callee outside the binary's DWARF functions (a PLT stub) */
+#define NOWHERE UINT64_MAX        /* the location of call-graph edges that are no call site */
+#define REACH_DEPTH 16            /* calls followed from a call site's direct callee (reaches) */
 
 typedef struct bloc { uint64_t name, loc; } bloc;  /* (function, location) */
 typedef struct bcall { uint64_t key, loc; } bcall; /* key: function << 32 | callee */
@@ -34,6 +45,7 @@ typedef struct lines {
     pk_profset names;       /* the binary's canonical function names (interning only) */
     pk_u64map name_of;      /* symbolizer string address → id + 1 */
     pk_vec locs, calls;     /* bloc, bcall; sorted and unique after the walk */
+    pk_optlines opt;        /* lines only an optimized build gives code to */
 } lines;
 
 static int intern(lines *c, const char *name, uint32_t *id, pk_err *err)
@@ -78,14 +90,15 @@ static int push_call(lines *c, uint32_t name, uint32_t callee, uint64_t loc, pk_
     return 0;
 }
 
-/* The function a direct call or jump enters, as a name id; NO_FUNC when
- * target is not a function entry (a PLT stub without DWARF: profgen records
- * no call target there either) or, for a jump, when it is the function's
- * own entry (a loop, not a tail call). */
+/* The function a direct call or jump enters, as a name id; EXTERNAL when
+ * the target lies in no DWARF function (a PLT stub: the call of a function
+ * of another file, which an inlined copy of a header's function can stand
+ * for); NO_FUNC when target is not a function entry or, for a jump, when it
+ * is the function's own entry (a loop, not a tail call). */
 static int callee_at(lines *c, const pk_insn *in, const pk_dwarf_func *self, uint32_t *id, pk_err *err)
 {
     const pk_dwarf_func *f = pk_dwarf_func_at(c->sym, in->target);
-    *id = NO_FUNC;
+    *id = f ? NO_FUNC : EXTERNAL;
     if (!f || f->entry_pc != in->target || (f == self && in->cls == PK_INSN_JMP))
         return 0;
     return intern(c, f->name, id, err);
@@ -106,6 +119,8 @@ static int walk_insn(lines *c, const pk_dwarf_func *self, const pk_insn *in, blo
     for (size_t k = 0; k < fs.count; k++) {
         uint32_t id;
         if (intern(c, fs.frames[k].func, &id, err))
+            return -1;
+        if (pk_optlines_func(&c->opt, id, fs.frames[k].start_file, fs.frames[k].start_line, fs.frames[k].line, err))
             return -1;
         uint64_t loc = frame_loc(c, &fs.frames[k]);
         if (k == 0) {
@@ -137,8 +152,16 @@ static int walk_insn(lines *c, const pk_dwarf_func *self, const pk_insn *in, blo
     }
     if (callee != NO_FUNC && push_call(c, inner, callee, inner_loc, err))
         return -1;
+    if (in->cls == PK_INSN_JMP && callee < EXTERNAL && fs.count > 1) {
+        /* a tail call leaves the whole function, whatever was inlined at
+         * the jump: an edge of the call graph (reaches) at no location */
+        uint32_t from;
+        if (intern(c, self->name, &from, err) || push_call(c, from, callee, NOWHERE, err))
+            return -1;
+    }
     return 0;
 }
+
 
 static int sort_unique(pk_vec *v, pk_err *err)
 {
@@ -212,11 +235,73 @@ static bool has(const lines *c, const pk_vec *v, uint64_t a, uint32_t line, uint
     return c->ignore_disc ? pk_loc_line(e[2 * i + 1]) == line : e[2 * i + 1] == want;
 }
 
+/* Whether entering g leads to callee within REACH_DEPTH calls, none of
+ * them a call site of g's caller as the profiled build's sampled call
+ * chains may have seen it: the functions between were tail calls there (LBR
+ * and stacks both show a tail call's callee as called from the caller) that
+ * may be ordinary calls in this build (-O0), or kept no frame pointer (a
+ * frame-pointer chain skips them). Breadth first over the call graph. */
+static bool reaches(const lines *c, uint32_t g, uint32_t callee)
+{
+    pk_u64map seen;
+    pk_vec level, next;
+    if (pk_u64map_init(&seen, 64))
+        return false;
+    pk_vec_init(&level, sizeof(uint32_t));
+    pk_vec_init(&next, sizeof(uint32_t));
+    bool found = false;
+    uint32_t *first = pk_vec_push(&level);
+    if (first)
+        *first = g;
+    const uint64_t *e = c->calls.data;
+    for (int depth = 0; depth < REACH_DEPTH && level.len && !found; depth++) {
+        next.len = 0;
+        for (size_t k = 0; k < level.len && !found; k++) {
+            uint32_t f = PK_VEC_AT(&level, uint32_t, k);
+            for (size_t i = lower(&c->calls, (uint64_t)f << 32, 0); i < c->calls.len && e[2 * i] >> 32 == f; i++) {
+                uint32_t h = (uint32_t)e[2 * i];
+                if (h == callee) {
+                    found = true;
+                    break;
+                }
+                uint64_t *v = h < EXTERNAL ? pk_u64map_slot(&seen, h) : NULL;
+                if (!v || *v)
+                    continue;
+                *v = 1;
+                uint32_t *n = pk_vec_push(&next);
+                if (n)
+                    *n = h;
+            }
+        }
+        pk_vec t = level;
+        level = next;
+        next = t;
+    }
+    pk_vec_free(&level);
+    pk_vec_free(&next);
+    pk_u64map_free(&seen);
+    return found;
+}
+
 static bool has_call(const lines *c, uint32_t fn, uint32_t callee, uint32_t line, uint32_t disc)
 {
-    return (callee != NO_FUNC && has(c, &c->calls, (uint64_t)fn << 32 | callee, line, disc)) ||
-           has(c, &c->calls, (uint64_t)fn << 32 | INDIRECT, line, disc);
+    if ((callee != NO_FUNC && has(c, &c->calls, (uint64_t)fn << 32 | callee, line, disc)) ||
+        has(c, &c->calls, (uint64_t)fn << 32 | INDIRECT, line, disc))
+        return true;
+    if (callee == NO_FUNC)
+        return false;
+    /* the direct callees there, and where they lead */
+    const uint64_t *e = c->calls.data;
+    uint64_t want = pk_loc(line, c->ignore_disc ? 0 : disc);
+    for (size_t i = lower(&c->calls, (uint64_t)fn << 32, 0); i < c->calls.len && e[2 * i] >> 32 == fn; i++) {
+        uint32_t g = (uint32_t)e[2 * i];
+        bool here = c->ignore_disc ? pk_loc_line(e[2 * i + 1]) == line : e[2 * i + 1] == want;
+        if (here && g < EXTERNAL && reaches(c, g, callee))
+            return true;
+    }
+    return false;
 }
+
 
 /* A profile name → the binary's id for it (NO_FUNC: not in the binary). */
 static uint32_t bin_name(const lines *c, pk_name_id pn)
@@ -261,6 +346,9 @@ static int check_fprof(lines *c, const pk_fprof *f, uint32_t fn, size_t fi, pk_e
         if (e->line & 0x8000)
             continue; /* see negative_offset */
         bool present = has(c, &c->locs, fn, e->line, e->disc);
+        int excused = -1; /* computed when needed */
+        if (!present && (excused = pk_optlines_excused(&c->opt, fn, e->line)))
+            continue; /* a line the new build leaves without code, sources unchanged */
         uint64_t stale = present ? 0 : e->count;
         cfunc(c, fi)->locs++;
         if (!present) {
@@ -275,6 +363,10 @@ static int check_fprof(lines *c, const pk_fprof *f, uint32_t fn, size_t fi, pk_e
                 continue;
             cfunc(c, fi)->calls++;
             if (has_call(c, fn, bin_name(c, ct->name), e->line, e->disc))
+                continue;
+            if (excused < 0)
+                excused = pk_optlines_excused(&c->opt, fn, e->line);
+            if (excused) /* a call merged in from elsewhere (see pk_optlines) */
                 continue;
             cfunc(c, fi)->stale_calls++;
             cfunc(c, fi)->flags |= PK_STALE_CALLS;
@@ -293,8 +385,13 @@ static int check_fprof(lines *c, const pk_fprof *f, uint32_t fn, size_t fi, pk_e
             continue;
         uint32_t callee = bin_name(c, s->callee->name);
         cfunc(c, fi)->calls++;
-        if (callee != NO_FUNC && has_call(c, fn, callee, s->line, s->disc)) {
-            if (check_fprof(c, s->callee, callee, fi, err))
+        /* an inlinee the binary does not define (a header's function, atoi)
+         * stands for the call of another file's function there at -O0 */
+        bool external = callee == NO_FUNC && has(c, &c->calls, (uint64_t)fn << 32 | EXTERNAL, s->line, s->disc);
+        if (external || has_call(c, fn, callee, s->line, s->disc) || pk_optlines_excused(&c->opt, fn, s->line)) {
+            /* an inlinee the binary has no function of (a header's, called
+             * from another file there) has no locations to check */
+            if (callee != NO_FUNC && check_fprof(c, s->callee, callee, fi, err))
                 goto out;
             continue;
         }
@@ -373,6 +470,8 @@ int pk_check_lines(pk_binary *bin, pk_check_build *b, bool ignore_disc, pk_err *
     int rc = -1;
     if (pk_profset_init(&c.names, err))
         return -1;
+    if (pk_optlines_init(&c.opt, err))
+        goto out;
     if (pk_u64map_init(&c.name_of, 1024)) {
         pk_err_set(err, "out of memory");
         goto out;
@@ -387,6 +486,7 @@ out:
     pk_vec_free(&c.locs);
     pk_vec_free(&c.calls);
     pk_u64map_free(&c.name_of);
+    pk_optlines_free(&c.opt);
     pk_profset_free(&c.names);
     return rc;
 }

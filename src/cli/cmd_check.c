@@ -4,6 +4,7 @@
  * share passes --max-stale-share, so a build can gate on it. */
 #include "check/check.h"
 #include "cli/cli.h"
+#include "common/demangle.h"
 #include "cli/json_out.h"
 
 #include <getopt.h>
@@ -36,7 +37,9 @@ static void usage(FILE *to)
             "                         (default 1)\n"
             "  --top N                list the N stalest functions (default 10; 0 = all)\n"
             "  -v, --verbose          list every stale location (default: the 5 heaviest each)\n"
-            "  --json                 the report as JSON (every stale function, or --top N, and its keys)\n"
+            "  --json                 the report as JSON (every stale function, or --top N, and its keys;\n"
+            "                         linkage names)\n"
+            "  --no-demangle          C++ names as linkage names (default: demangled, as c++filt does)\n"
             "  -q, --quiet            print nothing; the exit status says it\n"
             "Exit status: 0 fresh (stale share <= PCT), 3 stale, 1 error, 2 usage.\n"
             "NEW is a binary of the new sources with the same compiler and debug flags (-g, and\n"
@@ -66,7 +69,9 @@ static const char *why_name(uint32_t why)
     }
 }
 
-static void print_key(const pk_check_report *r, const pk_check_func *f, const pk_check_loc *l)
+/* Names go through the demangler one printf at a time: its result lives
+ * until the next call. */
+static void print_key(const pk_check_report *r, const pk_check_func *f, const pk_check_loc *l, pk_demangler *dm)
 {
     const char *in = strcmp(l->func, f->name) ? l->func : NULL;
     printf("      ");
@@ -74,28 +79,29 @@ static void print_key(const pk_check_report *r, const pk_check_func *f, const pk
         printf("not in the binary");
         if (f->same_but_uniq)
             printf(", which has it as %s (the .__uniq. suffix hashes the source path given to the compiler)",
-                   f->same_but_uniq);
+                   pk_demangle_text(dm, f->same_but_uniq));
     } else if (l->why == PK_STALE_CHECKSUM && !l->callee) {
         printf("CFG checksum %" PRIu64 " in the profile, %" PRIu64 " in the binary", f->profile_checksum,
                f->binary_checksum);
     } else {
         if (in)
-            printf("in inlined %s: ", in);
+            printf("in inlined %s: ", pk_demangle_text(dm, in));
         printf("%u", l->line);
         if (l->disc)
             printf(".%u", l->disc);
         if (l->why == PK_STALE_LINES)
             printf(": no such location");
         else if (l->why == PK_STALE_CALLS)
-            printf(": %s %s: no call to it there", l->inlined ? "inlined" : "call to", l->callee);
+            printf(": %s %s: no call to it there", l->inlined ? "inlined" : "call to", pk_demangle_text(dm, l->callee));
         else
-            printf(": inlined %s: %s", l->callee, l->why == PK_STALE_MISSING ? "not in the binary" : "CFG checksum differs");
+            printf(": inlined %s: %s", pk_demangle_text(dm, l->callee),
+                   l->why == PK_STALE_MISSING ? "not in the binary" : "CFG checksum differs");
     }
     printf(" (%" PRIu64 " samples, %.2f %%)\n", l->samples, pct(l->samples, r->samples));
 }
 
 static void print_text(const pk_check_report *r, const char *profile, const char *binary, pk_prof_format fmt,
-                       double max, size_t top, bool verbose)
+                       double max, size_t top, bool verbose, pk_demangler *dm)
 {
     printf("profile %s: %s, %s%s%s\n", profile, pk_prof_format_name(fmt),
            r->kind == PK_CHECK_PROBES ? "probe-based" : "line-based", r->cs ? ", context-sensitive" : "",
@@ -129,7 +135,7 @@ static void print_text(const pk_check_report *r, const char *profile, const char
         if (!shown++)
             printf("\n  stale %%  of func   samples  function\n");
         printf("  %6.2f %%  %5.1f %%  %8" PRIu64 "  %s", pct(f->stale_samples, r->samples),
-               pct(f->stale_samples, f->samples), f->samples, f->name);
+               pct(f->stale_samples, f->samples), f->samples, pk_demangle_text(dm, f->name));
         if (f->flags & PK_STALE_MISSING)
             printf(": missing");
         if (f->flags & PK_STALE_CHECKSUM)
@@ -140,7 +146,7 @@ static void print_text(const pk_check_report *r, const char *profile, const char
             printf("%s %u/%u calls unmatched", f->stale_locs ? "," : ":", f->stale_calls, f->calls);
         printf("\n");
         for (size_t k = 0; k < f->nlocs && (verbose || k < 5); k++)
-            print_key(r, f, &r->locs[f->first_loc + k]);
+            print_key(r, f, &r->locs[f->first_loc + k], dm);
         if (!verbose && f->nlocs > 5)
             printf("      ... %zu more (-v lists them)\n", f->nlocs - 5);
     }
@@ -259,11 +265,12 @@ int pk_cmd_check(int argc, char **argv)
     double max = 1.0;
     unsigned long top = 10;
     bool top_set = false, json = false, quiet = false, verbose = false;
+    pk_demangler dm = {0};
     static const struct option opts[] = {
         {"binary", required_argument, 0, 'b'}, {"debug-binary", required_argument, 0, 'd'},
         {"max-stale-share", required_argument, 0, 'm'}, {"top", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"no-demangle", no_argument, 0, 'N'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
     char *end;
@@ -286,6 +293,7 @@ int pk_cmd_check(int argc, char **argv)
         case 'j': json = true; break;
         case 'v': verbose = true; break;
         case 'q': quiet = true; break;
+        case 'N': dm.off = true; break;
         case 'h': usage(stdout); return 0;
         default: return pk_cli_usage("check", "unknown option '%s'", argv[optind - 1]);
         }
@@ -306,8 +314,9 @@ int pk_cmd_check(int argc, char **argv)
     if (json)
         print_json(&r, profile, binary, fmt, max, top_set ? top : 0);
     else if (!quiet)
-        print_text(&r, profile, binary, fmt, max, top, verbose);
+        print_text(&r, profile, binary, fmt, max, top, verbose, &dm);
     int rc = pk_check_is_stale(&r, max / 100.0) ? EXIT_STALE : 0;
     pk_check_report_free(&r);
+    pk_demangler_free(&dm);
     return rc;
 }

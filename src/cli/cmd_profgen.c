@@ -191,6 +191,9 @@ static void print_ip_summary(const pk_pipeline_report *rep)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
                 (unsigned long long)f->hits_dropped);
     fprintf(stderr, "\n");
+    char fp[512];
+    if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
+        fprintf(stderr, "profgen: warning: %s\n", fp);
 }
 
 static void print_summary(const pk_pipeline_report *rep)

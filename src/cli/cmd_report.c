@@ -32,6 +32,7 @@ static void usage(FILE *to)
             "  --source-functions N  functions shown in the source view (default 20)\n"
             "  --title TEXT          the page's title\n"
             "  --format F            force PROFILE's format (text, binary, extbinary, gcc)\n"
+            "  --no-demangle         C++ names as linkage names (default: demangled, as c++filt does)\n"
             "  -q, --quiet           no summary line\n");
 }
 
@@ -50,7 +51,7 @@ int pk_cmd_report(int argc, char **argv)
     const char *out_path = NULL, *binary = NULL, *debug = NULL, *compare = NULL, *title = NULL;
     const char *exact[64];
     size_t nexact = 0, top = 0, srcfuncs = 0;
-    bool quiet = false;
+    bool quiet = false, no_demangle = false;
     pk_prof_format fmt = PK_FMT_AUTO;
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"binary", required_argument, 0, 'b'},
@@ -58,6 +59,7 @@ int pk_cmd_report(int argc, char **argv)
         {"compare", required_argument, 0, 'c'}, {"top", required_argument, 0, 't'},
         {"source-functions", required_argument, 0, 's'}, {"title", required_argument, 0, 'T'},
         {"format", required_argument, 0, 'f'}, {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
+        {"no-demangle", no_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
     int c;
@@ -87,6 +89,7 @@ int pk_cmd_report(int argc, char **argv)
                 return pk_cli_usage("report", "unknown format '%s'", optarg);
             break;
         case 'q': quiet = true; break;
+        case 'N': no_demangle = true; break;
         case 'h': usage(stdout); return 0;
         default: return pk_cli_usage("report", "unknown option");
         }
@@ -137,6 +140,7 @@ int pk_cmd_report(int argc, char **argv)
     pk_report_input in = {
         .ps = &ps, .profile_path = path, .format = got, .bin = bin, .binary_path = binary,
         .ref = have_ref ? &ref : NULL, .ref_label = label, .top = top, .source_functions = srcfuncs, .title = title,
+        .no_demangle = no_demangle,
     };
     if (pk_report_build(&in, &html, &len, &err))
         goto fail;

@@ -5,6 +5,7 @@
  * anything else is "not a profile in any known format". */
 #include "cli/cli.h"
 #include "cli/show.h"
+#include "common/demangle.h"
 #include "cli/temporal_cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
@@ -34,6 +35,9 @@ static void usage(FILE *to)
             "  --show-prof-sym-list print the profile symbol list (extbinary), one name a line\n"
             "  --format F           force the input format (text, binary, extbinary, gcc)\n"
             "  --sample             accepted and ignored (llvm-profdata's spelling)\n"
+            "  --no-demangle        C++ names as stored (linkage names); by default the lists show\n"
+            "                       them demangled (as c++filt does); --json, --all, --counts and\n"
+            "                       --show-prof-sym-list always print linkage names\n"
             "  -q, --quiet          accepted (show prints no progress)\n"
             "\n");
     pk_cli_show_temporal_usage(to);
@@ -90,6 +94,13 @@ static int print_one(const pk_profset *ps, const pk_fprof *f, pk_err *err)
     return rc;
 }
 
+/* --function NAME: the linkage name, or (demangling on) its demangled form */
+static bool names_function(const pk_profset *ps, const pk_fprof *f, const char *func, pk_demangler *dm)
+{
+    const char *name = pk_profset_name(ps, f->name);
+    return !strcmp(name, func) || !strcmp(pk_demangle_text(dm, name), func);
+}
+
 int pk_cmd_show(int argc, char **argv)
 {
     if (pk_cli_wants_temporal(argc, argv)) /* raw/indexed temporal profiles: temporal_cli.c */
@@ -97,6 +108,7 @@ int pk_cmd_show(int argc, char **argv)
     const char *path = NULL, *func = NULL;
     long top = 20;
     int counts = 0, all = 0, detailed = 0, syms = 0, json = 0, hot = 0, top_given = 0;
+    pk_demangler dm = {0};
     pk_prof_format fmt = PK_FMT_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -128,6 +140,8 @@ int pk_cmd_show(int argc, char **argv)
             hot = 1;
         } else if (!strcmp(a, "--sample") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             /* llvm-profdata's profile kind; quiet: nothing to silence */
+        } else if (!strcmp(a, "--no-demangle")) {
+            dm.off = true;
         } else if (!strcmp(a, "--show-prof-sym-list")) {
             syms = 1;
         } else if (!strcmp(a, "--detailed-summary")) {
@@ -188,7 +202,7 @@ int pk_cmd_show(int argc, char **argv)
     if (json) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) /* --function: every context of that leaf */
-            if (!func || !strcmp(pk_profset_name(&ps, fs[i]->name), func))
+            if (!func || names_function(&ps, fs[i], func, &dm))
                 fs[k++] = fs[i];
         if (func && !k) {
             fprintf(stderr, "pgokit show: %s: no profile for function '%s'\n", path, func);
@@ -204,7 +218,7 @@ int pk_cmd_show(int argc, char **argv)
             rc = pk_cli_fail("show", &err);
             goto out;
         }
-        pk_show_hot_list(stdout, &ps, fs, n, ps.has_summary ? &ps.summary : &hs, top_given ? (size_t)top : 0);
+        pk_show_hot_list(stdout, &ps, fs, n, ps.has_summary ? &ps.summary : &hs, top_given ? (size_t)top : 0, &dm);
         goto out;
     }
     if (all) {
@@ -216,7 +230,7 @@ int pk_cmd_show(int argc, char **argv)
     if (func) {
         size_t found = 0;
         for (size_t i = 0; i < n && !rc; i++) {
-            if (strcmp(pk_profset_name(&ps, fs[i]->name), func))
+            if (!names_function(&ps, fs[i], func, &dm))
                 continue;
             found++;
             if (print_one(&ps, fs[i], &err))
@@ -255,7 +269,8 @@ int pk_cmd_show(int argc, char **argv)
             name = ctxbuf;
         }
         printf("%14" PRIu64 " %7.3f%% %12" PRIu64 " %12" PRIu64 "  %s\n", f->total,
-               total ? 100.0 * (double)f->total / (double)total : 0.0, f->head, pk_fprof_max_count(f), name);
+               total ? 100.0 * (double)f->total / (double)total : 0.0, f->head, pk_fprof_max_count(f),
+               pk_demangle_text(&dm, name));
     }
     if (counts)
         for (size_t i = 0; i < shown && !rc; i++)
@@ -264,5 +279,6 @@ int pk_cmd_show(int argc, char **argv)
 out:
     free(fs);
     pk_profset_free(&ps);
+    pk_demangler_free(&dm);
     return rc;
 }

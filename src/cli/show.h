@@ -7,6 +7,7 @@
 #ifndef PK_CLI_SHOW_H
 #define PK_CLI_SHOW_H
 
+#include "common/demangle.h"
 #include "profile/profile.h"
 #include <stdio.h>
 
@@ -16,9 +17,10 @@
  * probe-based one (fields llvm-profdata leaves out). */
 void pk_show_json(FILE *out, const pk_profset *ps, pk_fprof *const *fs, size_t n);
 /* llvm-profdata show --hot-func-list: functions whose max sample reaches the
- * 99% cutoff of the summary s, total descending; at most top rows (0: all). */
+ * 99% cutoff of the summary s, total descending; at most top rows (0: all);
+ * names through dm. */
 void pk_show_hot_list(FILE *out, const pk_profset *ps, pk_fprof *const *fs, size_t n, const pk_summary *s,
-                      size_t top);
+                      size_t top, pk_demangler *dm);
 
 /* The summary of a pgokit raw profile (PKRAWPRF): binary, sample statistics,
  * the `top` hottest branches and ranges (0: all). Exit status. */

@@ -116,7 +116,7 @@ static void pad(FILE *out, int *col, int to)
 }
 
 void pk_show_hot_list(FILE *out, const pk_profset *ps, pk_fprof *const *fs, size_t n, const pk_summary *s,
-                      size_t top)
+                      size_t top, pk_demangler *dm)
 {
     uint64_t threshold = 0, total = 0, hot_total = 0;
     for (uint32_t i = 0; i < s->num_entries; i++)
@@ -165,6 +165,6 @@ void pk_show_hot_list(FILE *out, const pk_profset *ps, pk_fprof *const *fs, size
         pad(out, &col, cols[2]);
         col += fprintf(out, "%" PRIu64, entry_estimate(ps, f));
         pad(out, &col, cols[3]);
-        fprintf(out, "%s\n", nm);
+        fprintf(out, "%s\n", pk_demangle_text(dm, nm));
     }
 }

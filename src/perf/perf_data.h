@@ -167,6 +167,12 @@ typedef struct pk_perf_stats {
      * a writer stopped mid-record, or padding) are ignored, as perf ignores
      * them; how many and where, for a warning. */
     uint64_t tail_bytes, tail_offset;
+    /* Added: records are handed over in time order (see pk_perf_read).
+     * unordered_events: records older than ones already handed over (their
+     * round had ended: a writer that broke perf's promise), delivered late;
+     * max_queued_bytes: the most record bytes held back at once. */
+    uint64_t unordered_events;
+    uint64_t max_queued_bytes;
 } pk_perf_stats;
 
 /* Added: "build_id", "hostname", ... for a feature id; NULL when unknown. */
@@ -187,7 +193,15 @@ int pk_perf_stats_warning(const pk_perf_stats *st, char *buf, size_t cap);
 
 /* Reads a perf.data file; path "-" reads standard input (pipe mode). Streams:
  * a compressed file is decompressed through a bounded window. Returns 0 or -1
- * with err naming the file and byte offset of the problem. */
+ * with err naming the file and byte offset of the problem.
+ *
+ * SAMPLE, MMAP, MMAP2, COMM, FORK and EXIT records are handed over in time
+ * order, as perf's ordered events do: they are held back until the
+ * FINISHED_ROUND after the one they were written in (or the end of the
+ * input), so a sample never comes before the mapping or exec that precedes
+ * it in time. Equal times keep file order; records without a time (no
+ * PERF_SAMPLE_TIME, or no sample_id_all on non-sample records) are handed
+ * over as they are read. Memory held back: about two rounds, at most 64 MiB. */
 int pk_perf_read(const char *path, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);
 /* Same, from an open descriptor (file or pipe); `name` is for messages. */
 int pk_perf_read_fd(int fd, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats, pk_err *err);

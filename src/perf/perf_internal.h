@@ -43,9 +43,28 @@ enum { PK_FORMAT_TOTAL_TIME_ENABLED = 1, PK_FORMAT_TOTAL_TIME_RUNNING = 2,
 #define PK_PIPE_HEADER_SIZE 16
 
 typedef struct pk_attr_int {
-    pk_perf_attr pub;
+    pk_perf_attr pub;           /* first: a pk_perf_attr * of the reader is a pk_attr_int * */
     uint64_t *ids_owned;
+    int32_t time_pos;           /* byte offset of a SAMPLE's time in its record; -1: none */
 } pk_attr_int;
+
+/* The time-ordering queue (perf_order.c). */
+typedef struct pk_order_entry pk_order_entry;
+typedef struct pk_order {
+    pk_order_entry *q;          /* queued records: in (time, seq) order unless unsorted */
+    size_t len, cap;
+    uint8_t *arena, *spare;     /* copies of records that do not stay mapped */
+    size_t arena_len, arena_cap;
+    bool unsorted;              /* a record older than the last one queued came in */
+    uint64_t bytes;             /* bytes of all queued records */
+    uint32_t seq;               /* file order, the tie-break between equal times */
+    const uint8_t *rec_base;    /* where mapped entries' offsets count from */
+    uint64_t max_time;          /* newest time queued so far */
+    uint64_t next_limit;        /* the previous round's newest time */
+    bool have_limit;
+    uint64_t last_delivered;
+    bool delivered_any;
+} pk_order;
 
 /* Where an error happened: the outer file offset, and for records inside a
  * compressed stream also the decompressed offset. */
@@ -64,6 +83,8 @@ typedef struct pk_reader {
      * to agree on the position of ID/IDENTIFIER) */
     uint64_t sample_type0;
     bool sample_id_all;
+    int32_t trailer_time_back;  /* non-sample records: bytes from the record's end
+                                   to the trailer's time; -1: no time */
 
     /* compressed stream */
     ZSTD_DStream *zds;
@@ -78,6 +99,10 @@ typedef struct pk_reader {
      * set stays bounded on multi-gigabyte files */
     const uint8_t *map_base;
     uint64_t map_dropped;
+    const uint8_t *rec_base;    /* records read now lie at rec_base + their offset, in the
+                                   mapping (or the caller's memory), and stay there */
+
+    pk_order ord;
 } pk_reader;
 
 /* Decodes one complete record (rec[0..size), size already validated >= 8 and
@@ -85,6 +110,23 @@ typedef struct pk_reader {
  * offset when r->in_decompressed). *extra receives the number of payload bytes
  * following the record that must be skipped (AUXTRACE, TRACING_DATA). */
 int pk_reader_record(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off, uint64_t *extra);
+/* Decodes and hands over one SAMPLE, MMAP, MMAP2, COMM, FORK or EXIT record
+ * (the records that are delivered in time order). */
+int pk_reader_event(pk_reader *r, uint32_t type, const uint8_t *rec, size_t size, uint64_t off);
+/* The attr a SAMPLE record belongs to; NULL when it cannot be told (the
+ * decoder reports why). */
+const pk_perf_attr *pk_reader_sample_attr(const pk_reader *r, const uint8_t *rec, size_t size);
+
+/* Time ordering (perf_order.c): queues a time-ordered record (or delivers it
+ * at once when it has no time); a FINISHED_ROUND; the end of the input. */
+int pk_order_record(pk_reader *r, uint32_t type, const uint8_t *rec, size_t size, uint64_t off);
+int pk_order_round(pk_reader *r);
+int pk_order_finish(pk_reader *r);
+/* The lowest mapped-file offset, below pos, that a queued record still
+ * points at (pos when none): pages before it may be dropped. */
+uint64_t pk_order_oldest_mapped(const pk_reader *r, uint64_t pos);
+void pk_order_free(pk_reader *r);
+
 /* Feeds one COMPRESSED record's payload into the stream. */
 int pk_reader_decompress(pk_reader *r, const uint8_t *data, size_t len, uint64_t off);
 /* Checks that the decompressed stream ended on a record boundary. */

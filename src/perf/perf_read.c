@@ -117,10 +117,12 @@ int pk_reader_decompress_finish(pk_reader *r)
  * whatever the file size (4 MiB measured as fast as 32 MiB, a third of the
  * RSS on a 197 MB recording). */
 #define PK_DROP_CHUNK (4u << 20)
+#define PK_PREFETCH (2u << 10)      /* bytes fetched ahead of the record walk */
 
 static void drop_behind(pk_reader *r, uint64_t pos)
 {
-    uint64_t upto = pos & ~(uint64_t)(PK_DROP_CHUNK - 1);
+    /* records held back for time ordering are read where they lie */
+    uint64_t upto = pk_order_oldest_mapped(r, pos) & ~(uint64_t)(PK_DROP_CHUNK - 1);
     if (r->map_base && upto > r->map_dropped + PK_DROP_CHUNK) {
         madvise((void *)(r->map_base + r->map_dropped), (size_t)(upto - r->map_dropped), MADV_DONTNEED);
         r->map_dropped = upto;
@@ -129,7 +131,9 @@ static void drop_behind(pk_reader *r, uint64_t pos)
 
 static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64_t end)
 {
-    uint64_t pos = start, next_drop = start + PK_DROP_CHUNK;
+    uint64_t pos = start, next_drop = start + PK_DROP_CHUNK, fetched = start;
+    int rc = 0;
+    r->rec_base = base;
     while (pos < end) {
         if (pos >= next_drop) {
             drop_behind(r, pos);
@@ -140,6 +144,14 @@ static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64
             r->st->tail_offset = pos;
             break;
         }
+        /* Records are queued for time ordering after a glance at their
+         * header, and decoded a round later: walking from header to header
+         * would wait on memory at each record (a third more CPU time on a
+         * recording of 1.4 M LBR samples). Fetching the bytes ahead brings
+         * that down to a few percent; 2 KiB ahead measured best (1 to 64
+         * KiB tried: farther evicts what the round's delivery still reads). */
+        for (uint64_t ahead = pos + PK_PREFETCH < end ? pos + PK_PREFETCH : end; fetched < ahead; fetched += 64)
+            __builtin_prefetch(base + fetched);
         if (end - pos < 8)
             return pk_reader_fail(r, pos, "truncated record header: %llu bytes left before the end of the data at %llu",
                                   (unsigned long long)(end - pos), (unsigned long long)end);
@@ -151,7 +163,7 @@ static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64
             return pk_reader_fail(r, pos, "record of %u bytes (type %u) runs past the end of the data at %llu",
                                   size, pk_ld32(rec), (unsigned long long)end);
         uint64_t extra;
-        int rc = pk_reader_record(r, rec, size, pos, &extra);
+        rc = pk_reader_record(r, rec, size, pos, &extra);
         if (rc)
             return rc;
         pos += size;
@@ -162,7 +174,8 @@ static int mem_records(pk_reader *r, const uint8_t *base, uint64_t start, uint64
             pos += extra;
         }
     }
-    return pk_reader_decompress_finish(r);
+    rc = pk_order_finish(r);
+    return rc ? rc : pk_reader_decompress_finish(r);
 }
 
 static int check_magic(pk_reader *r, const uint8_t *p, size_t avail)
@@ -376,6 +389,8 @@ static int read_pipe(pk_reader *r, int fd)
             rc = pipe_skip(r, &p, extra, at);
     }
     if (!rc)
+        rc = pk_order_finish(r);
+    if (!rc)
         rc = pk_reader_decompress_finish(r);
     free(p.buf);
     return rc;
@@ -406,6 +421,7 @@ static void reader_free(pk_reader *r)
     if (r->zds)
         ZSTD_freeDStream(r->zds);
     free(r->win);
+    pk_order_free(r);
 }
 
 static int reader_init(pk_reader *r, const char *name, const pk_perf_callbacks *cb, pk_perf_stats *stats,

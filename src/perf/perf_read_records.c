@@ -99,6 +99,9 @@ int pk_reader_add_attr(pk_reader *r, const uint8_t *raw, size_t avail, const uin
     }
     p->ids = a->ids_owned;
     p->nr_ids = (uint32_t)nr_ids;
+    a->time_pos = p->sample_type & PK_SAMPLE_TIME
+                      ? 8 + 8 * __builtin_popcountll(p->sample_type & (PK_SAMPLE_IDENTIFIER | PK_SAMPLE_IP | PK_SAMPLE_TID))
+                      : -1;
     if (r->nr_attrs == r->cap_attrs) {
         uint32_t nc = r->cap_attrs ? r->cap_attrs * 2 : 4;
         pk_attr_int **na = pk_xrealloc_array(r->attrs, nc, sizeof *na);
@@ -115,6 +118,12 @@ int pk_reader_add_attr(pk_reader *r, const uint8_t *raw, size_t avail, const uin
     if (idx == 0) {
         r->sample_type0 = p->sample_type;
         r->sample_id_all = (p->flags & PK_ATTR_FLAG_SAMPLE_ID_ALL) != 0;
+        /* the trailer ends with ID, STREAM_ID, CPU, IDENTIFIER after the time */
+        uint64_t st = p->sample_type;
+        r->trailer_time_back = r->sample_id_all && (st & PK_SAMPLE_TIME)
+                                   ? 8 + 8 * __builtin_popcountll(st & (PK_SAMPLE_ID | PK_SAMPLE_STREAM_ID | PK_SAMPLE_CPU |
+                                                                       PK_SAMPLE_IDENTIFIER))
+                                   : -1;
     }
     if (p->branch_sample_type & PK_BRANCH_COUNTERS)
         r->any_branch_counters = true;
@@ -329,30 +338,55 @@ static int skip_regs(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off
     return 0;
 }
 
+/* The attr of a SAMPLE: with several attrs, the one its id names. Fails
+ * (message in err) when r is non-NULL; quiet otherwise. */
+static const pk_perf_attr *sample_attr(const pk_reader *r, pk_reader *report, const uint8_t *rec, size_t size,
+                                       uint64_t off)
+{
+    if (r->nr_attrs == 0) {
+        if (report)
+            pk_reader_fail(report, off, "SAMPLE record before any attr");
+        return NULL;
+    }
+    if (r->nr_attrs == 1)
+        return &r->attrs[0]->pub;
+    uint64_t st0 = r->sample_type0;
+    size_t idpos;
+    if (st0 & PK_SAMPLE_IDENTIFIER)
+        idpos = 0;
+    else if (st0 & PK_SAMPLE_ID)
+        idpos = 8u * (size_t)__builtin_popcountll(st0 & (PK_SAMPLE_IP | PK_SAMPLE_TID | PK_SAMPLE_TIME | PK_SAMPLE_ADDR));
+    else {
+        if (report)
+            pk_reader_fail(report, off, "%u attrs but samples carry no ID/IDENTIFIER to tell them apart", r->nr_attrs);
+        return NULL;
+    }
+    if (size < 16 + idpos) {
+        if (report)
+            pk_reader_fail(report, off, "SAMPLE record of %zu bytes too short for its id", size);
+        return NULL;
+    }
+    uint64_t id = pk_ld64(rec + 8 + idpos);
+    const uint64_t *ix = pk_u64map_get((pk_u64map *)&r->id2attr, id);
+    if (!ix) {
+        if (report)
+            pk_reader_fail(report, off, "SAMPLE id %llu matches no attr", (unsigned long long)id);
+        return NULL;
+    }
+    return &r->attrs[*ix]->pub;
+}
+
+const pk_perf_attr *pk_reader_sample_attr(const pk_reader *r, const uint8_t *rec, size_t size)
+{
+    return sample_attr(r, NULL, rec, size, 0);
+}
+
 static int do_sample(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off)
 {
-    if (r->nr_attrs == 0)
-        return pk_reader_fail(r, off, "SAMPLE record before any attr");
     const uint8_t *p = rec + 8, *end = rec + size;
-    const pk_attr_int *a = r->attrs[0];
-    if (r->nr_attrs > 1) {
-        uint64_t st0 = r->sample_type0;
-        size_t idpos;
-        if (st0 & PK_SAMPLE_IDENTIFIER)
-            idpos = 0;
-        else if (st0 & PK_SAMPLE_ID)
-            idpos = 8u * (size_t)__builtin_popcountll(st0 & (PK_SAMPLE_IP | PK_SAMPLE_TID | PK_SAMPLE_TIME | PK_SAMPLE_ADDR));
-        else
-            return pk_reader_fail(r, off, "%u attrs but samples carry no ID/IDENTIFIER to tell them apart", r->nr_attrs);
-        if (size < 16 + idpos)
-            return pk_reader_fail(r, off, "SAMPLE record of %zu bytes too short for its id", size);
-        uint64_t id = pk_ld64(p + idpos);
-        uint64_t *ix = pk_u64map_get(&r->id2attr, id);
-        if (!ix)
-            return pk_reader_fail(r, off, "SAMPLE id %llu matches no attr", (unsigned long long)id);
-        a = r->attrs[*ix];
-    }
-    const pk_perf_attr *at = &a->pub;
+    const pk_perf_attr *at = sample_attr(r, r, rec, size, off);
+    if (!at)
+        return -1;
     uint64_t st = at->sample_type;
     pk_sample s;
     memset(&s, 0, sizeof s);
@@ -551,11 +585,8 @@ static int do_id_index(pk_reader *r, const uint8_t *rec, size_t size, uint64_t o
     return 0;
 }
 
-int pk_reader_record(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off, uint64_t *extra)
+int pk_reader_event(pk_reader *r, uint32_t type, const uint8_t *rec, size_t size, uint64_t off)
 {
-    uint32_t type = pk_ld32(rec);
-    *extra = 0;
-    r->st->records++;
     switch (type) {
     case PK_REC_SAMPLE:
         return do_sample(r, rec, size, off);
@@ -569,6 +600,24 @@ int pk_reader_record(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off
         return do_task(r, rec, size, off, true);
     case PK_REC_EXIT:
         return do_task(r, rec, size, off, false);
+    default:
+        return 0;
+    }
+}
+
+int pk_reader_record(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off, uint64_t *extra)
+{
+    uint32_t type = pk_ld32(rec);
+    *extra = 0;
+    r->st->records++;
+    switch (type) {
+    case PK_REC_SAMPLE:
+    case PK_REC_MMAP:
+    case PK_REC_MMAP2:
+    case PK_REC_COMM:
+    case PK_REC_FORK:
+    case PK_REC_EXIT:
+        return pk_order_record(r, type, rec, size, off);
     case PK_REC_LOST:
         if (size < 24)
             return pk_reader_fail(r, off, "LOST record of %zu bytes is too short", size);
@@ -581,7 +630,7 @@ int pk_reader_record(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off
         return 0;
     case PK_REC_FINISHED_ROUND:
         r->st->finished_rounds++;
-        return 0;
+        return pk_order_round(r);
     case PK_REC_HEADER_ATTR:
         return do_header_attr(r, rec, size, off);
     case PK_REC_HEADER_FEATURE:

@@ -41,6 +41,7 @@ typedef struct pk_report_input {
     size_t top;                   /* rows per table (0: 100) */
     size_t source_functions;      /* functions annotated in the source view (0: 20) */
     const char *title;            /* NULL: "pgokit report: <profile>" */
+    bool no_demangle;             /* C++ names as linkage names (default: demangled) */
 } pk_report_input;
 
 /* Builds the page into *html (malloc'ed, *len bytes, NUL-terminated). */

@@ -4,6 +4,7 @@
 #ifndef PK_REPORT_INT_H
 #define PK_REPORT_INT_H
 
+#include "common/demangle.h"
 #include "common/json_out.h"
 #include "report/report.h"
 
@@ -58,6 +59,7 @@ typedef struct rep {
     pk_u64map child;      /* key of (parent, name, line, disc) → node index + 1 */
     uint32_t max_depth;
     bool nested_inline;   /* some callsite carries ShouldBeInlined */
+    pk_demangler dm;      /* the page shows demangled C++ names */
 } rep;
 
 /* The index of a name in the page's name table (added on first use); -1

@@ -392,7 +392,8 @@ static void json_context(rep *r, uint32_t node, pk_vec *text)
             rep_loc_text(loc, sizeof loc, fr[i].line, fr[i].disc);
         text->len += (size_t)sprintf(p, "%s%s%s%s", i ? " @ " : "", nm, i + 1 < n ? ":" : "", loc);
     }
-    pk_json_strn(&r->j, "context", text->data ? text->data : "", text->len);
+    /* sprintf left text NUL-terminated */
+    pk_json_str(&r->j, "context", text->len ? pk_demangle_text(&r->dm, text->data) : "");
 }
 
 int rep_json_decisions(rep *r, pk_err *err)
@@ -515,7 +516,7 @@ int rep_json_overlap(rep *r, pk_err *err)
     pk_json_begin_array(j, "rows");
     for (size_t i = 0; i < n && i < top_rows(r); i++) {
         pk_json_begin_array(j, NULL); /* [name, overlap, weight, reference samples, test samples] */
-        pk_json_str(j, NULL, pk_profset_name(r->in->ref, rows[i].name));
+        pk_json_str(j, NULL, pk_demangle_text(&r->dm, pk_profset_name(r->in->ref, rows[i].name)));
         pk_json_double(j, NULL, rows[i].overlap);
         pk_json_double(j, NULL, rows[i].weight);
         pk_json_u64(j, NULL, rows[i].ref_samples);

@@ -46,7 +46,7 @@ static int write_data(rep *r, pk_err *err)
     pk_json_begin_array(j, "names");
     for (size_t i = 0; i < r->names.len; i++) {
         pk_name_id id = PK_VEC_AT(&r->names, pk_name_id, i);
-        pk_json_strn(j, NULL, pk_profset_name(r->ps, id), pk_profset_name_len(r->ps, id));
+        pk_json_str(j, NULL, pk_demangle_text(&r->dm, pk_profset_name(r->ps, id)));
     }
     pk_json_end_array(j);
     pk_json_end_object(j);
@@ -61,6 +61,7 @@ int pk_report_build(const pk_report_input *in, char **html, size_t *len, pk_err 
     memset(&r, 0, sizeof r);
     r.in = in;
     r.ps = in->ps;
+    r.dm.off = in->no_demangle;
     char *buf = NULL;
     size_t size = 0;
     r.out = open_memstream(&buf, &size);
@@ -98,6 +99,7 @@ int pk_report_build(const pk_report_input *in, char **html, size_t *len, pk_err 
         fputs("</script>\n</body>\n</html>\n", r.out);
     }
     rep_model_free(&r);
+    pk_demangler_free(&r.dm);
     bool bad = ferror(r.out) != 0;
     if (fclose(r.out) || bad) {
         free(buf);

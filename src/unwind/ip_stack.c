@@ -3,6 +3,7 @@
 
 #include "binary/binary.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define CACHE_BITS 14
@@ -265,6 +266,10 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     size_t m = 0;
     key[m++] = entry;
     uint64_t repaired = 0;
+    /* a chain that ends at a leaf whose function keeps no frame pointer:
+     * the unwinder found no frame to follow (its caller is unknown) */
+    if (n == 1 && r->elf && frame_ready(r, entry) == entry)
+        r->stats.no_frame_pointer += weight;
     if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         uint64_t t = direct_target(r, frames[1]);
         repaired = t && fits(r, t) ? unique_call_site(r, t, entry) : 0;
@@ -272,9 +277,13 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     if (repaired) {
         /* the skipped frame put back: its only call to the leaf's function */
         r->stats.frames_repaired += weight;
+        if (frame_ready(r, entry) == entry)
+            r->stats.no_frame_pointer += weight;
         key[m++] = repaired;
     } else if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         r->stats.stack_cut_frame += weight;
+        if (frame_ready(r, entry) == entry)
+            r->stats.no_frame_pointer += weight;
         r->stats.used += weight;
         /* contexts wanted: placed at the end, in the function's contexts */
         if (r->max_depth != 0) {
@@ -443,4 +452,20 @@ int pk_ipraw_child(pk_ipraw *r, uint32_t parent, uint64_t site, uint64_t callee,
     for (uint32_t i = 0; i + 1 < n; i++)
         inner[1 + i] = f[n - 2 - i];
     return intern_ctx(r, inner, n, callee, ctx, err);
+}
+
+int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = 0;
+    /* prologues and rets alone cost a percent or two even with frame pointers */
+    if (!s->used || s->no_frame_pointer * 100 <= s->used * 3)
+        return 0;
+    int n = snprintf(buf, cap,
+                     "%.1f %% of the samples (%llu of %llu) have no known caller: their functions set up no frame "
+                     "pointer, so the call chains skip their callers; rebuild with -fno-omit-frame-pointer "
+                     "-mno-omit-leaf-frame-pointer (or record branch stacks: pgokit record --emulate)",
+                     100.0 * (double)s->no_frame_pointer / (double)s->used, (unsigned long long)s->no_frame_pointer,
+                     (unsigned long long)s->used);
+    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
 }

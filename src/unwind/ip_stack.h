@@ -40,6 +40,9 @@ typedef struct pk_ip_stats {
     uint64_t frames_repaired;    /* ... and put back: the first call site called a function with
                                     exactly one direct call to the leaf's function */
     uint64_t frames_minus_one;   /* return addresses found one byte further (pprof's pc-1 convention) */
+    uint64_t no_frame_pointer;   /* of stack_cut_frame + frames_repaired: the leaf's function sets up
+                                    no frame pointer at all (built without one), not a prologue or
+                                    a ret: pk_ip_frame_pointer_warning */
     uint64_t recursion_compressed, depth_trimmed;
     uint64_t distinct_stacks;
 } pk_ip_stats;
@@ -100,5 +103,11 @@ static inline void pk_ipraw_key(const pk_ipraw *r, const pk_pair_count *e, uint3
 /* Removes adjacent repetitions of windows of 1..max_len sites in place
  * (a b a b c → a b c); max_len < 0: any length. Returns the new length. */
 size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len);
+
+/* One line for the user when more than 3 % of the used samples lost their
+ * direct caller because their code has no frame pointer: what, how many,
+ * the compiler flags that fix it. 0 and buf[0] = 0 when there is nothing to
+ * say, else the length written (truncated to cap). */
+int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap);
 
 #endif

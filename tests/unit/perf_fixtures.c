@@ -83,9 +83,12 @@ int pf_write_reference(const char *path, bool hw_idx, bool cpu, int nsamples, pk
     pk_mmap_event m2 = {.is_mmap2 = true, .pid = 100, .tid = 101, .addr = 0x7f0000, .len = 0x3000, .pgoff = 0x2000,
                         .maj = 8, .min = 1, .ino = 123456, .ino_generation = 9, .prot = 5, .flags = 2,
                         .filename = "/lib/libc.so.6", .time = 1002};
+    /* the same mapping again (its build-id is listed once), written in time order */
+    pk_mmap_event m1_again = m1;
+    m1_again.time = 1002;
     pk_task_event f = {.is_fork = true, .pid = 100, .ppid = 100, .tid = 101, .ptid = 100, .time = 1003};
     if (pk_perf_write_comm(w, &c, e) || pk_perf_write_mmap(w, &m1, e) || pk_perf_write_mmap(w, &m2, e) ||
-        pk_perf_write_mmap(w, &m1, e) || pk_perf_write_task(w, &f, e))
+        pk_perf_write_mmap(w, &m1_again, e) || pk_perf_write_task(w, &f, e))
         goto fail;
     for (int i = 0; i < nsamples; i++) {
         pk_sample s;

@@ -1,6 +1,7 @@
 /* test_common.c — errors, mapped files, atomic outputs, the u64 map. */
 #include "test.h"
 #include "common/pk_common.h"
+#include "common/demangle.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -267,6 +268,30 @@ TEST(addr_buckets_bracket_bounds)
         }
         pk_addr_buckets_free(&b);
     }
+}
+
+/* Expected texts are c++filt's (binutils 2.40) on the same input. */
+TEST(demangle_text_as_cxxfilt_filters)
+{
+    pk_demangler d = {0};
+    CHECK_STR(pk_demangle_text(&d, "main"), "main");
+    CHECK_STR(pk_demangle_text(&d, "_ZL15sqlite3VdbeExecP4Vdbe"), "sqlite3VdbeExec(Vdbe*)");
+    CHECK_STR(pk_demangle_text(&d, "[main:3 @ _ZN12_GLOBAL__N_13bazEv.__uniq.12:2.1 @ _Z3foov.cold]"),
+              "[main:3 @ (anonymous namespace)::baz() [clone .__uniq.12]:2.1 @ foo() [clone .cold]]");
+    CHECK_STR(pk_demangle_text(&d, "_ZZ4mainENK3$_0clEi"), "main::$_0::operator()(int) const");
+    /* not mangled, or not valid: as it is */
+    CHECK_STR(pk_demangle_text(&d, "_Zfoo x_Z3foov _Z"), "_Zfoo x_Z3foov _Z");
+    CHECK_STR(pk_demangle_text(&d, ""), "");
+    /* a long template name (the scratch grows) */
+    char longname[4096] = "_Z1fI";
+    for (int i = 0; i < 300; i++)
+        strcat(longname, "Pi");
+    strcat(longname, "EvT_");
+    const char *got = pk_demangle_text(&d, longname);
+    CHECK(strlen(got) > 600 && !strncmp(got, "void f<int*", 11));
+    d.off = true;
+    CHECK_STR(pk_demangle_text(&d, "_Z3foov"), "_Z3foov");
+    pk_demangler_free(&d);
 }
 
 int main(void) { return pk_test_main(); }
