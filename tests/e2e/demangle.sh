@@ -19,7 +19,9 @@ cxx -fpseudo-probe-for-profiling "$src" -o "$T/cpp_probe" || { fail "build the C
 "$PGOKIT" record --emulate -q --period 997 -o "$T/probe.data" -- "$T/cpp_probe" 100000 >/dev/null
 "$PGOKIT" profgen --binary "$T/cpp" --perf "$T/cpp.data" -o "$T/afdo.prof" 2>/dev/null
 "$PGOKIT" profgen --binary "$T/cpp" --perf "$T/cpp.data" --format text -o "$T/afdo.txt" 2>/dev/null
-"$PGOKIT" profgen --binary "$T/cpp_probe" --perf "$T/probe.data" -o "$T/cs.prof" 2>/dev/null
+# (the flat context profile: which functions the pre-inliner leaves
+# top-level moves with the samples, and here it folds nearly all into main)
+"$PGOKIT" profgen --binary "$T/cpp_probe" --perf "$T/probe.data" --no-preinline -o "$T/cs.prof" 2>/dev/null
 check "AutoFDO and CSSPGO profiles written" test -s "$T/afdo.prof" -a -s "$T/afdo.txt" -a -s "$T/cs.prof"
 
 # ---- profiles and machine output keep linkage names ----
@@ -41,9 +43,9 @@ for p in afdo cs; do
     if [ $p = afdo ]; then
         check "$p: templates, lambdas, anonymous namespaces readable" bash -c \
             "grep -q 'pipeline::scaled_sum<long, 3>' '$T/$p.show' && grep -q '(anonymous namespace)::Accumulator<long>::add(long)' '$T/$p.show' && grep -q 'main::\$_0::operator()(int) const' '$T/$p.show'"
-    else # the pre-inliner folded the rest into main; clang's unique internal names remain
+    else # clang's unique internal names of the probe build
         check "$p: an internal function's unique name reads as a clone" \
-            grep -q '(anonymous namespace)::parse_value(int) \[clone .__uniq.[0-9]*\]' "$T/$p.show"
+            grep -q '(anonymous namespace)::[^ ]*(.*) \[clone .__uniq.[0-9]*\]' "$T/$p.show"
     fi
     "$PGOKIT" show --hot-func-list "$T/$p.prof" >"$T/$p.hot"
     check "$p: show --hot-func-list prints what c++filt prints" \
