@@ -4,10 +4,15 @@
 # interpreter), tcc (a C compiler) and expat's xmlwf (an XML parser), each
 # trained on one input and measured on a different, longer one.
 #
-#   bench/cs_generalize.sh [--seeds N] [--out FILE] [WORKLOAD...]
+#   bench/cs_generalize.sh [--seeds N] [--out FILE] [--variant TAG] [WORKLOAD...]
 #     WORKLOAD: duktape tcc expat (default: all three)
 #     --seeds N: N emulated recordings per program (record --seed 1..N),
 #                each giving one pgokit and one llvm-profgen profile (default 3)
+#     --variant TAG: reuse an earlier run's recordings and builds (same
+#                PK_BENCH_WORK) and measure only a pgokit variant's profiles
+#                (PGOKIT, PK_CSGEN_PROFGEN_ARGS) as column TAG beside the
+#                earlier pgokit and llvm-profgen ones: an A/B of a pre-inliner
+#                change in minutes
 #   Environment: PGOKIT (default build/pgokit), PK_BENCH_WORK (default
 #   bench/work), PK_CSGEN_PROFGEN_ARGS (extra pgokit profgen options, for
 #   trying a change against the same recordings), PGOKIT_BEFORE (another
@@ -29,11 +34,13 @@ PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PGOKIT=${PGOKIT:-$PK_ROOT/build/pgokit}
 seeds=3
 out=
+variant=
 workloads=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seeds) seeds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --variant) variant=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     -*) echo "cs_generalize: unknown option $1" >&2; exit 2 ;;
     *) workloads+=("$1"); shift ;;
@@ -139,7 +146,43 @@ count() { # binary-dir workload -> instructions of the measured runs (sum)
 if [ "${workloads[0]}" = count_one ]; then count "${workloads[1]}" "${workloads[2]}"; exit; fi
 
 obtain
-results=()
+
+# ---- a variant over an earlier run's recordings ----
+if [ -n "$variant" ]; then
+  for w in "${workloads[@]}"; do
+    D=$WORK/$w; b=$(bin_name "$w")
+    [ -f "$D/counts.txt" ] || die "$w: no earlier run in $D (run without --variant first)"
+    for s in $(seq "$seeds"); do
+      R=$D/rec$s; perfs=(); for f in "$R"/t*.data; do perfs+=(--perf "$f"); done
+      # shellcheck disable=SC2086
+      "$PGOKIT" profgen -q --binary "$D/probe/$b" "${perfs[@]}" -o "$R/$variant.prof" \
+        --trace-preinline "$R/$variant.preinline.tsv" ${PK_CSGEN_PROFGEN_ARGS:-} || die "$w: pgokit profgen failed"
+      mkdir -p "$D/$variant$s"
+      build "$w" "$D/$variant$s/$b" -fpseudo-probe-for-profiling -fprofile-sample-use="$R/$variant.prof" &
+    done
+    wait
+    for s in $(seq "$seeds"); do echo "$variant$s"; done |
+      xargs -P 2 -I{} bash -c 'echo "{} $(bash "$0" count_one "$1/{}" "$2")"' "$0" "$D" "$w" > "$D/counts-$variant.txt"
+    python3 - "$w" "$D" "$seeds" "$variant" <<'PY'
+import sys, subprocess
+w, D, seeds, v = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+c = {}
+for f in (f'{D}/counts.txt', f'{D}/counts-{v}.txt'):
+    c.update({l.split()[0]: int(l.split()[1]) for l in open(f)})
+base = c['base']
+b = {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf'}[w]
+def text(k):
+    out = subprocess.run(['size', '-A', f'{D}/{k}/{b}'], capture_output=True, text=True).stdout
+    return int(next(l.split()[1] for l in out.splitlines() if l.startswith('.text ')))
+for tag in ('pgokit', 'llvm', v):
+    p = [100.0 * (c[f'{tag}{s}'] - base) / base for s in range(1, seeds + 1)]
+    t = sum(text(f'{tag}{s}') for s in range(1, seeds + 1)) / seeds
+    print(f'{w:8s} {tag:12s} mean {sum(p) / len(p):+.2f} %  ({", ".join(f"{x:+.2f}" for x in p)})  .text {t:,.0f}')
+PY
+  done
+  exit 0
+fi
+
 for w in "${workloads[@]}"; do
   D=$WORK/$w; rm -rf "$D"; mkdir -p "$D"/{base,probe,igen,instr}
   prepare_inputs "$w"
@@ -216,7 +259,7 @@ out=${out:-$WORK/table.md}
   echo "CSSPGO on programs outside the scoreboard: instructions of the measured run against -O2"
   echo "(cachegrind; mean of $seeds emulated recordings, each giving one pgokit and one llvm-profgen-19 profile)."
   echo
-  echo "| program | -O2 instructions | pgokit CSSPGO | llvm-profgen-19 CSSPGO | pgokit - llvm (points) | instr. PGO | pgokit per recording | llvm-profgen per recording | pgokit .text vs llvm | pgokit before (PGOKIT_BEFORE) |"
+  echo "| program | -O2 instructions | pgokit CSSPGO | llvm-profgen-19 CSSPGO | pgokit - llvm (points; < 0: pgokit ahead) | instr. PGO | pgokit per recording | llvm-profgen per recording | pgokit .text vs llvm | pgokit before (PGOKIT_BEFORE) |"
   echo "|---|---:|---:|---:|---:|---:|---|---|---:|---|"
   cat "$WORK/table.$$"
 } > "$out"

@@ -6,11 +6,15 @@
  * (recursion through an interpreter's call path, mutual recursion), and
  * inside a cycle there is no top: whichever member is visited first keeps
  * its contexts, and whichever comes later finds its callers' contexts of it
- * already merged away. So members of a cycle are taken in the order of the
- * cycle's maximum-weight spanning tree, roots first, breadth first: the
- * caller of the hottest call edges decides first, and a function is visited
- * only after the hot edges into it were decided (the order llvm-profgen
- * gets from scc_member_iterator).
+ * already merged away. Every call from a member to one visited before it is
+ * such a loss, weighted by its count; so the members are ordered to make the
+ * weight of those backward calls small: a greedy minimum feedback arc set
+ * (Eades, Lin and Smyth). llvm-profgen orders them by the cycle's maximum-
+ * weight spanning tree, roots first (scc_member_iterator), which leaves any
+ * call outside the tree free to go backward: on Duktape an interpreter
+ * helper with 185,000 samples under the bytecode loop was a root of the tree
+ * and visited before the loop (bench/results/cs-generalize-2026-11-27.md).
+ * That order stays available (PK_CG_CYCLE_MST).
  */
 #ifndef PK_CG_ORDER_H
 #define PK_CG_ORDER_H
@@ -22,9 +26,9 @@
 
 /* How the members of a cycle are ordered. */
 enum pk_cg_cycle_order {
-    PK_CG_CYCLE_MST,   /* maximum-weight spanning tree, roots first (llvm-profgen's) */
     PK_CG_CYCLE_FAS,   /* least weight of calls to an earlier member (greedy
-                          minimum feedback arc set, Eades-Lin-Smyth) */
+                          minimum feedback arc set, Eades-Lin-Smyth): the default */
+    PK_CG_CYCLE_MST,   /* maximum-weight spanning tree, roots first (llvm-profgen's) */
 };
 
 typedef struct pk_cg_edge {
