@@ -41,6 +41,10 @@ typedef struct pk_store_backend {
     /* `create`: make the database if absent (init); else it must exist. */
     pk_store_db *(*open)(const char *target, bool create, pk_err *err);
     void (*close)(pk_store_db *db);
+    /* Once the database is known to be a store (or is being made one): the
+     * connection's settings that write to it (SQLite: the WAL journal).
+     * NULL: none. Never run on a file that is not a store. */
+    int (*ready)(pk_store_db *db, pk_err *err);
     /* A statement without parameters (DDL, COMMIT, ROLLBACK). */
     int (*exec)(pk_store_db *db, const char *sql, pk_err *err);
     /* A statement with bound parameters; rows (if any) stream into fn. */

@@ -29,7 +29,7 @@ int pk_store_open(pk_store **out, const char *target, bool create, pk_err *err)
         free(s);
         return -1;
     }
-    if (!create && check_schema(s, target, err)) {
+    if ((!create && check_schema(s, target, err)) || (s->be->ready && s->be->ready(s->db, err))) {
         pk_store_close(s);
         return -1;
     }
