@@ -21,6 +21,11 @@
 int pk_cli_fail(const char *cmd, const pk_err *err);
 /* Prints a usage problem to stderr; returns 2. */
 int pk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Before any work: 1 (with a message) when the output `out` is the same
+ * file as an argument of the command (its inputs are all named there: the
+ * binary, the profiles, the store, the recorded program), else 0. `out` is
+ * argv[i] or points into it (--output=FILE); "-" or NULL is never checked. */
+int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv);
 /* True when progress output is wanted: stderr is a terminal and not quiet. */
 bool pk_cli_progress_wanted(bool quiet);
 

@@ -289,6 +289,8 @@ int pk_cmd_order(int argc, char **argv)
         return pk_cli_usage(cmd, "--c3 and --call-graph are exclusive");
     if (compression_startup && !compression)
         return pk_cli_usage(cmd, "--compression-startup needs --compression-utilities");
+    if (pk_cli_check_output(cmd, out_path, argc, argv))
+        return 1;
 
     pk_err err = {{0}};
     order_in in;

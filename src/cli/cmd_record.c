@@ -241,6 +241,14 @@ static int check_output(const char *path, const char *what, bool regular_only)
     return 0;
 }
 
+/* perf's temporary, done with (renamed or removed) */
+static void untrack_free(char *perf_tmp)
+{
+    if (perf_tmp)
+        pk_out_untrack_temporary(perf_tmp);
+    free(perf_tmp);
+}
+
 static const char *signame(int sig)
 {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
@@ -391,6 +399,9 @@ int pk_cmd_record(int argc, char **argv)
         return rc;
     pk_record_opts *o = &a.o;
     o->quiet = a.quiet;
+    if (pk_cli_check_output("record", o->output, argc, argv) ||
+        pk_cli_check_output("record", o->exact_counts, argc, argv))
+        return 1;
 
     pk_pmu_info pmu;
     pk_record_probe_pmu(&pmu);
@@ -439,14 +450,19 @@ int pk_cmd_record(int argc, char **argv)
         (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false) != 0))
         return 1;
 
-    /* perf writes into "<output>.tmp.<our pid>", renamed once it is read back
-     * whole: a failed or killed run never leaves a half file (or perf's
-     * "perf.data.old") under the name asked. The plugin does the same itself. */
+    /* perf writes into a temporary beside the output (created here, as
+     * every output's is, under a name nobody can plant a symlink at),
+     * renamed once it is read back whole: a failed or killed run never
+     * leaves a half file under the name asked. The plugin does the same
+     * itself. The temporary goes if a signal ends pgokit first. */
     const char *final_out = o->output;
     char *perf_tmp = NULL;
     if (!emulated) {
-        if (asprintf(&perf_tmp, "%s.tmp.%d", final_out, (int)getpid()) < 0)
-            return 1;
+        int fd = pk_out_create_temporary(final_out, &perf_tmp, &err);
+        if (fd < 0)
+            return pk_cli_fail("record", &err);
+        close(fd);
+        pk_out_track_temporary(perf_tmp);
         o->output = perf_tmp;
     }
     pk_vec av;
@@ -552,7 +568,9 @@ int pk_cmd_record(int argc, char **argv)
         pk_record_exec_plan_free(&plan);
         free(plugin);
         free(resolved);
-        free(perf_tmp);
+        if (perf_tmp)
+            unlink(perf_tmp);
+        untrack_free(perf_tmp);
         return pk_cli_fail("record", &err);
     }
     if (!a.quiet) {
@@ -566,7 +584,9 @@ int pk_cmd_record(int argc, char **argv)
 
     pk_run_result r;
     char msg[256] = "";
-    int run_rc = pk_record_run_child((char **)av.data, &r, msg, sizeof msg);
+    /* If pgokit is killed: perf stops on SIGTERM and ends the program it
+     * started; QEMU is the program, and nothing would read what it writes. */
+    int run_rc = pk_record_run_child((char **)av.data, emulated ? SIGKILL : SIGTERM, &r, msg, sizeof msg);
     pk_record_argv_free(&av);
     pk_record_exec_plan_free(&plan);
     free(plugin);
@@ -576,7 +596,9 @@ int pk_cmd_record(int argc, char **argv)
         if (session)
             rmdir(session);
         free(session);
-        free(perf_tmp);
+        if (perf_tmp)
+            unlink(perf_tmp);
+        untrack_free(perf_tmp);
         return 1;
     }
     if (r.signal && !a.quiet)
@@ -593,15 +615,16 @@ int pk_cmd_record(int argc, char **argv)
     pk_vec_init(&emu.missing, sizeof(pk_record_unrec));
     if (!emulated) {
         struct stat st;
-        if (stat(perf_tmp, &st) != 0) {
+        if (stat(perf_tmp, &st) != 0 || st.st_size == 0) { /* created here, empty until perf writes */
             fprintf(stderr, "pgokit record: perf wrote no profile (it exited with status %d)\n", r.status);
-            free(perf_tmp);
+            unlink(perf_tmp);
+            untrack_free(perf_tmp);
             return fail_status;
         }
         if (pk_record_tally_file(perf_tmp, &t, &err) != 0) {
             fprintf(stderr, "pgokit record: perf left an unreadable file (removed): %s\n", err.msg);
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             return 1;
         }
         if (!t.samples && r.status && !r.signal) {
@@ -610,18 +633,18 @@ int pk_cmd_record(int argc, char **argv)
             fprintf(stderr, "pgokit record: perf exited with status %d and recorded no sample: nothing "
                             "written\n", r.status);
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             pk_record_tally_free(&t);
             return r.status;
         }
         if (rename(perf_tmp, final_out) != 0) {
             fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             pk_record_tally_free(&t);
             return 1;
         }
-        free(perf_tmp);
+        untrack_free(perf_tmp);
         o->output = final_out;
     } else {
         /* every process of the run wrote its own file: merged into one */

@@ -202,6 +202,10 @@ int pk_cmd_store(int argc, char **argv)
         rc = pk_cli_usage("store", "pull: %s", !bid ? "no --build-id" : "no output (-o)");
         goto done;
     }
+    if (pk_cli_check_output("store", out, argc, argv)) {
+        rc = 1;
+        goto done;
+    }
     if (!strcmp(sub, "prune") && !before) {
         rc = pk_cli_usage("store", "prune: no --before T");
         goto done;

@@ -301,7 +301,7 @@
       var funcs = f.functions.map(function (x) { return short(N[x[0]]) + ' (line ' + x[1] + ')'; }).join(', ');
       var h = ['<summary>' + esc(f.path) + ' — ' + esc(funcs) + '</summary>'];
       if (!f.found) {
-        h.push('<p class="note">Source file not found on this machine.</p>');
+        h.push('<p class="note">Source not shown: ' + esc(f.why || 'not found on this machine') + '.</p>');
       } else {
         var max = 0;
         f.blocks.forEach(function (b) { b.count.forEach(function (c) { if (c > max) max = c; }); });

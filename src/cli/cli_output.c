@@ -1,0 +1,40 @@
+/* cli_output.c — what every command that writes a file checks before it
+ * does any work. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void put_escaped_arg(const char *s)
+{
+    char buf[PK_ERR_MAX * 4 + 1];
+    pk_escape(buf, sizeof buf, s, strnlen(s, PK_ERR_MAX), PK_ESC_KEEP_UTF8);
+    fputs(buf, stderr);
+}
+
+/* A file named on the command line that is also the output would be
+ * replaced by it before (or while) it is read: every argument, and the value
+ * of every --option=VALUE, is compared with the output by device and inode.
+ * An argument that is not a file (a number, a format name) matches nothing. */
+int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv)
+{
+    if (!out || !strcmp(out, "-"))
+        return 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (out >= a && out <= a + strlen(a)) /* the output's own argument */
+            continue;
+        const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+        const char *named = pk_same_file(a, out) ? a : eq && pk_same_file(eq + 1, out) ? eq + 1 : NULL;
+        if (named) {
+            fprintf(stderr, "pgokit %s: ", cmd);
+            put_escaped_arg(out);
+            fputs(" is the same file as the input ", stderr);
+            put_escaped_arg(!strcmp(named, "-") ? "(standard input)" : named);
+            fputs(": refusing to overwrite an input (nothing was written)\n", stderr);
+            return 1;
+        }
+    }
+    return 0;
+}
+
