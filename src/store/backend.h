@@ -58,6 +58,13 @@ typedef struct pk_store_backend {
     const char *size_sql;
 } pk_store_backend;
 
+/* The target as messages name it: every password in it (URI userinfo,
+ * ?password=, keyword/value password=) replaced by "***"; malloc'd. */
+char *pk_store_masked(const char *target);
+/* Masks, in place, the passwords of target that a message from the engine
+ * repeats (the message only shrinks or keeps its length). */
+void pk_store_scrub(char *msg, const char *target);
+
 extern const pk_store_backend pk_store_sqlite;
 extern const pk_store_backend pk_store_pg;
 

@@ -34,15 +34,18 @@ static void sq_close(pk_store_db *db)
 
 static pk_store_db *sq_open(const char *target, bool create, pk_err *err)
 {
-    struct stat st;
-    if (!create && stat(target, &st)) {
-        pk_err_errno(err, "%s: no such store (create it with `pgokit store init %s`)", target, target);
-        return NULL;
-    }
     pk_store_db *db = calloc(1, sizeof *db);
-    if (!db || !(db->path = strdup(target))) {
+    /* messages name the target masked: a PostgreSQL connection string that
+     * was not recognised as one (keyword/value form) lands here */
+    if (!db || !(db->path = pk_store_masked(target))) {
         free(db);
         pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    struct stat st;
+    if (!create && stat(target, &st)) {
+        pk_err_errno(err, "%s: no such store (create it with `pgokit store init %s`)", db->path, db->path);
+        sq_close(db);
         return NULL;
     }
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
@@ -50,7 +53,7 @@ static pk_store_db *sq_open(const char *target, bool create, pk_err *err)
         if (db->h)
             fail(db, err, "cannot open");
         else
-            pk_err_set(err, "%s: cannot open: out of memory", target);
+            pk_err_set(err, "%s: cannot open: out of memory", db->path);
         sq_close(db);
         return NULL;
     }
@@ -60,7 +63,7 @@ static pk_store_db *sq_open(const char *target, bool create, pk_err *err)
      * writes nothing: an empty file stays empty). */
     char *msg = NULL;
     if (sqlite3_exec(db->h, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg) != SQLITE_OK) {
-        pk_err_set(err, "%s: not a usable SQLite database: %s", target, msg ? msg : sqlite3_errmsg(db->h));
+        pk_err_set(err, "%s: not a usable SQLite database: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
         sqlite3_free(msg);
         sq_close(db);
         return NULL;
