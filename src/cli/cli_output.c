@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void put_escaped_arg(const char *s)
 {
@@ -38,3 +39,30 @@ int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv)
     return 0;
 }
 
+
+const char *pk_cli_name(char *buf, size_t cap, const char *s)
+{
+    pk_escape(buf, cap, s, strlen(s), PK_ESC_KEEP_UTF8);
+    return buf;
+}
+
+void pk_cli_put_lines(FILE *to, const char *text, size_t len)
+{
+    if (!isatty(fileno(to))) {
+        fwrite(text, 1, len, to);
+        return;
+    }
+    char buf[4096];
+    while (len) {
+        const char *nl = memchr(text, '\n', len);
+        size_t n = nl ? (size_t)(nl - text) : len;
+        pk_escape(buf, sizeof buf, text, n, PK_ESC_KEEP_UTF8);
+        fputs(buf, to);
+        if (nl) {
+            fputc('\n', to);
+            n++;
+        }
+        text += n;
+        len -= n;
+    }
+}

@@ -31,7 +31,8 @@ int pk_err_errno(pk_err *err, const char *fmt, ...) __attribute__((format(printf
 
 /* Escapes bytes for a message or a terminal (never raw control bytes):
  * printable ASCII is kept, \n \t \r as such, anything else as \xNN. With
- * PK_ESC_KEEP_UTF8, valid UTF-8 sequences are kept (names in messages);
+ * PK_ESC_KEEP_UTF8, valid UTF-8 sequences are kept (names in messages),
+ * except the C1 controls and the bidirectional formatting characters;
  * with PK_ESC_BACKSLASH a backslash is doubled (an unambiguous rendering of
  * file bytes). Writes at most cap bytes including the NUL; returns the length
  * the whole escape needs (snprintf-style). */
