@@ -135,6 +135,11 @@ typedef struct lbr_state {
                                 without dir=, or its output failed) */
     bool finished;
     bool failed;
+    /* The output is created at the first translation rather than at install:
+     * until QEMU has set up its signal handling (after the plugin loads), a
+     * SIGINT/SIGTERM kills QEMU outright, and a temporary made before would
+     * stay behind. Install only checks that it can be created. */
+    bool open_pending;
     pk_err err;
     uint64_t samples, oom;
     lbr_maps maps;
@@ -187,6 +192,11 @@ void lbr_finish_install(qemu_plugin_id_t id);
  * its first records: COMM (exec) for a new program, FORK for a fork child
  * (fork != NULL). Caller holds g.lock or runs alone. */
 int lbr_open_output(const pk_task_event *fork, pk_err *err);
+/* Whether the output can be created (out=: a temporary beside it, removed
+ * at once; dir=: the directory is writable), without leaving anything. */
+int lbr_probe_output(pk_err *err);
+/* Under g.lock: the deferred lbr_open_output (see open_pending). */
+void lbr_open_pending_locked(void);
 /* Registers the fork handlers and the syscall callback (exec, sigaction). */
 void lbr_follow_install(qemu_plugin_id_t id);
 

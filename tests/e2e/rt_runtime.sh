@@ -148,8 +148,8 @@ if [ -x "$d/prog" ]; then
   pid_a=$pid
   cp "$d/kill/k.pgoraw" "$d/kill/a.copy"
   run_wait 30
-  for _ in $(seq 100); do ls "$d/kill"/k.pgoraw.tmp.* >/dev/null 2>&1 && break; sleep 0.05; done
-  sleep 0.2
+  # the dump stalls after its header is flushed: kill it once the header is there
+  for _ in $(seq 400); do [ -s "$d/kill/k.pgoraw.tmp.$pid" ] && break; sleep 0.05; done
   kill -KILL $pid; wait $pid 2>/dev/null
   check "killed mid-dump: the earlier run's file is intact" cmp -s "$d/kill/k.pgoraw" "$d/kill/a.copy"
   check "killed mid-dump: the earlier file is still valid" bash -c "'$TOOL' show '$d/kill/k.pgoraw' | grep -q 'pid $pid_a '"
