@@ -9,6 +9,7 @@
  * at the end (record_session.c). */
 #include "cli/cli.h"
 #include "cli/record_run.h"
+#include "cli/record_stream.h"
 #include "cli/record_session.h"
 #include "record/record.h"
 
@@ -65,7 +66,9 @@ static void usage(FILE *to)
             "  --emulate           exact LBR under qemu-x86_64 / qemu-aarch64 with the pgokit plugin (no PMU needed)\n"
             "  --emulate --ip      IP samples + call chains under qemu-x86_64 / qemu-aarch64\n"
             "\n"
-            "  -o FILE             output perf.data (default perf.data)\n"
+            "  -o FILE             output perf.data (default perf.data; an existing one is kept as\n"
+            "                      FILE.old). -o - streams pipe-mode perf.data to standard output\n"
+            "                      (the program's own standard output then goes to standard error)\n"
             "  -F, --freq HZ       --ip with perf: samples per CPU-second (default %d; capped at\n"
             "                      kernel.perf_event_max_sample_rate). Implies --ip. Each sample\n"
             "                      costs the program ~20 us on a PMU-less VM (about 10 %% at 4999 Hz,\n"
@@ -241,6 +244,23 @@ static int check_output(const char *path, const char *what, bool regular_only)
     return 0;
 }
 
+/* As perf record does: an existing non-empty output is kept as "<out>.old"
+ * (replacing an older one), here only once the new recording is ready to
+ * take its place. Returns the .old name (malloc'd) when one was made. */
+static char *keep_old_output(const char *out)
+{
+    struct stat st;
+    char *old = NULL;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || asprintf(&old, "%s.old", out) < 0)
+        return NULL;
+    if (rename(out, old) != 0) {
+        fprintf(stderr, "pgokit record: warning: cannot keep %s as %s: %s\n", out, old, strerror(errno));
+        free(old);
+        return NULL;
+    }
+    return old;
+}
+
 /* perf's temporary, done with (renamed or removed) */
 static void untrack_free(char *perf_tmp)
 {
@@ -389,6 +409,8 @@ static int parse(int argc, char **argv, rec_args *a)
     return -1;
 }
 
+static int record(rec_args a);
+
 int pk_cmd_record(int argc, char **argv)
 {
     rec_args a;
@@ -397,12 +419,31 @@ int pk_cmd_record(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    pk_record_opts *o = &a.o;
-    o->quiet = a.quiet;
-    if (pk_cli_check_output("record", o->output, argc, argv) ||
-        pk_cli_check_output("record", o->exact_counts, argc, argv))
+    a.o.quiet = a.quiet;
+    if (pk_cli_check_output("record", a.o.output, argc, argv) ||
+        pk_cli_check_output("record", a.o.exact_counts, argc, argv))
         return 1;
+    if (strcmp(a.o.output, "-"))
+        return record(a);
+    /* -o -: pipe-mode perf.data on standard output, as perf record -o -
+     * streams it. The recording goes to a private file first (emulated
+     * processes are merged at the end, and record reads its file back),
+     * then out; the program's and the recorder's own standard output go to
+     * standard error meanwhile, so that nothing but the data reaches it. */
+    char *path = NULL;
+    int data_fd = pk_record_stream_begin(&path);
+    if (data_fd < 0)
+        return 1;
+    a.o.output = path;
+    rc = record(a);
+    return pk_record_stream_end(data_fd, path, rc);
+}
 
+/* The recording itself, into a.o.output. */
+static int record(rec_args a)
+{
+    int rc;
+    pk_record_opts *o = &a.o;
     pk_pmu_info pmu;
     pk_record_probe_pmu(&pmu);
     enum pk_record_mode mode;
@@ -637,6 +678,7 @@ int pk_cmd_record(int argc, char **argv)
             pk_record_tally_free(&t);
             return r.status;
         }
+        free(keep_old_output(final_out));
         if (rename(perf_tmp, final_out) != 0) {
             fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));
             unlink(perf_tmp);
@@ -648,8 +690,12 @@ int pk_cmd_record(int argc, char **argv)
         o->output = final_out;
     } else {
         /* every process of the run wrote its own file: merged into one */
+        char *old = keep_old_output(final_out);
         int frc = pk_emu_session_finish(session, final_out, o->exact_counts, r.status, a.quiet, &emu);
         free(session);
+        if (frc != 0 && old && access(final_out, F_OK) != 0)
+            rename(old, final_out); /* nothing new: the previous output stays where it was */
+        free(old);
         if (frc != 0) {
             if (!a.quiet)
                 pk_emu_outcome_report(&emu, final_out);
