@@ -36,6 +36,12 @@ for cc in gcc-12 clang-19; do
     # ---- trace mode (default): order, coverage, patched sites, fork ----
     (cd "$d" && PGOKIT_RT_FILE="$d/run.pgoraw" ./prog > out.txt) || fail "$tag: program failed"
     check "$tag: raw profile written" test -s "$d/run.pgoraw"
+    # a symlink planted at the temporary's name (exec keeps the shell's pid)
+    echo precious > "$d/victim"
+    (cd "$d" && bash -c 'ln -s "$1/victim" "$1/planted.pgoraw.tmp.$$"; PGOKIT_RT_FILE="$1/planted.pgoraw" exec ./prog' _ "$d" > planted.txt) ||
+      fail "$tag: program failed"
+    check "$tag: a symlink at the temporary's name is not written through" grep -qx precious "$d/victim"
+    check "$tag: ... and the profile is written all the same" test -s "$d/planted.pgoraw"
     trace_of "$d/prog" "$d/run.pgoraw" > "$d/trace.txt"
     exp_order=$(sed -n 's/^EXPECT_ORDER //p' "$d/out.txt")
     n=$(wc -w <<<"$exp_order")
