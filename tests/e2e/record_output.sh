@@ -8,7 +8,8 @@ need perf qemu-x86_64 cc python3
 cd "$T"
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"
-printf '#include <stdio.h>\nvolatile long n;\nint main(int c, char **v) { long k = c > 1 ? 2000000000L : 20000000L;\n  for (long i = 0; i < k; i++) n += i; puts("program output"); return 0; }\n' > loop.c
+# ./loop: a short run; ./loop long: runs until killed
+printf '#include <stdio.h>\nvolatile long n;\nint main(int c, char **v) { long k = c > 1 ? -1L : 20000000L;\n  for (long i = 0; i != k; i++) n += i; puts("program output"); return 0; }\n' > loop.c
 cc -O1 -g -o loop loop.c
 
 perf_ok=false
@@ -47,7 +48,8 @@ check "a run that records nothing leaves the output as it was" bash -c "test -s 
 # SIGKILL of record: its children (QEMU and so the program) end with it
 "$PGOKIT" record --emulate -q -o killed.data -- ./loop long > /dev/null 2>&1 &
 rp=$!
-for _ in $(seq 400); do q=$(pgrep -P $rp qemu-x86_64) && [ -n "$q" ] && break; sleep 0.05; done
+# (the QEMU that runs the program, not a short-lived probe of QEMU itself)
+for _ in $(seq 400); do q=$(pgrep -P $rp -f 'pgokit-lbr.*loop long$') && [ -n "$q" ] && break; sleep 0.05; done
 check "SIGKILL: QEMU runs under record" test -n "${q:-}"
 kill -KILL $rp
 wait $rp 2>/dev/null
