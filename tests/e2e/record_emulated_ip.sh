@@ -299,19 +299,30 @@ done
 # A signal while QEMU starts, before it handles signals (it dies outright
 # then): the plugin must have created nothing yet. The delays sweep QEMU's
 # first milliseconds, the plugin's loading among them; each run is waited
-# for (at most 3 s, then killed: a lost signal fails the check too).
+# for (at most 3 s, then killed: a lost signal fails the check too). Python
+# starts and signals them: a shell's child signalled before its exec would
+# run the script's EXIT trap (which removes $T).
 mkdir -p "$T/early"
-lost=0
-for i in $(seq 60); do
-    env --default-signal=INT,TERM qemu-x86_64 -plugin "$PLUGIN,out=$T/early/e$i.data,seed=1,exe=$T/sig" "$T/sig" spin &
-    pid=$!
-    sleep "0.$(printf '%04d' $((i * 2)))"
-    kill -TERM $pid
-    for _ in $(seq 60); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
-    kill -0 $pid 2>/dev/null && { lost=$((lost + 1)); kill -KILL $pid; }
-    wait $pid 2>/dev/null
-done
-check_eq "SIGTERM in QEMU's first milliseconds: every run ends" 0 $lost
+lost=$(python3 - "$PLUGIN" "$T/early" "$T/sig" <<'PY'
+import os, signal, subprocess, sys, time
+plugin, d, prog = sys.argv[1:]
+lost = 0
+for i in range(1, 61):
+    p = subprocess.Popen(["qemu-x86_64", "-plugin", f"{plugin},out={d}/e{i}.data,seed=1,exe={prog}", prog, "spin"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
+    time.sleep(i * 0.0002)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        lost += 1
+        p.kill()
+        p.wait()
+print(lost)
+PY
+)
+check_eq "SIGTERM in QEMU's first milliseconds: every run ends" 0 "$lost"
 check "SIGTERM in QEMU's first milliseconds: no temporary left" bash -c "! compgen -G '$T/early/*.tmp*' > /dev/null"
 for d in "$T"/early/e*.data; do
     [ -e "$d" ] || continue
