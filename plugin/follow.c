@@ -186,12 +186,14 @@ static void on_fork_child(void)
         /* the parent recorded nothing, or no more (it failed to exec):
          * neither does the child */
         g.child = true;
+        lbr_alive_watch();
         pthread_mutex_unlock(&g.lock);
         return;
     }
     g.w = NULL;   /* the parent's: left exactly as it is */
     if (!g.dir) {
         g.child = true;
+        lbr_alive_watch();
         note_unrecorded(g.pid, g.comm, "forked, and the plugin was given no dir= to follow forks");
         pthread_mutex_unlock(&g.lock);
         return;
@@ -212,6 +214,7 @@ static void on_fork_child(void)
         memset(&v->ranges, 0, sizeof v->ranges);
         memset(&v->branches, 0, sizeof v->branches);
     }
+    lbr_alive_watch();
     pk_task_event fe = {true, g.pid, parent, g.pid, fork_tid, lbr_now_ns()};
     if (lbr_open_output(&fe, &g.err) != 0 ||
         lbr_maps_announce_all(&g.maps, g.w, g.pid, fe.time, &g.err) != 0) {

@@ -579,6 +579,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
             g.out = strdup(v);
         else if (arg(argv[i], "dir", &v))
             g.dir = strdup(v);
+        else if (arg(argv[i], "alive", &v))
+            g.alive_fd = atoi(v) > 0 ? atoi(v) : -1;
         else if (arg(argv[i], "exact", &v))
             g.exact = strdup(v);
         else if (arg(argv[i], "exe", &v))
@@ -665,6 +667,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     }
     lbr_finish_install(id);
     lbr_follow_install(id);
+    lbr_alive_watch();
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     return 0;

@@ -140,6 +140,7 @@ typedef struct lbr_state {
      * SIGINT/SIGTERM kills QEMU outright, and a temporary made before would
      * stay behind. Install only checks that it can be created. */
     bool open_pending;
+    int alive_fd;            /* alive=: record's liveness pipe (-1: none) */
     pk_err err;
     uint64_t samples, oom;
     lbr_maps maps;
@@ -186,6 +187,11 @@ void lbr_finish(bool exiting);
 /* Registers what ends the recording: QEMU's atexit (exit, exit_group) and
  * death by a signal. */
 void lbr_finish_install(qemu_plugin_id_t id);
+/* alive=FD: watches the pipe `pgokit record` holds the write end of, and
+ * kills this process when record is gone (even by SIGKILL), so that no QEMU
+ * of the run (forked and exec'd ones inherit the descriptor) runs on. Called
+ * at install and in a fork child (threads do not survive fork). */
+void lbr_alive_watch(void);
 
 /* follow.c */
 /* Opens this process's perf.data (and names its exact counts) and writes

@@ -593,6 +593,13 @@ static int record(rec_args a)
             if (plan.dynamic && !(prefix && *prefix))
                 o->ld_prefix = pk_record_cross_sysroot(plan.machine, "");
         }
+        /* every QEMU of the run (forks and execs included) watches this
+         * pipe and dies with record: PR_SET_PDEATHSIG only reaches the
+         * first one. Only record holds the write end (close-on-exec); the
+         * read end is inherited. */
+        int alive[2];
+        if (pipe2(alive, O_CLOEXEC) == 0 && fcntl(alive[0], F_SETFD, 0) == 0)
+            o->alive_fd = alive[0];
         rc = pk_record_qemu_argv(qemu && *qemu ? qemu : emu, plugin, o, prog, &av, &err);
         prog[0] = argv0;
         if (mode == PK_MODE_EMU_IP)

@@ -111,6 +111,20 @@ for how in TERM INT; do
     check_eq "SIG$how: the parent's and the child's samples are kept" 2 "$(pids_of t$how.data | wc -l)"
 done
 
+# SIGKILL of record while parent and child run: every QEMU of the run ends
+# with it (the first by PR_SET_PDEATHSIG, the forked one through the pipe
+# record holds), none runs on unrecorded
+"$PGOKIT" record --emulate -o tKILL.data -- ./rf 3000000000 > /dev/null 2> tKILL.err & rp=$!
+check "SIGKILL: parent and child run and are sampled" both_sampling tKILL.data $rp
+qs=$(pgrep -f "pgokit-lbr.so,dir=$T/tKILL.data.tmp" | tr '\n' ' ')
+check "SIGKILL: two QEMUs run (${qs})" test "$(wc -w <<< "$qs")" -eq 2
+kill -KILL $rp
+wait $rp 2>/dev/null
+ended() { for _ in $(seq 200); do local a=0; for q in $qs; do kill -0 $q 2>/dev/null && a=1; done; [ $a = 0 ] && return 0; sleep 0.05; done; return 1; }
+check "SIGKILL: every QEMU of the run ends with record" ended
+for q in $qs; do kill -KILL $q 2>/dev/null; done
+rm -rf "$T"/tKILL.data.tmp.*
+
 # (c) exec: the same pid records both programs
 out=$(rec --emulate -o x.data -- ./rx 100000 ./rf rf $N 2> x.err)
 check "exec: both programs ran" grep -q 'exec_work' <<<"$out"
