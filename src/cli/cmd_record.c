@@ -578,6 +578,7 @@ static int record(rec_args a)
             free(resolved);
             return 1;
         }
+        pk_out_track_directory(session);
         o->session_dir = session;
         char **prog = plan.argv;
         char *argv0 = prog[0];
@@ -610,8 +611,10 @@ static int record(rec_args a)
                      "%u-entry branch stacks%s", emu, o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
     }
     if (rc != 0) {
-        if (session)
+        if (session) {
+            pk_out_untrack_directory(session);
             rmdir(session);
+        }
         free(session);
         pk_record_exec_plan_free(&plan);
         free(plugin);
@@ -641,8 +644,10 @@ static int record(rec_args a)
     free(resolved);
     if (run_rc != 0) {
         fprintf(stderr, "pgokit record: %s\n", msg);
-        if (session)
+        if (session) {
+            pk_out_untrack_directory(session);
             rmdir(session);
+        }
         free(session);
         if (perf_tmp)
             unlink(perf_tmp);
@@ -699,6 +704,7 @@ static int record(rec_args a)
         /* every process of the run wrote its own file: merged into one */
         char *old = keep_old_output(final_out);
         int frc = pk_emu_session_finish(session, final_out, o->exact_counts, r.status, a.quiet, &emu);
+        pk_out_untrack_directory(session);
         free(session);
         if (frc != 0 && old && access(final_out, F_OK) != 0)
             rename(old, final_out); /* nothing new: the previous output stays where it was */

@@ -10,6 +10,7 @@
 #include <linux/magic.h>
 #include <sys/random.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,25 +137,72 @@ void pk_file_unmap(pk_mapped_file *f)
  * still work: only their clean-up on a signal is lost. */
 #define LIVE_TEMPORARIES 32
 static char *live_temporaries[LIVE_TEMPORARIES];
+/* Directories of temporaries (record's session directory): their entries
+ * and themselves go too. */
+#define LIVE_DIRECTORIES 4
+static char *live_directories[LIVE_DIRECTORIES];
 
-void pk_out_track_temporary(char *tmp_path)
+static void track(char **table, size_t n, char *path)
 {
-    for (size_t i = 0; i < LIVE_TEMPORARIES; i++) {
+    for (size_t i = 0; i < n; i++) {
         char *expected = NULL;
-        if (__atomic_compare_exchange_n(&live_temporaries[i], &expected, tmp_path, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST))
+        if (__atomic_compare_exchange_n(&table[i], &expected, path, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
             return;
     }
 }
 
-void pk_out_untrack_temporary(const char *tmp_path)
+static void untrack(char **table, size_t n, const char *path)
 {
-    for (size_t i = 0; i < LIVE_TEMPORARIES; i++) {
-        char *expected = (char *)tmp_path;
-        if (__atomic_compare_exchange_n(&live_temporaries[i], &expected, NULL, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST))
+    for (size_t i = 0; i < n; i++) {
+        char *expected = (char *)path;
+        if (__atomic_compare_exchange_n(&table[i], &expected, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
             return;
     }
+}
+
+void pk_out_track_directory(char *dir)
+{
+    track(live_directories, LIVE_DIRECTORIES, dir);
+}
+
+void pk_out_untrack_directory(const char *dir)
+{
+    untrack(live_directories, LIVE_DIRECTORIES, dir);
+}
+
+/* The entries of dir (one level) and dir itself, with system calls only:
+ * getdents64 rather than readdir, which may allocate. */
+static void remove_directory(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096] __attribute__((aligned(8)));
+    for (int rounds = 0; rounds < 1024; rounds++) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+            unsigned short reclen;
+            memcpy(&reclen, buf + off + 16, sizeof reclen);
+            if (!(name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))))
+                unlinkat(fd, name, 0);
+            off += reclen;
+        }
+    }
+    close(fd);
+    rmdir(dir);
+}
+
+void pk_out_track_temporary(char *tmp_path)
+{
+    track(live_temporaries, LIVE_TEMPORARIES, tmp_path);
+}
+
+void pk_out_untrack_temporary(const char *tmp_path)
+{
+    untrack(live_temporaries, LIVE_TEMPORARIES, tmp_path);
 }
 
 void pk_out_remove_temporaries(void)
@@ -163,6 +211,11 @@ void pk_out_remove_temporaries(void)
         char *p = __atomic_exchange_n(&live_temporaries[i], NULL, __ATOMIC_SEQ_CST);
         if (p)
             unlink(p);
+    }
+    for (size_t i = 0; i < LIVE_DIRECTORIES; i++) {
+        char *d = __atomic_exchange_n(&live_directories[i], NULL, __ATOMIC_SEQ_CST);
+        if (d)
+            remove_directory(d);
     }
 }
 

@@ -118,6 +118,9 @@ int pk_out_create_temporary(const char *path, char **tmp_path, pk_err *err);
 void pk_out_track_temporary(char *tmp_path);
 void pk_out_untrack_temporary(const char *tmp_path);
 void pk_out_remove_temporaries(void);
+/* The same for a directory of temporaries (its entries, then itself). */
+void pk_out_track_directory(char *dir);
+void pk_out_untrack_directory(const char *dir);
 /* Whether two paths name the same file (device and inode; "-" is standard
  * input). False when either does not exist. */
 bool pk_same_file(const char *a, const char *b);

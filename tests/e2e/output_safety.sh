@@ -93,5 +93,22 @@ if command -v perf > /dev/null 2>&1 && perf record -q -e cpu-clock -o perf.probe
 else
   echo "skipped the signal checks: perf cannot record here"
 fi
+# the same for an emulated recording: its session directory (each process's
+# files) goes, and QEMU with pgokit
+printf 'volatile long n; int main(void) { for (;;) n++; }\n' | cc -O1 -x c - -o spin
+mkdir -p sigE
+"$PGOKIT" record --emulate -q -o sigE/p.data -- ./spin > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 400); do
+  [ -n "$(find sigE -path 'sigE/p.data.tmp.*/*' -size +0 2>/dev/null)" ] && break
+  sleep 0.05
+done
+check "record --emulate SIGHUP: the plugin was writing into the session directory" \
+  test -n "$(find sigE -path 'sigE/p.data.tmp.*/*' -size +0)"
+q=$(pgrep -P $pid -f 'pgokit-lbr.*spin$')
+kill -HUP $pid
+wait $pid 2>/dev/null
+check "record --emulate SIGHUP: QEMU ends with pgokit" gone ${q:-0}
+check "record --emulate SIGHUP: no temporary or session directory left" test -z "$(ls sigE)"
 
 finish
