@@ -333,4 +333,22 @@ TEST(same_file_by_device_and_inode)
     CHECK(!pk_same_file(a, "/nonexistent-pgokit"));
 }
 
+/* Text that acts on a terminal is escaped even when it is valid UTF-8: the
+ * C1 controls (U+009B is CSI) and the bidi formatting characters; other
+ * UTF-8 (a name in Greek, an accented path) is kept. */
+TEST(escape_keeps_utf8_but_not_terminal_controls)
+{
+    char out[256];
+    pk_escape(out, sizeof out, "a\x1b[2Jb", 6, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "a\\x1b[2Jb");
+    pk_escape(out, sizeof out, "f\xc2\x9b" "2J", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "f\\xc2\\x9b2J");
+    pk_escape(out, sizeof out, "x\xe2\x80\xaey", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "x\\xe2\\x80\\xaey");
+    pk_escape(out, sizeof out, "\xe2\x81\xa6\xd8\x9c", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "\\xe2\\x81\\xa6\\xd8\\x9c");
+    pk_escape(out, sizeof out, "\xce\xb1\xc3\xa9", 4, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "\xce\xb1\xc3\xa9");
+}
+
 int main(void) { return pk_test_main(); }
