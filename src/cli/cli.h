@@ -26,6 +26,8 @@ int pk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * binary, the profiles, the store, the recorded program), else 0. `out` is
  * argv[i] or points into it (--output=FILE); "-" or NULL is never checked. */
 int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv);
+/* The same for one input named elsewhere (a list file, a directory's files). */
+int pk_cli_check_output_input(const char *cmd, const char *out, const char *input);
 /* A name from a file or a database (a function, a host, a binary) as shown
  * to a person: control bytes, escape sequences, C1 controls and bidi
  * overrides escaped as \xNN, other UTF-8 kept. Returns buf (cut to cap). */

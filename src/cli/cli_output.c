@@ -26,17 +26,22 @@ int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv)
         if (out >= a && out <= a + strlen(a)) /* the output's own argument */
             continue;
         const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
-        const char *named = pk_same_file(a, out) ? a : eq && pk_same_file(eq + 1, out) ? eq + 1 : NULL;
-        if (named) {
-            fprintf(stderr, "pgokit %s: ", cmd);
-            put_escaped_arg(out);
-            fputs(" is the same file as the input ", stderr);
-            put_escaped_arg(!strcmp(named, "-") ? "(standard input)" : named);
-            fputs(": refusing to overwrite an input (nothing was written)\n", stderr);
+        if (pk_cli_check_output_input(cmd, out, a) || (eq && pk_cli_check_output_input(cmd, out, eq + 1)))
             return 1;
-        }
     }
     return 0;
+}
+
+int pk_cli_check_output_input(const char *cmd, const char *out, const char *input)
+{
+    if (!out || !strcmp(out, "-") || !pk_same_file(input, out))
+        return 0;
+    fprintf(stderr, "pgokit %s: ", cmd);
+    put_escaped_arg(out);
+    fputs(" is the same file as the input ", stderr);
+    put_escaped_arg(!strcmp(input, "-") ? "(standard input)" : input);
+    fputs(": refusing to overwrite an input (nothing was written)\n", stderr);
+    return 1;
 }
 
 

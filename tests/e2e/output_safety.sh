@@ -37,6 +37,8 @@ ln x.prof hardlink.prof
 refuses "convert x.prof -o (a hard link of x.prof)" x.prof "$PGOKIT" convert x.prof --text -o hardlink.prof
 refuses "convert --output=x.prof" x.prof "$PGOKIT" convert x.prof --text --output=x.prof
 refuses "merge a b -o b" x.prof "$PGOKIT" merge in.prof x.prof -o x.prof
+echo "x.prof" > list.txt
+refuses "merge -f LIST -o (a file LIST names)" x.prof "$PGOKIT" merge in.prof -f list.txt -o x.prof
 
 printf 'int main(void){return 0;}\n' | cc -g -x c - -o prog
 refuses "profgen --binary B -o B" prog "$PGOKIT" profgen --binary prog --perf x.prof -o prog
