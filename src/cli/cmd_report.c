@@ -32,7 +32,8 @@ static void usage(FILE *to)
             "  --source-functions N  functions shown in the source view (default 20)\n"
             "  --source-root DIR     also show source files from under DIR (repeatable); by\n"
             "                        default only regular files under the compilation\n"
-            "                        directories the DWARF gives are read (at most 16 MiB each)\n"
+            "                        directories the DWARF gives are read (at most 16 MiB each,\n"
+            "                        none in a hidden directory)\n"
             "  --title TEXT          the page's title\n"
             "  --format F            force PROFILE's format (text, binary, extbinary, gcc)\n"
             "  -q, --quiet           no summary line\n");

@@ -421,15 +421,21 @@ bool pk_same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-/* Whether `real` (a resolved absolute path) is `root` or lies below it. */
-static bool path_under(const char *real, const char *root)
+/* Whether `real` (a resolved absolute path) lies below `root`, through no
+ * hidden directory or file (".ssh", ".git", ".env"): the compilation
+ * directory comes from the same untrusted DWARF, and may be a home
+ * directory; sources do not live in dot-directories. */
+enum { OUTSIDE, INSIDE, HIDDEN };
+static int path_under(const char *real, const char *root)
 {
     size_t n = strlen(root);
     while (n > 1 && root[n - 1] == '/')
         n--;
     if (n <= 1) /* "/" (or empty) would admit everything */
-        return false;
-    return !strncmp(real, root, n) && (real[n] == '/' || real[n] == 0);
+        return OUTSIDE;
+    if (strncmp(real, root, n) || real[n] != '/')
+        return OUTSIDE;
+    return strstr(real + n, "/.") ? HIDDEN : INSIDE;
 }
 
 int pk_file_map_confined(pk_mapped_file *f, const char *path, const char *const *roots, size_t nroots,
@@ -459,18 +465,22 @@ int pk_file_map_confined(pk_mapped_file *f, const char *path, const char *const 
         /* the file actually opened, whatever symlinks or ".." led there */
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, real, sizeof real - 1);
-        bool inside = false;
+        int where = OUTSIDE;
         if (n > 0) {
             real[n] = 0;
-            for (size_t i = 0; i < nroots && !inside; i++) {
+            for (size_t i = 0; i < nroots && where != INSIDE; i++) {
                 char root_real[PATH_MAX];
-                if (roots[i] && realpath(roots[i], root_real))
-                    inside = path_under(real, root_real);
+                if (roots[i] && realpath(roots[i], root_real)) {
+                    int w = path_under(real, root_real);
+                    if (w != OUTSIDE)
+                        where = w;
+                }
             }
         }
-        if (!inside)
-            why = n > 0 ? "outside the compilation directories (widen with --source-root)"
-                        : "cannot resolve its real path";
+        if (where != INSIDE)
+            why = n <= 0            ? "cannot resolve its real path"
+                  : where == HIDDEN ? "a hidden file or in a hidden directory (.ssh, .git, ...)"
+                                    : "outside the compilation directories (widen with --source-root)";
     }
     if (why) {
         close(fd);

@@ -67,8 +67,9 @@ int pk_file_map_regular(pk_mapped_file *f, const char *path, pk_err *err);
  * only if it is a regular file (opened without waiting on a FIFO, so never a
  * device or /proc), of at most max_size bytes, on a disk file system (not
  * /proc or /sys), and its real path (symlinks resolved) lies under one of
- * the `roots` directories ("/" is never a root). Otherwise -1, with the
- * reason alone (no path) in err. */
+ * the `roots` directories ("/" is never a root) through no hidden
+ * (dot-named) directory or file. Otherwise -1, with the reason alone (no
+ * path) in err. */
 int pk_file_map_confined(pk_mapped_file *f, const char *path, const char *const *roots, size_t nroots,
                          uint64_t max_size, pk_err *err);
 /* A view of bytes the caller already holds in memory (an embedder that
