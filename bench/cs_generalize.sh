@@ -5,7 +5,9 @@
 # trained on one input and measured on a different, longer one.
 #
 #   bench/cs_generalize.sh [--seeds N] [--out FILE] [--variant TAG] [WORKLOAD...]
-#     WORKLOAD: duktape tcc expat (default: all three)
+#     WORKLOAD: duktape tcc expat (default: all three); also sqlite and lua,
+#               the main scoreboard's programs (its sources, scripts/workloads.sh),
+#               to see that a pre-inliner change holds there too
 #     --seeds N: N emulated recordings per program (record --seed 1..N),
 #                each giving one pgokit and one llvm-profgen profile (default 3)
 #     --variant TAG: reuse an earlier run's recordings and builds (same
@@ -57,6 +59,7 @@ CFLAGS_BASE="-O2 -gdwarf-4"   # valgrind 3.19 reads DWARF 4, not clang-19's defa
 
 # ---- sources (Debian's, once per machine; never committed) ----
 obtain() {
+  case " ${workloads[*]} " in *" sqlite "*|*" lua "*) "$PK_ROOT/scripts/workloads.sh" obtain ;; esac
   [ -f "$SRC/.obtained" ] && return 0
   log "fetching duktape, tcc and expat sources (apt-get source)"
   # (obtain.sh's closing listing fails when no npm package was asked for:
@@ -72,12 +75,14 @@ obtain() {
     -DEXPAT_BUILD_DOCS=OFF -DEXPAT_BUILD_TOOLS=OFF >/dev/null || die "expat: cmake configure failed"
   touch "$SRC/.obtained"
 }
+wldir() { "$PK_ROOT/scripts/workloads.sh" dir; }
+sqlite_amalg() { echo "$(wldir)/npm/better-sqlite3-12.11.1/package/deps/sqlite3"; }
 dukdir() { ls -d "$SRC"/src/duktape-*/ | head -n 1 | sed 's:/$::'; }
 tccdir() { ls -d "$SRC"/src/tcc-*/ | head -n 1 | sed 's:/$::'; }
 expdir() { ls -d "$SRC"/src/expat-*/expat | head -n 1; }
 
 # ---- per workload: build, training runs, measured runs ----
-bin_name() { case $1 in duktape) echo duk ;; tcc) echo tcc ;; expat) echo xmlwf ;; esac; }
+bin_name() { case $1 in duktape) echo duk ;; tcc) echo tcc ;; expat) echo xmlwf ;; sqlite) echo speedtest1 ;; lua) echo lua ;; esac; }
 
 build() { # workload out-binary extra-flags...
   local w=$1 o=$2; shift 2
@@ -92,6 +97,12 @@ build() { # workload out-binary extra-flags...
       clang-19 $CFLAGS_BASE "$@" -DHAVE_EXPAT_CONFIG_H -I"$SRC/expat-config" -I"$E/lib" \
         "$E"/lib/xmlparse.c "$E"/lib/xmltok.c "$E"/lib/xmlrole.c "$E"/xmlwf/xmlwf.c "$E"/xmlwf/xmlfile.c \
         "$E"/xmlwf/codepage.c "$E"/xmlwf/unixfilemap.c -o "$o" ;;
+    sqlite) local A; A=$(sqlite_amalg)
+      clang-19 $CFLAGS_BASE "$@" -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 -I"$A" \
+        "$(wldir)/src/sqlite3-3.40.1/test/speedtest1.c" "$A/sqlite3.c" -o "$o" -lm ;;
+    lua) local L; L=$(ls -d "$(wldir)"/src/lua5.4-*/src | head -n 1)
+      clang-19 $CFLAGS_BASE "$@" -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -I"$L" \
+        $(ls "$L"/*.c | grep -v -e '/luac.c$' -e '/onelua.c$') -o "$o" -lm -ldl ;;
   esac
 }
 
@@ -116,6 +127,8 @@ train_cmds() { # workload binary
         echo "$2 -B$T -I$T/include -DONE_SOURCE=0 -DTCC_TARGET_X86_64 -c $T/$f -o $WORK/tcc-train.o"
       done ;;
     expat) echo "$2$(printf " $I/xml-train.xml%.0s" $(seq 20))" ;;
+    sqlite) echo "$2 --size 50 --memdb" ;;
+    lua) echo "$2 $PK_ROOT/../shared/workloads/lua_bench.lua" ;;
   esac
 }
 measure_cmds() { # workload binary: other inputs, longer
@@ -129,6 +142,9 @@ measure_cmds() { # workload binary: other inputs, longer
       echo "$2 -B$T -I$T/include -DHAVE_EXPAT_CONFIG_H -I$SRC/expat-config -I$E/lib -c $E/lib/xmltok.c -o $WORK/tcc-measure.o"
       echo "$2 -B$T -I$T/include -DONE_SOURCE=1 -DTCC_TARGET_X86_64 -c $T/tcc.c -o $WORK/tcc-measure.o" ;;
     expat) echo "$2$(printf " $I/xml-measure.xml%.0s" $(seq 20))" ;;
+    # as the scoreboard counts them (its measured runs under cachegrind)
+    sqlite) echo "$2 --size 25 --memdb" ;;
+    lua) echo "$2 $PK_ROOT/../shared/workloads/lua_bench.lua" ;;
   esac
 }
 
@@ -170,7 +186,7 @@ c = {}
 for f in (f'{D}/counts.txt', f'{D}/counts-{v}.txt'):
     c.update({l.split()[0]: int(l.split()[1]) for l in open(f)})
 base = c['base']
-b = {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf'}[w]
+b = {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf', 'sqlite': 'speedtest1', 'lua': 'lua'}[w]
 def text(k):
     out = subprocess.run(['size', '-A', f'{D}/{k}/{b}'], capture_output=True, text=True).stdout
     return int(next(l.split()[1] for l in out.splitlines() if l.startswith('.text ')))
@@ -240,7 +256,7 @@ c = {k: int(v) for k, v in c.items()}
 base = c['base']
 def pct(k): return 100.0 * (c[k] - base) / base
 def text(k):
-    out = subprocess.run(['size', '-A', f'{D}/{k}/' + {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf'}[w]],
+    out = subprocess.run(['size', '-A', f'{D}/{k}/' + {'duktape': 'duk', 'tcc': 'tcc', 'expat': 'xmlwf', 'sqlite': 'speedtest1', 'lua': 'lua'}[w]],
                          capture_output=True, text=True).stdout
     return int(next(l.split()[1] for l in out.splitlines() if l.startswith('.text ')))
 pg = [pct(f'pgokit{s}') for s in range(1, seeds + 1)]

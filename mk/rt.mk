@@ -33,7 +33,7 @@ EXTRA_TARGETS += $(BUILD)/libpgokit_rt.a $(BUILD)/libpgokit_rt.so
 
 # Stand-alone show/merge for temporal profiles (tests use it when `pgokit`
 # itself cannot be linked or does not dispatch temporal profiles yet).
-RT_TOOL_OBJ := $(BUILD)/obj/src/cli/temporal_cli.o $(BUILD)/obj/tests/programs/rt_temporal_driver.o
+RT_TOOL_OBJ := $(BUILD)/obj/src/cli/temporal_cli.o $(BUILD)/obj/src/cli/cli_output.o $(BUILD)/obj/tests/programs/rt_temporal_driver.o
 $(BUILD)/rt-temporal-tool: $(RT_TOOL_OBJ) $(BUILD)/libpgokit.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/san/rt-temporal-tool: $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(RT_TOOL_OBJ)) $(BUILD)/san/libpgokit.a

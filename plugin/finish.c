@@ -31,6 +31,9 @@
 
 #include <elf.h>
 #include <link.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,4 +290,49 @@ void lbr_finish_install(qemu_plugin_id_t id)
     if (!hook_kill())
         fprintf(stderr, "pgokit-lbr: kill() not found in QEMU's relocations: a guest that dies of a "
                         "signal will leave no perf.data\n");
+}
+
+/* ---- the recorder's life ---- */
+
+/* Blocks until the pipe reports its write end closed: record is gone. A
+ * guest that closed or replaced the descriptor (POLLNVAL, or data on it)
+ * ends the watch instead: this process then runs on as it would without. */
+static void *alive_watcher(void *arg)
+{
+    (void)arg;
+    struct pollfd p = {g.alive_fd, POLLIN, 0};
+    for (;;) {
+        int n = poll(&p, 1, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || (p.revents & POLLNVAL))
+            return NULL;
+        if (p.revents & POLLHUP) {
+            char c;
+            if (read(g.alive_fd, &c, 1) == 0) /* no writer left, nothing buffered: record died */
+                kill(getpid(), SIGKILL);
+        }
+        return NULL;
+    }
+}
+
+void lbr_alive_watch(void)
+{
+    if (g.alive_fd <= 0)
+        return;
+    /* No signal may reach this thread: QEMU handles host signals on the
+     * threads it knows. The new thread inherits the blocked mask. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_attr_t a;
+    pthread_t t;
+    if (pthread_attr_init(&a) == 0) {
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&a, 64 << 10);
+        if (pthread_create(&t, &a, alive_watcher, NULL) != 0)
+            fprintf(stderr, "pgokit-lbr: cannot watch for the recorder's end: this process would outlive it\n");
+        pthread_attr_destroy(&a);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

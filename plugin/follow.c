@@ -42,10 +42,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -89,6 +91,36 @@ static void note_unrecorded(uint32_t pid, const char *comm, const char *why)
         fprintf(stderr, "pgokit-lbr: process %u (%s) is not recorded: %s\n", pid, comm, why);
     if (fd >= 0)
         close(fd);
+}
+
+int lbr_probe_output(pk_err *err)
+{
+    /* creates nothing: a signal may still kill QEMU outright here */
+    if (g.dir)
+        return access(g.dir, W_OK | X_OK) == 0 ? 0 : pk_err_errno(err, "%s: cannot write there", g.dir);
+    struct stat st;
+    if (stat(g.out, &st) == 0 && S_ISDIR(st.st_mode))
+        return pk_err_set(err, "%s: is a directory", g.out);
+    char *copy = strdup(g.out);
+    if (!copy)
+        return pk_err_set(err, "out of memory");
+    int rc = access(dirname(copy), W_OK | X_OK) == 0 ? 0 : pk_err_errno(err, "%s: cannot create", g.out);
+    free(copy);
+    return rc;
+}
+
+void lbr_open_pending_locked(void)
+{
+    if (!g.open_pending)
+        return;
+    g.open_pending = false;
+    if (g.finished || g.child)
+        return;
+    pk_err err;
+    if (lbr_open_output(NULL, &err) != 0) {
+        fprintf(stderr, "pgokit-lbr: process %u (%s) is not recorded: %s\n", g.pid, g.comm, err.msg);
+        g.child = true;
+    }
 }
 
 int lbr_open_output(const pk_task_event *fork, pk_err *err)
@@ -154,12 +186,14 @@ static void on_fork_child(void)
         /* the parent recorded nothing, or no more (it failed to exec):
          * neither does the child */
         g.child = true;
+        lbr_alive_watch();
         pthread_mutex_unlock(&g.lock);
         return;
     }
     g.w = NULL;   /* the parent's: left exactly as it is */
     if (!g.dir) {
         g.child = true;
+        lbr_alive_watch();
         note_unrecorded(g.pid, g.comm, "forked, and the plugin was given no dir= to follow forks");
         pthread_mutex_unlock(&g.lock);
         return;
@@ -180,6 +214,7 @@ static void on_fork_child(void)
         memset(&v->ranges, 0, sizeof v->ranges);
         memset(&v->branches, 0, sizeof v->branches);
     }
+    lbr_alive_watch();
     pk_task_event fe = {true, g.pid, parent, g.pid, fork_tid, lbr_now_ns()};
     if (lbr_open_output(&fe, &g.err) != 0 ||
         lbr_maps_announce_all(&g.maps, g.w, g.pid, fe.time, &g.err) != 0) {

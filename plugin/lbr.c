@@ -481,6 +481,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; ioff && i < n; i++)
         ioff[i] = (uint32_t)(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) - vaddr);
     pthread_mutex_lock(&g.lock);
+    lbr_open_pending_locked();   /* QEMU handles signals by now: see open_pending */
     lbr_tb *info = NULL, *old = NULL;
     uint64_t *slot = pk_u64map_slot(&g.tbs, vaddr);
     if (slot && *slot) {
@@ -578,6 +579,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
             g.out = strdup(v);
         else if (arg(argv[i], "dir", &v))
             g.dir = strdup(v);
+        else if (arg(argv[i], "alive", &v))
+            g.alive_fd = atoi(v) > 0 ? atoi(v) : -1;
         else if (arg(argv[i], "exact", &v))
             g.exact = strdup(v);
         else if (arg(argv[i], "exe", &v))
@@ -651,7 +654,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     /* perf takes a file without HEADER_ARCH for the host's: x86-64 leaves it
      * out (its files stay as they were), any other guest names itself */
     o->arch = g.arch == &pk_arch_x86_64 ? NULL : g.arch->perf_arch;
-    if (lbr_open_output(NULL, &err) != 0) {
+    if (lbr_probe_output(&err) != 0) {
         if (!g.dir) {
             fprintf(stderr, "pgokit-lbr: %s\n", err.msg);
             return -1;
@@ -659,9 +662,12 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         /* an exec'd program runs on, unrecorded, rather than not at all */
         fprintf(stderr, "pgokit-lbr: process %u (%s) is not recorded: %s\n", g.pid, g.comm, err.msg);
         g.child = true;
+    } else {
+        g.open_pending = true;
     }
     lbr_finish_install(id);
     lbr_follow_install(id);
+    lbr_alive_watch();
     qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     return 0;

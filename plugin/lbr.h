@@ -135,6 +135,12 @@ typedef struct lbr_state {
                                 without dir=, or its output failed) */
     bool finished;
     bool failed;
+    /* The output is created at the first translation rather than at install:
+     * until QEMU has set up its signal handling (after the plugin loads), a
+     * SIGINT/SIGTERM kills QEMU outright, and a temporary made before would
+     * stay behind. Install only checks that it can be created. */
+    bool open_pending;
+    int alive_fd;            /* alive=: record's liveness pipe (-1: none) */
     pk_err err;
     uint64_t samples, oom;
     lbr_maps maps;
@@ -181,12 +187,22 @@ void lbr_finish(bool exiting);
 /* Registers what ends the recording: QEMU's atexit (exit, exit_group) and
  * death by a signal. */
 void lbr_finish_install(qemu_plugin_id_t id);
+/* alive=FD: watches the pipe `pgokit record` holds the write end of, and
+ * kills this process when record is gone (even by SIGKILL), so that no QEMU
+ * of the run (forked and exec'd ones inherit the descriptor) runs on. Called
+ * at install and in a fork child (threads do not survive fork). */
+void lbr_alive_watch(void);
 
 /* follow.c */
 /* Opens this process's perf.data (and names its exact counts) and writes
  * its first records: COMM (exec) for a new program, FORK for a fork child
  * (fork != NULL). Caller holds g.lock or runs alone. */
 int lbr_open_output(const pk_task_event *fork, pk_err *err);
+/* Whether the output can be created (out=: a temporary beside it, removed
+ * at once; dir=: the directory is writable), without leaving anything. */
+int lbr_probe_output(pk_err *err);
+/* Under g.lock: the deferred lbr_open_output (see open_pending). */
+void lbr_open_pending_locked(void);
 /* Registers the fork handlers and the syscall callback (exec, sigaction). */
 void lbr_follow_install(qemu_plugin_id_t id);
 

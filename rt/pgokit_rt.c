@@ -244,7 +244,12 @@ static int write_profile(const char *final_path)
     total += 24 * live;
 
     struct wr w;
-    w.fd = open(tmp_buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Created exclusively: a symlink planted at the (predictable) name is
+     * removed, never written through; a leftover of an earlier process
+     * with this pid goes the same way. */
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    w.fd = open(tmp_buf, flags, 0644);
+    if (w.fd < 0 && errno == EEXIST && unlink(tmp_buf) == 0) w.fd = open(tmp_buf, flags, 0644);
     if (w.fd < 0) return -1;
     w.failed = 0; w.len = 0; w.hash = 0xcbf29ce484222325ull;
     /* Header, module and record layouts: src/temporal/temporal.h. Each is

@@ -309,6 +309,7 @@ typedef struct pk_frame {
     uint64_t start_addr;     /* DW_AT_low_pc of the frame's DIE (subprogram or inlined
                                 subroutine) when it has one: llvm-symbolizer's StartAddress */
     bool has_start_addr;
+    const char *comp_dir;    /* DW_AT_comp_dir of the frame's unit (with files); NULL if none */
 } pk_frame;
 
 typedef struct pk_frames {

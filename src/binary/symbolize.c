@@ -280,6 +280,7 @@ static int push_chain(pk_symbolizer *s, pk_symbolizer *ds, dw_cu *dcu, dw_cu *cu
         f->func = sub->name;
         f->start_line = sub->decl_line;
         f->start_file = full ? dw_sub_decl_file(ds, sub) : NULL;
+        f->comp_dir = full ? cu->comp_dir : NULL;
         f->start_addr = sub->low_pc;
         f->has_start_addr = sub->has_low_pc;
         if (!prev) {

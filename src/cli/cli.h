@@ -21,6 +21,21 @@
 int pk_cli_fail(const char *cmd, const pk_err *err);
 /* Prints a usage problem to stderr; returns 2. */
 int pk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Before any work: 1 (with a message) when the output `out` is the same
+ * file as an argument of the command (its inputs are all named there: the
+ * binary, the profiles, the store, the recorded program), else 0. `out` is
+ * argv[i] or points into it (--output=FILE); "-" or NULL is never checked. */
+int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv);
+/* The same for one input named elsewhere (a list file, a directory's files). */
+int pk_cli_check_output_input(const char *cmd, const char *out, const char *input);
+/* A name from a file or a database (a function, a host, a binary) as shown
+ * to a person: control bytes, escape sequences, C1 controls and bidi
+ * overrides escaped as \xNN, other UTF-8 kept. Returns buf (cut to cap). */
+const char *pk_cli_name(char *buf, size_t cap, const char *s);
+/* Writes text (lines of names, as `show --counts` prints) to `to`, each
+ * line escaped as pk_cli_name does when `to` is a terminal; as is otherwise
+ * (a file or a pipe gets the exact bytes). */
+void pk_cli_put_lines(FILE *to, const char *text, size_t len);
 /* True when progress output is wanted: stderr is a terminal and not quiet. */
 bool pk_cli_progress_wanted(bool quiet);
 

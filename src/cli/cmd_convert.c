@@ -171,6 +171,8 @@ int pk_cmd_convert(int argc, char **argv)
     }
     if (!in || !out)
         return pk_cli_usage("convert", !in ? "no input" : "no output (-o) given");
+    if (pk_cli_check_output("convert", out, argc, argv))
+        return 1;
 
     pk_err err = {{0}};
     pk_sample_file kind = PK_SAMPLES_UNKNOWN;

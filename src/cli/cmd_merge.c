@@ -246,6 +246,15 @@ int pk_cmd_merge(int argc, char **argv)
         free(ins);
         return pk_cli_usage("merge", !nin ? "no input profiles" : "no output (-o) given");
     }
+    bool clash = pk_cli_check_output("merge", out, argc, argv);
+    for (size_t i = 0; i < nin && !clash; i++) /* those of --input-files too */
+        clash = pk_cli_check_output_input("merge", out, ins[i].path);
+    if (clash) {
+        for (size_t i = 0; i < nin; i++)
+            free(ins[i].owned);
+        free(ins);
+        return 1;
+    }
     if (is_rawprof(ins[0].path)) {
         rc = merge_raw(ins, nin, out);
         for (size_t i = 0; i < nin; i++)

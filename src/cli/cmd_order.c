@@ -289,6 +289,8 @@ int pk_cmd_order(int argc, char **argv)
         return pk_cli_usage(cmd, "--c3 and --call-graph are exclusive");
     if (compression_startup && !compression)
         return pk_cli_usage(cmd, "--compression-startup needs --compression-utilities");
+    if (pk_cli_check_output(cmd, out_path, argc, argv))
+        return 1;
 
     pk_err err = {{0}};
     order_in in;
@@ -425,23 +427,34 @@ int pk_cmd_order(int argc, char **argv)
      * would replace the device with a regular file. */
     struct stat st;
     bool copy_out = !out_path || (stat(out_path, &st) == 0 && !S_ISREG(st.st_mode));
-    char tmp_out[4096];
-    snprintf(tmp_out, sizeof tmp_out, "%s/pgokit-order.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (long)getpid());
-    const char *dest = copy_out ? tmp_out : out_path;
-    pk_out_file o;
-    if (pk_out_open(&o, dest, &err) != 0)
-        goto out;
-    if (pk_layout_write_order(&o, fmt, names, final, n_final, header, &err) != 0) {
-        pk_out_abort(&o);
+    /* in a directory of its own (mkdtemp: a name nobody can plant a
+     * symlink or a FIFO at beforehand) */
+    char tmp_dir[4096], tmp_out[4200];
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/pgokit-order.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (copy_out && !mkdtemp(tmp_dir)) {
+        pk_err_errno(&err, "creating a temporary directory %s", tmp_dir);
         goto out;
     }
-    if (pk_out_commit(&o, &err) != 0)
+    snprintf(tmp_out, sizeof tmp_out, "%s/order", tmp_dir);
+    const char *dest = copy_out ? tmp_out : out_path;
+    pk_out_file o;
+    int wrc = pk_out_open(&o, dest, &err);
+    if (!wrc && pk_layout_write_order(&o, fmt, names, final, n_final, header, &err) != 0) {
+        pk_out_abort(&o);
+        wrc = -1;
+    }
+    if (!wrc)
+        wrc = pk_out_commit(&o, &err);
+    if (wrc) {
+        if (copy_out)
+            rmdir(tmp_dir);
         goto out;
+    }
     if (copy_out) {
         pk_mapped_file mf;
         int crc = pk_file_map(&mf, tmp_out, &err);
         unlink(tmp_out);
+        rmdir(tmp_dir);
         if (crc != 0)
             goto out;
         FILE *to = out_path ? fopen(out_path, "w") : stdout;

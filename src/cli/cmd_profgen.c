@@ -574,6 +574,10 @@ int pk_cmd_profgen(int argc, char **argv)
         rc = pk_cli_usage(cmd, "--binary, an input (--perf, --perfscript, --raw or --pprof) and -o are required");
         goto done;
     }
+    if (pk_cli_check_output(cmd, rq.output, argc, argv)) {
+        rc = 1;
+        goto done;
+    }
     if (!rq.raw_only && pk_prof_format_parse(fmt_name, &rq.write.format)) {
         rc = pk_cli_usage(cmd, "unsupported --format '%s' (extbinary, text, binary or gcc)", fmt_name);
         goto done;

@@ -9,6 +9,7 @@
  * at the end (record_session.c). */
 #include "cli/cli.h"
 #include "cli/record_run.h"
+#include "cli/record_stream.h"
 #include "cli/record_session.h"
 #include "record/record.h"
 
@@ -65,7 +66,9 @@ static void usage(FILE *to)
             "  --emulate           exact LBR under qemu-x86_64 / qemu-aarch64 with the pgokit plugin (no PMU needed)\n"
             "  --emulate --ip      IP samples + call chains under qemu-x86_64 / qemu-aarch64\n"
             "\n"
-            "  -o FILE             output perf.data (default perf.data)\n"
+            "  -o FILE             output perf.data (default perf.data; an existing one is kept as\n"
+            "                      FILE.old). -o - streams pipe-mode perf.data to standard output\n"
+            "                      (the program's own standard output then goes to standard error)\n"
             "  -F, --freq HZ       --ip with perf: samples per CPU-second (default %d; capped at\n"
             "                      kernel.perf_event_max_sample_rate). Implies --ip. Each sample\n"
             "                      costs the program ~20 us on a PMU-less VM (about 10 %% at 4999 Hz,\n"
@@ -241,6 +244,31 @@ static int check_output(const char *path, const char *what, bool regular_only)
     return 0;
 }
 
+/* As perf record does: an existing non-empty output is kept as "<out>.old"
+ * (replacing an older one), here only once the new recording is ready to
+ * take its place. Returns the .old name (malloc'd) when one was made. */
+static char *keep_old_output(const char *out)
+{
+    struct stat st;
+    char *old = NULL;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || asprintf(&old, "%s.old", out) < 0)
+        return NULL;
+    if (rename(out, old) != 0) {
+        fprintf(stderr, "pgokit record: warning: cannot keep %s as %s: %s\n", out, old, strerror(errno));
+        free(old);
+        return NULL;
+    }
+    return old;
+}
+
+/* perf's temporary, done with (renamed or removed) */
+static void untrack_free(char *perf_tmp)
+{
+    if (perf_tmp)
+        pk_out_untrack_temporary(perf_tmp);
+    free(perf_tmp);
+}
+
 static const char *signame(int sig)
 {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
@@ -381,6 +409,8 @@ static int parse(int argc, char **argv, rec_args *a)
     return -1;
 }
 
+static int record(rec_args a);
+
 int pk_cmd_record(int argc, char **argv)
 {
     rec_args a;
@@ -389,9 +419,31 @@ int pk_cmd_record(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    pk_record_opts *o = &a.o;
-    o->quiet = a.quiet;
+    a.o.quiet = a.quiet;
+    if (pk_cli_check_output("record", a.o.output, argc, argv) ||
+        pk_cli_check_output("record", a.o.exact_counts, argc, argv))
+        return 1;
+    if (strcmp(a.o.output, "-"))
+        return record(a);
+    /* -o -: pipe-mode perf.data on standard output, as perf record -o -
+     * streams it. The recording goes to a private file first (emulated
+     * processes are merged at the end, and record reads its file back),
+     * then out; the program's and the recorder's own standard output go to
+     * standard error meanwhile, so that nothing but the data reaches it. */
+    char *path = NULL;
+    int data_fd = pk_record_stream_begin(&path);
+    if (data_fd < 0)
+        return 1;
+    a.o.output = path;
+    rc = record(a);
+    return pk_record_stream_end(data_fd, path, rc);
+}
 
+/* The recording itself, into a.o.output. */
+static int record(rec_args a)
+{
+    int rc;
+    pk_record_opts *o = &a.o;
     pk_pmu_info pmu;
     pk_record_probe_pmu(&pmu);
     enum pk_record_mode mode;
@@ -439,14 +491,19 @@ int pk_cmd_record(int argc, char **argv)
         (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false) != 0))
         return 1;
 
-    /* perf writes into "<output>.tmp.<our pid>", renamed once it is read back
-     * whole: a failed or killed run never leaves a half file (or perf's
-     * "perf.data.old") under the name asked. The plugin does the same itself. */
+    /* perf writes into a temporary beside the output (created here, as
+     * every output's is, under a name nobody can plant a symlink at),
+     * renamed once it is read back whole: a failed or killed run never
+     * leaves a half file under the name asked. The plugin does the same
+     * itself. The temporary goes if a signal ends pgokit first. */
     const char *final_out = o->output;
     char *perf_tmp = NULL;
     if (!emulated) {
-        if (asprintf(&perf_tmp, "%s.tmp.%d", final_out, (int)getpid()) < 0)
-            return 1;
+        int fd = pk_out_create_temporary(final_out, &perf_tmp, &err);
+        if (fd < 0)
+            return pk_cli_fail("record", &err);
+        close(fd);
+        pk_out_track_temporary(perf_tmp);
         o->output = perf_tmp;
     }
     pk_vec av;
@@ -521,6 +578,7 @@ int pk_cmd_record(int argc, char **argv)
             free(resolved);
             return 1;
         }
+        pk_out_track_directory(session);
         o->session_dir = session;
         char **prog = plan.argv;
         char *argv0 = prog[0];
@@ -536,6 +594,13 @@ int pk_cmd_record(int argc, char **argv)
             if (plan.dynamic && !(prefix && *prefix))
                 o->ld_prefix = pk_record_cross_sysroot(plan.machine, "");
         }
+        /* every QEMU of the run (forks and execs included) watches this
+         * pipe and dies with record: PR_SET_PDEATHSIG only reaches the
+         * first one. Only record holds the write end (close-on-exec); the
+         * read end is inherited. */
+        int alive[2];
+        if (pipe2(alive, O_CLOEXEC) == 0 && fcntl(alive[0], F_SETFD, 0) == 0)
+            o->alive_fd = alive[0];
         rc = pk_record_qemu_argv(qemu && *qemu ? qemu : emu, plugin, o, prog, &av, &err);
         prog[0] = argv0;
         if (mode == PK_MODE_EMU_IP)
@@ -546,13 +611,17 @@ int pk_cmd_record(int argc, char **argv)
                      "%u-entry branch stacks%s", emu, o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
     }
     if (rc != 0) {
-        if (session)
+        if (session) {
+            pk_out_untrack_directory(session);
             rmdir(session);
+        }
         free(session);
         pk_record_exec_plan_free(&plan);
         free(plugin);
         free(resolved);
-        free(perf_tmp);
+        if (perf_tmp)
+            unlink(perf_tmp);
+        untrack_free(perf_tmp);
         return pk_cli_fail("record", &err);
     }
     if (!a.quiet) {
@@ -566,17 +635,23 @@ int pk_cmd_record(int argc, char **argv)
 
     pk_run_result r;
     char msg[256] = "";
-    int run_rc = pk_record_run_child((char **)av.data, &r, msg, sizeof msg);
+    /* If pgokit is killed: perf stops on SIGTERM and ends the program it
+     * started; QEMU is the program, and nothing would read what it writes. */
+    int run_rc = pk_record_run_child((char **)av.data, emulated ? SIGKILL : SIGTERM, &r, msg, sizeof msg);
     pk_record_argv_free(&av);
     pk_record_exec_plan_free(&plan);
     free(plugin);
     free(resolved);
     if (run_rc != 0) {
         fprintf(stderr, "pgokit record: %s\n", msg);
-        if (session)
+        if (session) {
+            pk_out_untrack_directory(session);
             rmdir(session);
+        }
         free(session);
-        free(perf_tmp);
+        if (perf_tmp)
+            unlink(perf_tmp);
+        untrack_free(perf_tmp);
         return 1;
     }
     if (r.signal && !a.quiet)
@@ -593,15 +668,16 @@ int pk_cmd_record(int argc, char **argv)
     pk_vec_init(&emu.missing, sizeof(pk_record_unrec));
     if (!emulated) {
         struct stat st;
-        if (stat(perf_tmp, &st) != 0) {
+        if (stat(perf_tmp, &st) != 0 || st.st_size == 0) { /* created here, empty until perf writes */
             fprintf(stderr, "pgokit record: perf wrote no profile (it exited with status %d)\n", r.status);
-            free(perf_tmp);
+            unlink(perf_tmp);
+            untrack_free(perf_tmp);
             return fail_status;
         }
         if (pk_record_tally_file(perf_tmp, &t, &err) != 0) {
             fprintf(stderr, "pgokit record: perf left an unreadable file (removed): %s\n", err.msg);
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             return 1;
         }
         if (!t.samples && r.status && !r.signal) {
@@ -610,23 +686,29 @@ int pk_cmd_record(int argc, char **argv)
             fprintf(stderr, "pgokit record: perf exited with status %d and recorded no sample: nothing "
                             "written\n", r.status);
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             pk_record_tally_free(&t);
             return r.status;
         }
+        free(keep_old_output(final_out));
         if (rename(perf_tmp, final_out) != 0) {
             fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));
             unlink(perf_tmp);
-            free(perf_tmp);
+            untrack_free(perf_tmp);
             pk_record_tally_free(&t);
             return 1;
         }
-        free(perf_tmp);
+        untrack_free(perf_tmp);
         o->output = final_out;
     } else {
         /* every process of the run wrote its own file: merged into one */
+        char *old = keep_old_output(final_out);
         int frc = pk_emu_session_finish(session, final_out, o->exact_counts, r.status, a.quiet, &emu);
+        pk_out_untrack_directory(session);
         free(session);
+        if (frc != 0 && old && access(final_out, F_OK) != 0)
+            rename(old, final_out); /* nothing new: the previous output stays where it was */
+        free(old);
         if (frc != 0) {
             if (!a.quiet)
                 pk_emu_outcome_report(&emu, final_out);

@@ -30,6 +30,10 @@ static void usage(FILE *to)
             "  --compare OTHER       block overlap against another profile (OTHER is the reference)\n"
             "  --top N               rows per table (default 100)\n"
             "  --source-functions N  functions shown in the source view (default 20)\n"
+            "  --source-root DIR     also show source files from under DIR (repeatable); by\n"
+            "                        default only regular files under the compilation\n"
+            "                        directories the DWARF gives are read (at most 16 MiB each,\n"
+            "                        none in a hidden directory)\n"
             "  --title TEXT          the page's title\n"
             "  --format F            force PROFILE's format (text, binary, extbinary, gcc)\n"
             "  --no-demangle         C++ names as linkage names (default: demangled, as c++filt does)\n"
@@ -49,6 +53,8 @@ static int parse_count(const char *v, size_t *out)
 int pk_cmd_report(int argc, char **argv)
 {
     const char *out_path = NULL, *binary = NULL, *debug = NULL, *compare = NULL, *title = NULL;
+    const char *roots[64];
+    size_t nroots = 0;
     const char *exact[64];
     size_t nexact = 0, top = 0, srcfuncs = 0;
     bool quiet = false, no_demangle = false;
@@ -58,7 +64,7 @@ int pk_cmd_report(int argc, char **argv)
         {"debug-binary", required_argument, 0, 'd'}, {"exact", required_argument, 0, 'e'},
         {"compare", required_argument, 0, 'c'}, {"top", required_argument, 0, 't'},
         {"source-functions", required_argument, 0, 's'}, {"title", required_argument, 0, 'T'},
-        {"format", required_argument, 0, 'f'}, {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
+        {"format", required_argument, 0, 'f'}, {"source-root", required_argument, 0, 'R'}, {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
         {"no-demangle", no_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
@@ -84,6 +90,11 @@ int pk_cmd_report(int argc, char **argv)
                 return pk_cli_usage("report", "bad --source-functions value '%s'", optarg);
             break;
         case 'T': title = optarg; break;
+        case 'R':
+            if (nroots == sizeof roots / sizeof roots[0])
+                return pk_cli_usage("report", "at most 64 --source-root directories");
+            roots[nroots++] = optarg;
+            break;
         case 'f':
             if (pk_prof_format_parse(optarg, &fmt))
                 return pk_cli_usage("report", "unknown format '%s'", optarg);
@@ -100,6 +111,8 @@ int pk_cmd_report(int argc, char **argv)
         return pk_cli_usage("report", "one profile at a time ('%s' is extra)", argv[optind + 1]);
     if (!out_path)
         return pk_cli_usage("report", "-o OUT.html is required");
+    if (pk_cli_check_output("report", out_path, argc, argv))
+        return 1;
     if (nexact && !binary)
         return pk_cli_usage("report", "--exact needs --binary (the binary whose counts they are)");
     if (nexact && compare)
@@ -141,6 +154,7 @@ int pk_cmd_report(int argc, char **argv)
         .ps = &ps, .profile_path = path, .format = got, .bin = bin, .binary_path = binary,
         .ref = have_ref ? &ref : NULL, .ref_label = label, .top = top, .source_functions = srcfuncs, .title = title,
         .no_demangle = no_demangle,
+        .source_roots = roots, .nsource_roots = nroots,
     };
     if (pk_report_build(&in, &html, &len, &err))
         goto fail;

@@ -89,7 +89,7 @@ static int print_one(const pk_profset *ps, const pk_fprof *f, pk_err *err)
     if (!rc && b.oom)
         rc = pk_err_set(err, "out of memory");
     if (!rc)
-        fwrite(b.data, 1, b.len, stdout);
+        pk_cli_put_lines(stdout, (const char *)b.data, b.len);
     pk_buf_free(&b);
     return rc;
 }
@@ -268,9 +268,10 @@ int pk_cmd_show(int argc, char **argv)
             pk_profset_ctx_text(&ps, f->ctx, ctxbuf, sizeof ctxbuf);
             name = ctxbuf;
         }
+        char name_esc[2048];
         printf("%14" PRIu64 " %7.3f%% %12" PRIu64 " %12" PRIu64 "  %s\n", f->total,
                total ? 100.0 * (double)f->total / (double)total : 0.0, f->head, pk_fprof_max_count(f),
-               pk_demangle_text(&dm, name));
+               pk_cli_name(name_esc, sizeof name_esc, pk_demangle_text(&dm, name)));
     }
     if (counts)
         for (size_t i = 0; i < shown && !rc; i++)

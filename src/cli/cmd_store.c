@@ -21,9 +21,11 @@ static void usage(FILE *to)
             "       pgokit store pull DB --build-id ID [--since T] [--job J] -o OUT\n"
             "       pgokit store prune DB --before T\n"
             "DB is a file (SQLite, created by init) or a postgresql://USER@HOST:PORT/NAME connection\n"
-            "string (PostgreSQL 15 or newer). init creates or migrates the schema; every other command\n"
+            "string, or libpq's \"host=H dbname=NAME ...\" form (PostgreSQL 15 or newer); passwords in it\n"
+            "are masked in every message. init creates or migrates the schema; every other command\n"
             "needs the current schema version.\n"
-            "add: reduces INPUTs (perf.data, perf script text, pprof, raw profiles) to one raw profile\n"
+            "add: reduces INPUTs (perf.data, perf script text, pprof, raw profiles; - is perf.data\n"
+            "streamed on standard input, as `pgokit record -o -` writes it) to one raw profile\n"
             "here and stores it in one transaction. Storing the same content (counts, host, job) again\n"
             "adds nothing.\n"
             "  --binary B          the profiled binary (needed for samples; for raw profiles it\n"
@@ -202,6 +204,10 @@ int pk_cmd_store(int argc, char **argv)
         rc = pk_cli_usage("store", "pull: %s", !bid ? "no --build-id" : "no output (-o)");
         goto done;
     }
+    if (pk_cli_check_output("store", out, argc, argv)) {
+        rc = 1;
+        goto done;
+    }
     if (!strcmp(sub, "prune") && !before) {
         rc = pk_cli_usage("store", "prune: no --before T");
         goto done;
@@ -279,12 +285,16 @@ int pk_cmd_store(int argc, char **argv)
                 char f[32], l[32];
                 pk_store_format_time(v[k].first, f, sizeof f);
                 pk_store_format_time(v[k].last, l, sizeof l);
-                fprintf(to, "%-20s %-40s %8llu %6llu %12llu %-20s %-20s%s\n", v[k].binary, v[k].build_id,
+                char bin_esc[1024], bid_esc[512];
+                fprintf(to, "%-20s %-40s %8llu %6llu %12llu %-20s %-20s%s\n", pk_cli_name(bin_esc, sizeof bin_esc, v[k].binary),
+                        pk_cli_name(bid_esc, sizeof bid_esc, v[k].build_id),
                         (unsigned long long)v[k].profiles, (unsigned long long)v[k].hosts,
                         (unsigned long long)v[k].samples, f, l, !list && k == chosen ? "  <- selected" : "");
             }
-            if (!list)
-                printf("%s\n", v[chosen].build_id);
+            if (!list) {
+                char bid_esc[512];
+                printf("%s\n", pk_cli_name(bid_esc, sizeof bid_esc, v[chosen].build_id));
+            }
         }
         free(v);
     } else if (!strcmp(sub, "pull")) {

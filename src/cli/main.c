@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "version.h" /* generated: PK_VERSION, from VERSION and git (mk/install.mk) */
 
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,8 +85,32 @@ static const struct command *find(const char *name)
     return NULL;
 }
 
+/* A user's kill, ^C or a closed terminal ends the command where it is: the
+ * output it was writing is not committed, and its temporary goes too. */
+static void on_fatal_signal(int sig)
+{
+    pk_out_remove_temporaries();
+    raise(sig); /* delivered, with the default action, when the handler returns */
+}
+
+static void remove_temporaries_on_signals(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = on_fatal_signal;
+    act.sa_flags = SA_RESETHAND;
+    sigfillset(&act.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        /* one the shell made ignored (nohup, a background job) stays so */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &act, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    remove_temporaries_on_signals();
     /* run through a link named like a tool pgokit stands in for: that
      * tool's command line */
     const char *base = strrchr(argv[0], '/');

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ int pk_record_run_signal(bool *to_forward)
     return got_signal;
 }
 
-int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size)
+int pk_record_run_child(char **argv, int death_signal, pk_run_result *r, char *msg, size_t msg_size)
 {
     memset(r, 0, sizeof *r);
     child_pid = 0;
@@ -76,6 +77,7 @@ int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_siz
         sigaction(SIGINT, &act, NULL);
     sigaction(SIGTERM, &act, &old_term);
 
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -86,6 +88,11 @@ int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_siz
         /* exec resets caught signals to their default; the mask is inherited */
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        /* pgokit killed (SIGKILL, the OOM killer) must not leave the
+         * recorder running on: the kernel signals it when pgokit dies. A
+         * parent that died before the prctl is seen as a new parent. */
+        if (prctl(PR_SET_PDEATHSIG, death_signal) != 0 || getppid() != parent)
+            _exit(127);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[0], argv);
         fprintf(stderr, "pgokit record: cannot run %s: %s\n", argv[0], strerror(errno));

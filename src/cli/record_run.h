@@ -14,7 +14,8 @@ typedef struct pk_run_result {
     int signal;         /* SIGINT or SIGTERM that record received while it ran (0: none) */
 } pk_run_result;
 
-/* Runs argv[0] (searched in PATH) and waits for it. While it runs:
+/* Runs argv[0] (searched in PATH) and waits for it. If pgokit dies first
+ * (even of SIGKILL), the kernel sends the recorder `death_signal`. While it runs:
  *  - SIGINT and SIGTERM sent to pgokit are sent on to it (a ^C typed on
  *    the terminal reaches the whole foreground process group, the recorder
  *    included, and is not sent twice); pgokit itself keeps running and
@@ -24,7 +25,7 @@ typedef struct pk_run_result {
  * The SIGINT/SIGTERM handlers stay installed after it returns (later ones
  * are only noted), so that record finishes its output before it exits.
  * Returns -1 (with a message in `msg`) when the recorder cannot be started. */
-int pk_record_run_child(char **argv, pk_run_result *r, char *msg, size_t msg_size);
+int pk_record_run_child(char **argv, int death_signal, pk_run_result *r, char *msg, size_t msg_size);
 
 /* After pk_record_run_child: the first SIGINT/SIGTERM record got (0: none);
  * *to_forward says whether one came from kill(1) rather than the terminal

@@ -47,7 +47,8 @@ char *pk_emu_session_create(const char *out)
     }
     char *copy = strdup(out), *copy2 = strdup(out);
     char *parent = copy ? realpath(dirname(copy), NULL) : NULL;
-    if (parent && copy2 && asprintf(&dir, "%s/%s.tmp.%d.d", parent, basename(copy2), (int)getpid()) < 0)
+    /* mkdtemp: a name nobody can guess and occupy first */
+    if (parent && copy2 && asprintf(&dir, "%s/%s.tmp.XXXXXX", parent, basename(copy2)) < 0)
         dir = NULL;
     free(parent);
     free(copy);
@@ -56,7 +57,7 @@ char *pk_emu_session_create(const char *out)
         fprintf(stderr, "pgokit record: %s: cannot name a directory next to it\n", out);
         return NULL;
     }
-    if (mkdir(dir, 0755) != 0) {
+    if (!mkdtemp(dir)) {
         fprintf(stderr, "pgokit record: cannot create %s: %s (nothing was run)\n", dir, strerror(errno));
         free(dir);
         return NULL;

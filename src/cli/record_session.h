@@ -14,7 +14,7 @@ typedef struct pk_emu_outcome {
     pk_vec missing;             /* pk_record_unrec: processes that ran unrecorded */
 } pk_emu_outcome;
 
-/* Creates the session directory for `out`: "<out>.tmp.<pid>.d" next to it
+/* Creates the session directory for `out`: "<out>.tmp.XXXXXX" next to it
  * (same file system: a one-process run is a rename), or a fresh directory
  * in $TMPDIR when out is not a regular file. Absolute. NULL on error
  * (message printed). */

@@ -165,6 +165,7 @@ void pk_show_hot_list(FILE *out, const pk_profset *ps, pk_fprof *const *fs, size
         pad(out, &col, cols[2]);
         col += fprintf(out, "%" PRIu64, entry_estimate(ps, f));
         pad(out, &col, cols[3]);
-        fprintf(out, "%s\n", pk_demangle_text(dm, nm));
+        char name_esc[2048];
+        fprintf(out, "%s\n", pk_cli_name(name_esc, sizeof name_esc, pk_demangle_text(dm, nm)));
     }
 }

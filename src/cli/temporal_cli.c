@@ -255,7 +255,10 @@ int pk_cli_merge_temporal(int argc, char **argv)
         else if (collect(&inputs, a, &err) != 0) { rc = pk_cli_fail("merge", &err); goto done; }
     }
     if (!out) { rc = pk_cli_usage("merge", "missing -o OUT"); goto done; }
+    if (pk_cli_check_output("merge", out, argc, argv)) { rc = 1; goto done; }
     if (!inputs.len) { rc = pk_cli_usage("merge", "no input profiles"); goto done; }
+    for (size_t i = 0; i < inputs.len; i++) /* a directory's files too */
+        if (pk_cli_check_output_input("merge", out, PK_VEC_AT(&inputs, char *, i))) { rc = 1; goto done; }
 
     pk_temporal_profile prof;
     pk_temporal_init(&prof, reservoir, maxlen);

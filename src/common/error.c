@@ -66,6 +66,21 @@ static size_t utf8_seq(const uint8_t *p, size_t n)
     return len;
 }
 
+/* Characters that are valid UTF-8 but act on a terminal or on the text
+ * around them: the C1 controls (U+0080..U+009F; U+009B is CSI, an escape
+ * sequence's start on many terminals) and the bidirectional formatting
+ * characters (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069),
+ * which reorder what is shown. */
+static bool utf8_is_control(const uint8_t *p, size_t len)
+{
+    if (len == 2)
+        return (p[0] == 0xc2 && p[1] < 0xa0) || (p[0] == 0xd8 && p[1] == 0x9c);
+    if (len != 3)
+        return false;
+    uint32_t cp = ((uint32_t)(p[0] & 0x0f) << 12) | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+    return cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 size_t pk_escape(char *out, size_t cap, const void *data, size_t n, unsigned flags)
 {
     const uint8_t *p = data;
@@ -76,7 +91,8 @@ size_t pk_escape(char *out, size_t cap, const void *data, size_t n, unsigned fla
         size_t u;
         if (c >= 0x20 && c < 0x7f && !(c == '\\' && (flags & PK_ESC_BACKSLASH))) {
             PUT(c);
-        } else if (c >= 0x80 && (flags & PK_ESC_KEEP_UTF8) && (u = utf8_seq(p + i, n - i))) {
+        } else if (c >= 0x80 && (flags & PK_ESC_KEEP_UTF8) && (u = utf8_seq(p + i, n - i)) &&
+                   !utf8_is_control(p + i, u)) {
             for (size_t k = 0; k < u; k++)
                 PUT(p[i + k]);
             i += u - 1;

@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <sys/random.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void pk_file_release_pages(const pk_mapped_file *f)
@@ -124,6 +130,129 @@ void pk_file_unmap(pk_mapped_file *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The temporaries of outputs not yet committed or aborted, so that a
+ * signal handler can remove them (pk_out_remove_temporaries). A fixed table
+ * of pointers, because a handler can neither lock nor allocate; a slot is
+ * claimed and released with atomic exchanges. More live outputs than slots
+ * still work: only their clean-up on a signal is lost. */
+#define LIVE_TEMPORARIES 32
+static char *live_temporaries[LIVE_TEMPORARIES];
+/* Directories of temporaries (record's session directory): their entries
+ * and themselves go too. */
+#define LIVE_DIRECTORIES 4
+static char *live_directories[LIVE_DIRECTORIES];
+
+static void track(char **table, size_t n, char *path)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *expected = NULL;
+        if (__atomic_compare_exchange_n(&table[i], &expected, path, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+static void untrack(char **table, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *expected = (char *)path;
+        if (__atomic_compare_exchange_n(&table[i], &expected, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+void pk_out_track_directory(char *dir)
+{
+    track(live_directories, LIVE_DIRECTORIES, dir);
+}
+
+void pk_out_untrack_directory(const char *dir)
+{
+    untrack(live_directories, LIVE_DIRECTORIES, dir);
+}
+
+/* The entries of dir (one level) and dir itself, with system calls only:
+ * getdents64 rather than readdir, which may allocate. */
+static void remove_directory(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096] __attribute__((aligned(8)));
+    for (int rounds = 0; rounds < 1024; rounds++) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+            unsigned short reclen;
+            memcpy(&reclen, buf + off + 16, sizeof reclen);
+            if (!(name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))))
+                unlinkat(fd, name, 0);
+            off += reclen;
+        }
+    }
+    close(fd);
+    rmdir(dir);
+}
+
+void pk_out_track_temporary(char *tmp_path)
+{
+    track(live_temporaries, LIVE_TEMPORARIES, tmp_path);
+}
+
+void pk_out_untrack_temporary(const char *tmp_path)
+{
+    untrack(live_temporaries, LIVE_TEMPORARIES, tmp_path);
+}
+
+void pk_out_remove_temporaries(void)
+{
+    for (size_t i = 0; i < LIVE_TEMPORARIES; i++) {
+        char *p = __atomic_exchange_n(&live_temporaries[i], NULL, __ATOMIC_SEQ_CST);
+        if (p)
+            unlink(p);
+    }
+    for (size_t i = 0; i < LIVE_DIRECTORIES; i++) {
+        char *d = __atomic_exchange_n(&live_directories[i], NULL, __ATOMIC_SEQ_CST);
+        if (d)
+            remove_directory(d);
+    }
+}
+
+int pk_out_create_temporary(const char *path, char **tmp_path, pk_err *err)
+{
+    *tmp_path = NULL;
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return pk_err_set(err, "%s: out of memory", path);
+    /* Beside the target (rename stays within one file system), under a name
+     * nobody can guess, created only if nothing is there: O_EXCL also
+     * refuses a symlink planted under that name, O_NOFOLLOW says so twice. */
+    for (int attempt = 0; attempt < 64; attempt++) {
+        uint64_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+            /* no entropy source: the clock and the pid still differ per call */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            r = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ (uint64_t)attempt;
+        }
+        snprintf(tmp, n, "%s.tmp.%012llx", path, (unsigned long long)(r & 0xffffffffffffull));
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            *tmp_path = tmp;
+            return fd;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    /* the user's path: the temporary is an implementation detail (a missing
+     * or read-only directory fails the same for both) */
+    pk_err_errno(err, "%s: cannot create", path);
+    free(tmp);
+    return -1;
+}
+
 int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
 {
     o->fd = -1;
@@ -131,14 +260,10 @@ int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
     o->failed = 0;
     o->direct = 0;
     o->buf_len = 0;
+    o->tmp_path = NULL;
     o->path = strdup(path);
-    size_t n = strlen(path) + 32;
-    o->tmp_path = malloc(n);
-    if (!o->path || !o->tmp_path) {
-        free(o->path);
-        free(o->tmp_path);
+    if (!o->path)
         return pk_err_set(err, "%s: out of memory", path);
-    }
     /* A device or a FIFO (/dev/null, /dev/stdout, a pipe) is written
      * directly: renaming a temporary over it would replace the device. */
     struct stat st;
@@ -147,24 +272,19 @@ int pk_out_open(pk_out_file *o, const char *path, pk_err *err)
         if (o->fd < 0) {
             pk_err_errno(err, "%s: cannot open", path);
             free(o->path);
-            free(o->tmp_path);
-            o->path = o->tmp_path = NULL;
+            o->path = NULL;
             return -1;
         }
         o->direct = 1;
         return 0;
     }
-    snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
-    o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->fd = pk_out_create_temporary(path, &o->tmp_path, err);
     if (o->fd < 0) {
-        /* the user's path: the temporary is an implementation detail (a
-         * missing or read-only directory fails the same for both) */
-        pk_err_errno(err, "%s: cannot create", path);
         free(o->path);
-        free(o->tmp_path);
-        o->path = o->tmp_path = NULL;
+        o->path = NULL;
         return -1;
     }
+    pk_out_track_temporary(o->tmp_path);
     return 0;
 }
 
@@ -267,6 +387,8 @@ int pk_out_commit(pk_out_file *o, pk_err *err)
         pk_out_abort(o);
         return -1;
     }
+    if (o->tmp_path)
+        pk_out_untrack_temporary(o->tmp_path);
     free(o->path);
     free(o->tmp_path);
     o->path = o->tmp_path = NULL;
@@ -278,9 +400,109 @@ void pk_out_abort(pk_out_file *o)
     if (o->fd >= 0)
         close(o->fd);
     o->fd = -1;
-    if (o->tmp_path && !o->direct)
+    if (o->tmp_path && !o->direct) {
         unlink(o->tmp_path);
+        pk_out_untrack_temporary(o->tmp_path);
+    }
     free(o->path);
     free(o->tmp_path);
     o->path = o->tmp_path = NULL;
+}
+
+static int stat_named(const char *path, struct stat *st)
+{
+    return !strcmp(path, "-") ? fstat(0, st) : stat(path, st);
+}
+
+bool pk_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat_named(a, &sa) == 0 && stat_named(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Whether `real` (a resolved absolute path) lies below `root`, through no
+ * hidden directory or file (".ssh", ".git", ".env"): the compilation
+ * directory comes from the same untrusted DWARF, and may be a home
+ * directory; sources do not live in dot-directories. */
+enum { OUTSIDE, INSIDE, HIDDEN };
+static int path_under(const char *real, const char *root)
+{
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (n <= 1) /* "/" (or empty) would admit everything */
+        return OUTSIDE;
+    if (strncmp(real, root, n) || real[n] != '/')
+        return OUTSIDE;
+    return strstr(real + n, "/.") ? HIDDEN : INSIDE;
+}
+
+int pk_file_map_confined(pk_mapped_file *f, const char *path, const char *const *roots, size_t nroots,
+                         uint64_t max_size, pk_err *err)
+{
+    memset(f, 0, sizeof *f);
+    /* O_NONBLOCK: a FIFO opens without a writer and is refused below;
+     * O_NOCTTY: a terminal named there never becomes ours */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return pk_err_errno(err, "cannot open");
+    struct stat st;
+    struct statfs sfs;
+    char link[64], real[PATH_MAX];
+    const char *why = NULL;
+    if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
+        why = "cannot stat";
+    else if (!S_ISREG(st.st_mode))
+        why = S_ISDIR(st.st_mode) ? "a directory" : "not a regular file (a device, FIFO or socket)";
+    else if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC || sfs.f_type == DEBUGFS_MAGIC ||
+             sfs.f_type == SECURITYFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+             sfs.f_type == CGROUP2_SUPER_MAGIC)
+        why = "on a kernel pseudo file system (/proc, /sys)";
+    else if ((uint64_t)st.st_size > max_size)
+        why = "larger than the limit for source files";
+    if (!why) {
+        /* the file actually opened, whatever symlinks or ".." led there */
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, real, sizeof real - 1);
+        int where = OUTSIDE;
+        if (n > 0) {
+            real[n] = 0;
+            for (size_t i = 0; i < nroots && where != INSIDE; i++) {
+                char root_real[PATH_MAX];
+                if (roots[i] && realpath(roots[i], root_real)) {
+                    int w = path_under(real, root_real);
+                    if (w != OUTSIDE)
+                        where = w;
+                }
+            }
+        }
+        if (where != INSIDE)
+            why = n <= 0            ? "cannot resolve its real path"
+                  : where == HIDDEN ? "a hidden file or in a hidden directory (.ssh, .git, ...)"
+                                    : "outside the compilation directories (widen with --source-root)";
+    }
+    if (why) {
+        close(fd);
+        return pk_err_set(err, "%s", why);
+    }
+    f->path = strdup(path);
+    if (!f->path) {
+        close(fd);
+        return pk_err_set(err, "out of memory");
+    }
+    if (st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            close(fd);
+            free(f->path);
+            f->path = NULL;
+            return pk_err_errno(err, "cannot mmap");
+        }
+        f->data = p;
+        f->size = (size_t)st.st_size;
+        f->is_mmap = 1;
+    }
+    close(fd);
+    return 0;
 }

@@ -31,7 +31,8 @@ int pk_err_errno(pk_err *err, const char *fmt, ...) __attribute__((format(printf
 
 /* Escapes bytes for a message or a terminal (never raw control bytes):
  * printable ASCII is kept, \n \t \r as such, anything else as \xNN. With
- * PK_ESC_KEEP_UTF8, valid UTF-8 sequences are kept (names in messages);
+ * PK_ESC_KEEP_UTF8, valid UTF-8 sequences are kept (names in messages),
+ * except the C1 controls and the bidirectional formatting characters;
  * with PK_ESC_BACKSLASH a backslash is doubled (an unambiguous rendering of
  * file bytes). Writes at most cap bytes including the NUL; returns the length
  * the whole escape needs (snprintf-style). */
@@ -61,6 +62,16 @@ int pk_file_map(pk_mapped_file *f, const char *path, pk_err *err);
  * the debug and .dwo files it names): a device or FIFO is refused, not read
  * without end (/dev/zero as a .dwo name) or waited on (/dev/stdin). */
 int pk_file_map_regular(pk_mapped_file *f, const char *path, pk_err *err);
+/* The same for a file named by data the user did not write (a source file
+ * named in a binary's DWARF, shown in a page meant for sharing): it is read
+ * only if it is a regular file (opened without waiting on a FIFO, so never a
+ * device or /proc), of at most max_size bytes, on a disk file system (not
+ * /proc or /sys), and its real path (symlinks resolved) lies under one of
+ * the `roots` directories ("/" is never a root) through no hidden
+ * (dot-named) directory or file. Otherwise -1, with the reason alone (no
+ * path) in err. */
+int pk_file_map_confined(pk_mapped_file *f, const char *path, const char *const *roots, size_t nroots,
+                         uint64_t max_size, pk_err *err);
 /* A view of bytes the caller already holds in memory (an embedder that
  * received a file over the network, a fuzzer): readers that keep a
  * pk_mapped_file work on it unchanged. The bytes must outlive the view;
@@ -71,9 +82,11 @@ void pk_file_unmap(pk_mapped_file *f);
  * touched later): for a file that is mostly done with but still referenced. */
 void pk_file_release_pages(const pk_mapped_file *f);
 
-/* ---- output written to "<path>.tmp.<pid>" and renamed on commit, so a failed
- * run never leaves a half-written file under the final name. A target that
- * is a device or FIFO (/dev/null, /dev/stdout) is written in place. ---- */
+/* ---- output written to a temporary "<path>.tmp.<random>" beside it and
+ * renamed on commit, so a failed run never leaves a half-written file under
+ * the final name. The temporary is created exclusively (never through a
+ * symlink or over another file). A target that is a device or FIFO
+ * (/dev/null, /dev/stdout) is written in place. ---- */
 typedef struct pk_out_file {
     int fd;
     char *path;      /* final name */
@@ -92,6 +105,26 @@ int pk_out_printf(pk_out_file *o, pk_err *err, const char *fmt, ...) __attribute
 int pk_out_pwrite(pk_out_file *o, const void *data, size_t len, uint64_t offset, pk_err *err);
 int pk_out_commit(pk_out_file *o, pk_err *err); /* flush, fsync-free close, rename */
 void pk_out_abort(pk_out_file *o);              /* close and unlink the temporary */
+
+/* Creates the temporary for `path` as pk_out_open does (for a writer that
+ * hands the name to another program, as record does to perf): returns its
+ * descriptor, open for writing, and the malloc'd name in *tmp_path, or -1. */
+int pk_out_create_temporary(const char *path, char **tmp_path, pk_err *err);
+/* The temporaries that a signal would orphan. pk_out_open and commit/abort
+ * keep the list for their own; a writer of its own temporary (above) tracks
+ * it while it lives. pk_out_remove_temporaries unlinks every one listed and
+ * is async-signal-safe: a command-line handler for SIGTERM/SIGINT/SIGHUP
+ * calls it, then dies of the signal. The one process-wide table of the
+ * library, since a signal handler has no other way to find them. */
+void pk_out_track_temporary(char *tmp_path);
+void pk_out_untrack_temporary(const char *tmp_path);
+void pk_out_remove_temporaries(void);
+/* The same for a directory of temporaries (its entries, then itself). */
+void pk_out_track_directory(char *dir);
+void pk_out_untrack_directory(const char *dir);
+/* Whether two paths name the same file (device and inode; "-" is standard
+ * input). False when either does not exist. */
+bool pk_same_file(const char *a, const char *b);
 
 /* ---- growable array of fixed-size elements ---- */
 typedef struct pk_vec {

@@ -249,6 +249,11 @@ int pk_perf_writer_close(pk_perf_writer *w, pk_err *err);
 /* Discards everything written; frees w. */
 void pk_perf_writer_abort(pk_perf_writer *w);
 
+/* Writes the perf.data file at path onto fd in pipe mode, as `perf record
+ * -o -` streams it (perf script -i - and pgokit's readers take it): for
+ * `pgokit record -o -`. out_name names fd in messages. */
+int pk_perf_file_to_pipe(const char *path, int fd, const char *out_name, pk_err *err);
+
 /* ---- `perf script` text (the forms llvm-profgen accepts, and perf's own) ----
  * LBR-only: one line per sample with "0xFROM/0xTO/..." entries.
  * Stack + LBR: call-stack lines (one address per line, leaf first) followed by

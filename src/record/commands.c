@@ -171,11 +171,14 @@ int pk_record_qemu_argv(const char *qemu, const char *plugin, const pk_record_op
     if (o->ld_prefix && strchr(o->ld_prefix, ','))
         return pk_err_set(err, "%s: QEMU plugin arguments cannot hold a ','; rename the path", o->ld_prefix);
     /* sysroot= tells the plugin the -L to give the emulator of an exec'd program */
-    int r = asprintf(&spec, "%s,%s=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s%s%s", plugin,
+    char alive[32] = "";
+    if (o->alive_fd > 0)
+        snprintf(alive, sizeof alive, ",alive=%d", o->alive_fd);
+    int r = asprintf(&spec, "%s,%s=%s,%s,callchain=%s,seed=%llu,comm=%s%s%s%s%s%s%s%s", plugin,
                      o->session_dir ? "dir" : "out", o->session_dir ? o->session_dir : o->output, sampling,
                      o->callchain ? "on" : "off", (unsigned long long)o->seed, comm, exe ? ",exe=" : "",
                      exe ? exe : "", exact ? ",exact=" : "", exact ? exact : "", o->ld_prefix ? ",sysroot=" : "",
-                     o->ld_prefix ? o->ld_prefix : "");
+                     o->ld_prefix ? o->ld_prefix : "", alive);
     free(exe);
     if (r < 0)
         return pk_err_set(err, "out of memory building the qemu command");

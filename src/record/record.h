@@ -188,6 +188,9 @@ typedef struct pk_record_opts {
     bool ip;                 /* emulated: ip=PERIOD (IP samples) instead of LBR */
     const char *ld_prefix;   /* emulated: `-L DIR`, the target's sysroot for a
                                 dynamic program of another architecture; NULL: none */
+    int alive_fd;            /* emulated: alive=FD, the read end of a pipe whose write
+                                end only record holds: every QEMU of the run dies
+                                with record (> 0; 0: none) */
     /* perf modes */
     uint64_t freq;           /* perf IP: samples per second (-F); 0: -c period */
     int pid;                 /* attach to this process (-p) instead of running cmd; 0: none */

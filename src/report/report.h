@@ -40,6 +40,10 @@ typedef struct pk_report_input {
     const char *ref_label;        /* e.g. "exact counts run.exact" */
     size_t top;                   /* rows per table (0: 100) */
     size_t source_functions;      /* functions annotated in the source view (0: 20) */
+    /* Source files are shown only from under the compilation directories
+     * of the units that name them, or under these (--source-root). */
+    const char *const *source_roots;
+    size_t nsource_roots;
     const char *title;            /* NULL: "pgokit report: <profile>" */
     bool no_demangle;             /* C++ names as linkage names (default: demangled) */
 } pk_report_input;

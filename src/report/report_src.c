@@ -23,11 +23,13 @@
 #define SRC_MAX_SPAN 600       /* lines shown per function, at most */
 #define SRC_MAX_LINES 20000    /* lines in the whole view, at most */
 #define SRC_SPAN_FUNCS 400     /* outlined functions searched for inlined-only ones */
+#define SRC_MAX_BYTES (16u << 20) /* a larger "source file" is not one a person wrote */
 
 struct src_func {
     const rep_func *f;
     const char *name;
     const char *file;          /* symbolizer-owned; NULL: not found */
+    const char *comp_dir;      /* its unit's compilation directory (symbolizer-owned) */
     uint32_t start_line;
     uint64_t addr;             /* an address of its code, for inlined-only ones */
     bool have_addr;
@@ -68,6 +70,7 @@ static void locate(pk_symbolizer *sym, uint64_t vaddr, struct src_func *s)
     for (size_t k = fr.count; k-- > 0;)
         if (fr.frames[k].func && !strcmp(fr.frames[k].func, s->name) && fr.frames[k].start_file) {
             s->file = fr.frames[k].start_file;
+            s->comp_dir = fr.frames[k].comp_dir;
             s->start_line = fr.frames[k].start_line;
             return;
         }
@@ -153,10 +156,22 @@ static void json_file(rep *r, struct src_func *sf, size_t n, size_t *budget)
     pk_json *j = &r->j;
     pk_mapped_file mf;
     pk_err e;
-    bool found = pk_file_map(&mf, sf[0].file, &e) == 0;
+    /* The DWARF names the file: it is read only as a source file under a
+     * compilation directory (of a unit naming it) or a --source-root. */
+    const char **roots = calloc(n + r->in->nsource_roots, sizeof *roots);
+    size_t nroots = 0;
+    for (size_t i = 0; roots && i < r->in->nsource_roots; i++)
+        roots[nroots++] = r->in->source_roots[i];
+    for (size_t i = 0; roots && i < n; i++)
+        if (sf[i].comp_dir && *sf[i].comp_dir)
+            roots[nroots++] = sf[i].comp_dir;
+    bool found = roots && pk_file_map_confined(&mf, sf[0].file, roots, nroots, SRC_MAX_BYTES, &e) == 0;
+    free(roots);
     pk_json_begin_object(j, NULL);
     pk_json_str(j, "path", sf[0].file);
     pk_json_bool(j, "found", found);
+    if (!found)
+        pk_json_str(j, "why", roots ? e.msg : "out of memory");
     pk_json_begin_array(j, "functions");
     for (size_t i = 0; i < n; i++) {
         pk_json_begin_array(j, NULL);

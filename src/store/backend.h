@@ -41,6 +41,10 @@ typedef struct pk_store_backend {
     /* `create`: make the database if absent (init); else it must exist. */
     pk_store_db *(*open)(const char *target, bool create, pk_err *err);
     void (*close)(pk_store_db *db);
+    /* Once the database is known to be a store (or is being made one): the
+     * connection's settings that write to it (SQLite: the WAL journal).
+     * NULL: none. Never run on a file that is not a store. */
+    int (*ready)(pk_store_db *db, pk_err *err);
     /* A statement without parameters (DDL, COMMIT, ROLLBACK). */
     int (*exec)(pk_store_db *db, const char *sql, pk_err *err);
     /* A statement with bound parameters; rows (if any) stream into fn. */
@@ -53,6 +57,13 @@ typedef struct pk_store_backend {
     /* SELECT of the bytes the database occupies (for reports). */
     const char *size_sql;
 } pk_store_backend;
+
+/* The target as messages name it: every password in it (URI userinfo,
+ * ?password=, keyword/value password=) replaced by "***"; malloc'd. */
+char *pk_store_masked(const char *target);
+/* Masks, in place, the passwords of target that a message from the engine
+ * repeats (the message only shrinks or keeps its length). */
+void pk_store_scrub(char *msg, const char *target);
 
 extern const pk_store_backend pk_store_sqlite;
 extern const pk_store_backend pk_store_pg;

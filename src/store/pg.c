@@ -17,29 +17,6 @@ struct pk_store_db {
     int copy_ncols;
 };
 
-/* "postgresql://user:secret@host/db" → "postgresql://user:***@host/db" */
-static char *mask(const char *target)
-{
-    size_t len = strlen(target);
-    char *s = malloc(len + 4); /* a password shorter than "***" grows the string */
-    if (!s)
-        return NULL;
-    memcpy(s, target, len + 1);
-    char *p = strstr(s, "://");
-    if (!p)
-        return s;
-    p += 3;
-    char *at = strchr(p, '@'), *slash = strchr(p, '/');
-    if (!at || (slash && slash < at))
-        return s;
-    char *colon = memchr(p, ':', (size_t)(at - p));
-    if (!colon)
-        return s;
-    memmove(colon + 4, at, strlen(at) + 1);
-    memcpy(colon + 1, "***", 3);
-    return s;
-}
-
 /* libpq messages end with a newline (sometimes two lines): one line here */
 static const char *oneline(char *m)
 {
@@ -73,7 +50,7 @@ static void pg_close(pk_store_db *db)
 static pk_store_db *pg_open(const char *target, bool create, pk_err *err)
 {
     pk_store_db *db = calloc(1, sizeof *db);
-    if (!db || !(db->where = mask(target))) {
+    if (!db || !(db->where = pk_store_masked(target))) {
         free(db);
         pk_err_set(err, "out of memory");
         return NULL;
@@ -83,9 +60,10 @@ static pk_store_db *pg_open(const char *target, bool create, pk_err *err)
     const char *vals[] = {"10", "pgokit-store", target, NULL};
     db->c = PQconnectdbParams(keys, vals, 1);
     if (!db->c || PQstatus(db->c) != CONNECTION_OK) {
-        if (db->c)
+        if (db->c) {
             fail(db, err, "cannot connect", NULL);
-        else
+            pk_store_scrub(err->msg, target); /* libpq may quote the bad part of it */
+        } else
             pk_err_set(err, "%s: cannot connect: out of memory", db->where);
         pg_close(db);
         return NULL;

@@ -34,15 +34,18 @@ static void sq_close(pk_store_db *db)
 
 static pk_store_db *sq_open(const char *target, bool create, pk_err *err)
 {
-    struct stat st;
-    if (!create && stat(target, &st)) {
-        pk_err_errno(err, "%s: no such store (create it with `pgokit store init %s`)", target, target);
-        return NULL;
-    }
     pk_store_db *db = calloc(1, sizeof *db);
-    if (!db || !(db->path = strdup(target))) {
+    /* messages name the target masked: a PostgreSQL connection string that
+     * was not recognised as one (keyword/value form) lands here */
+    if (!db || !(db->path = pk_store_masked(target))) {
         free(db);
         pk_err_set(err, "out of memory");
+        return NULL;
+    }
+    struct stat st;
+    if (!create && stat(target, &st)) {
+        pk_err_errno(err, "%s: no such store (create it with `pgokit store init %s`)", db->path, db->path);
+        sq_close(db);
         return NULL;
     }
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
@@ -50,21 +53,35 @@ static pk_store_db *sq_open(const char *target, bool create, pk_err *err)
         if (db->h)
             fail(db, err, "cannot open");
         else
-            pk_err_set(err, "%s: cannot open: out of memory", target);
+            pk_err_set(err, "%s: cannot open: out of memory", db->path);
         sq_close(db);
         return NULL;
     }
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 60000);
-    /* A file that is not a database fails here, on the first read. */
+    /* A file that is not a database fails here, on the first read (which
+     * writes nothing: an empty file stays empty). */
     char *msg = NULL;
-    if (sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, &msg) != SQLITE_OK) {
-        pk_err_set(err, "%s: not a usable SQLite database: %s", target, msg ? msg : sqlite3_errmsg(db->h));
+    if (sqlite3_exec(db->h, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg) != SQLITE_OK) {
+        pk_err_set(err, "%s: not a usable SQLite database: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
         sqlite3_free(msg);
         sq_close(db);
         return NULL;
     }
     return db;
+}
+
+/* Switching to WAL writes the database header (an empty file becomes a
+ * database): done only once the schema check passed or init runs. */
+static int sq_ready(pk_store_db *db, pk_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, &msg) != SQLITE_OK) {
+        pk_err_set(err, "%s: not a usable SQLite database: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
 }
 
 static int sq_exec(pk_store_db *db, const char *sql, pk_err *err)
@@ -160,6 +177,7 @@ const pk_store_backend pk_store_sqlite = {
     .table_exists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1",
     .open = sq_open,
     .close = sq_close,
+    .ready = sq_ready,
     .exec = sq_exec,
     .query = sq_query,
     .copy_begin = sq_copy_begin,

@@ -7,13 +7,21 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* ---- connection ---- */
 
+/* A URI, or libpq's keyword/value form ("host=h dbname=d ...") when no file
+ * has that name. */
 static bool is_pg(const char *t)
 {
-    return !strncmp(t, "postgresql://", 13) || !strncmp(t, "postgres://", 11);
+    if (!strncmp(t, "postgresql://", 13) || !strncmp(t, "postgres://", 11))
+        return true;
+    size_t k = strspn(t, " \t"), w = strspn(t + k, "abcdefghijklmnopqrstuvwxyz_");
+    size_t e = k + w + strspn(t + k + w, " \t");
+    struct stat st;
+    return w && t[e] == '=' && stat(t, &st) != 0;
 }
 
 static int check_schema(pk_store *s, const char *target, pk_err *err);
@@ -29,7 +37,14 @@ int pk_store_open(pk_store **out, const char *target, bool create, pk_err *err)
         free(s);
         return -1;
     }
-    if (!create && check_schema(s, target, err)) {
+    char *shown = pk_store_masked(target);
+    if (!shown) {
+        pk_store_close(s);
+        return pk_err_set(err, "out of memory");
+    }
+    int rc = (!create && check_schema(s, shown, err)) || (s->be->ready && s->be->ready(s->db, err));
+    free(shown);
+    if (rc) {
         pk_store_close(s);
         return -1;
     }

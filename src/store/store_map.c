@@ -14,6 +14,10 @@
 
 static int input_kind(const char *path, int *kind, pk_err *err)
 {
+    if (!strcmp(path, "-")) { /* a stream: pipe-mode perf.data (perf record -o -, pgokit record -o -) */
+        *kind = PK_INPUT_PERF;
+        return 0;
+    }
     pk_mapped_file f;
     if (pk_file_map(&f, path, err))
         return -1;

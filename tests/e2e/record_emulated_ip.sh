@@ -260,13 +260,27 @@ clang-19 -O2 -g -fno-omit-frame-pointer -o "$T/sig" "$P/record_signal.c" || { fa
 readable() { # FILE: perf reads it and it has samples
     perf script -i "$1" -F ip > "$1.txt" 2> "$1.err" && test -s "$1.txt" && ! grep -qi 'warning\|error' "$1.err"
 }
+# sampling FILE PID: waits (at most 60 s) until the plugin has written
+# samples into FILE's temporary: its writer flushes 64 KiB at a time, after
+# the header and the first mappings, so a non-empty temporary holds samples,
+# and the guest has run past its start (handlers installed). A fixed delay
+# fails on a loaded machine, where QEMU may not even have loaded the guest.
+sampling() {
+    for _ in $(seq 1200); do
+        compgen -G "$1.tmp.*" > /dev/null && [ -n "$(find "$(dirname "$1")" -name "$(basename "$1").tmp.*" -size +0)" ] &&
+            return 0
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
 for mode in lbr ip; do
     ipn=; [ $mode = ip ] && ipn=100003
     for sig in INT TERM; do
         f=$T/k-$mode-$sig.data
         env --default-signal=INT,TERM qemu-x86_64 -plugin "$PLUGIN,out=$f,seed=1,exe=$T/sig${ipn:+,ip=$ipn}" "$T/sig" spin &
         pid=$!
-        sleep 1
+        check "$mode: SIG$sig test: the guest runs and is sampled" sampling "$f" $pid
         kill -$sig $pid
         wait $pid; rc=$?
         check_eq "$mode: SIG$sig kills the guest (exit status)" $((128 + $(kill -l $sig))) $rc
@@ -282,10 +296,42 @@ for mode in lbr ip; do
         check "$mode: $crash leaves no temporary" bash -c "! ls '$f'.tmp.* 2>/dev/null | grep -q ."
     done
 done
+# A signal while QEMU starts, before it handles signals (it dies outright
+# then): the plugin must have created nothing yet. The delays sweep QEMU's
+# first milliseconds, the plugin's loading among them; each run is waited
+# for (at most 3 s, then killed: a lost signal fails the check too). Python
+# starts and signals them: a shell's child signalled before its exec would
+# run the script's EXIT trap (which removes $T).
+mkdir -p "$T/early"
+lost=$(python3 - "$PLUGIN" "$T/early" "$T/sig" <<'PY'
+import os, signal, subprocess, sys, time
+plugin, d, prog = sys.argv[1:]
+lost = 0
+for i in range(1, 61):
+    p = subprocess.Popen(["qemu-x86_64", "-plugin", f"{plugin},out={d}/e{i}.data,seed=1,exe={prog}", prog, "spin"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
+    time.sleep(i * 0.0002)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        lost += 1
+        p.kill()
+        p.wait()
+print(lost)
+PY
+)
+check_eq "SIGTERM in QEMU's first milliseconds: every run ends" 0 "$lost"
+check "SIGTERM in QEMU's first milliseconds: no temporary left" bash -c "! compgen -G '$T/early/*.tmp*' > /dev/null"
+for d in "$T"/early/e*.data; do
+    [ -e "$d" ] || continue
+    perf script -i "$d" -F ip > /dev/null 2>&1 || { fail "an early-stopped recording is unreadable: $d"; break; }
+done
 f=$T/h.data
 env --default-signal=INT qemu-x86_64 -plugin "$PLUGIN,out=$f,ip=100003,exe=$T/sig" "$T/sig" handle > "$T/h.out" &
 pid=$!
-sleep 1
+check "a guest that handles SIGINT: it runs and is sampled" sampling "$f" $pid
 kill -INT $pid
 wait $pid; rc=$?
 check_eq "a guest that handles SIGINT goes on and exits 0" "0 clean" "$rc $(cat "$T/h.out")"

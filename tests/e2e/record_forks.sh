@@ -85,7 +85,18 @@ check "SIGKILL: the parent's samples are there" test "$(pids_of k.data | wc -l)"
 check "SIGKILL: no temporary left" bash -c "! compgen -G '$T/*.tmp*' > /dev/null"
 
 # SIGTERM to record, and SIGINT to its process group (a terminal's ^C),
-# while parent and child run: both stop, both keep their samples
+# while parent and child run: both stop, both keep their samples.
+# both_sampling NAME PID: waits (at most 60 s) until two processes' files in
+# record's session directory hold samples (each plugin's writer flushes
+# 64 KiB at a time, the first flush after its header and mappings).
+both_sampling() {
+    for _ in $(seq 1200); do
+        [ "$(find "$T" -path "$T/$1.tmp.*/*" -name '*.data.tmp.*' -size +0 2>/dev/null | wc -l)" -ge 2 ] && return 0
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
 for how in TERM INT; do
     if [ $how = TERM ]; then
         "$PGOKIT" record --emulate -o t$how.data -- ./rf 3000000000 > /dev/null 2> t$how.err & rp=$!
@@ -93,12 +104,26 @@ for how in TERM INT; do
         setsid env --default-signal=INT "$PGOKIT" record --emulate -o t$how.data -- ./rf 3000000000 \
             > /dev/null 2> t$how.err & rp=$!
     fi
-    sleep 1.5
+    check "SIG$how: parent and child run and are sampled" both_sampling t$how.data $rp
     if [ $how = TERM ]; then kill -TERM $rp; else kill -INT -- -$rp; fi
     wait $rp; rc=$?
     check_eq "SIG$how: record ends with the signal's status" $((128 + $(kill -l $how))) "$rc"
     check_eq "SIG$how: the parent's and the child's samples are kept" 2 "$(pids_of t$how.data | wc -l)"
 done
+
+# SIGKILL of record while parent and child run: every QEMU of the run ends
+# with it (the first by PR_SET_PDEATHSIG, the forked one through the pipe
+# record holds), none runs on unrecorded
+"$PGOKIT" record --emulate -o tKILL.data -- ./rf 3000000000 > /dev/null 2> tKILL.err & rp=$!
+check "SIGKILL: parent and child run and are sampled" both_sampling tKILL.data $rp
+qs=$(pgrep -f "pgokit-lbr.so,dir=$T/tKILL.data.tmp" | tr '\n' ' ')
+check "SIGKILL: two QEMUs run (${qs})" test "$(wc -w <<< "$qs")" -eq 2
+kill -KILL $rp
+wait $rp 2>/dev/null
+ended() { for _ in $(seq 200); do local a=0; for q in $qs; do kill -0 $q 2>/dev/null && a=1; done; [ $a = 0 ] && return 0; sleep 0.05; done; return 1; }
+check "SIGKILL: every QEMU of the run ends with record" ended
+for q in $qs; do kill -KILL $q 2>/dev/null; done
+rm -rf "$T"/tKILL.data.tmp.*
 
 # (c) exec: the same pid records both programs
 out=$(rec --emulate -o x.data -- ./rx 100000 ./rf rf $N 2> x.err)

@@ -137,7 +137,8 @@ fi
 # ---- --pid: attach to a running process for one second ----
 "$T/ip" 30 > /dev/null &
 F=$!
-sleep 0.2
+# attach once the fixture is itself (exec'd), not the shell that starts it
+for _ in $(seq 200); do [ "$(readlink /proc/$F/exe 2>/dev/null)" = "$T/ip" ] && break; sleep 0.05; done
 t0=$(date +%s%N)
 timeout 30 "$PGOKIT" record --pid $F --duration 1 -o "$T/pid.data" 2> "$T/pid.err"
 rc=$?
@@ -174,9 +175,24 @@ set -m
 running() { # REGEX: wait until a process's command line matches (at most 20 s)
     for _ in $(seq 200); do pgrep -f "$1" >/dev/null && return 0; sleep 0.1; done; return 1
 }
+# ran_cpu REGEX MS: wait until the process matching REGEX has used MS ms of
+# CPU time (at most 60 s): sampled on CPU time, it has samples by then,
+# however loaded the machine is
+ran_cpu() {
+    local p tck
+    p=$(pgrep -f "$1" | head -1) tck=$(getconf CLK_TCK)
+    [ -n "$p" ] || return 1
+    for _ in $(seq 600); do
+        read -r -a st < "/proc/$p/stat" 2>/dev/null || return 1
+        [ $(( (st[13] + st[14]) * 1000 / tck )) -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 # interrupt NAME SIGNAL-TARGET SIGNAL REGEX RECORD-ARGS... : start record on
-# the fixture for 30 CPU-seconds, wait for the fixture (REGEX) to run, signal
-# record (or its process group) 1 s later, wait for it (<= 60 s); sets rc
+# the fixture for 30 CPU-seconds, wait for the fixture (REGEX) to run and use
+# 300 ms of CPU, signal record (or its process group), wait for it (<= 60 s);
+# sets rc
 interrupt() {
     local name=$1 target=$2 sig=$3 regex=$4; shift 4
     # (env: a suite started with SIGINT ignored, as a non-interactive
@@ -184,7 +200,7 @@ interrupt() {
     env --default-signal=INT,TERM "$PGOKIT" record "$@" -o "$T/$name.data" -- "$T/ip" 30 > /dev/null 2> "$T/$name.err" &
     local R=$!
     running "$regex" || echo "note: the fixture did not start"
-    sleep 1
+    ran_cpu "$regex" 300 || echo "note: the fixture did not run 300 ms"
     if [ "$target" = group ]; then kill -s "$sig" -- -$R; else kill -s "$sig" $R; fi
     for _ in $(seq 600); do kill -0 $R 2>/dev/null || break; sleep 0.1; done
     kill -KILL $R 2>/dev/null

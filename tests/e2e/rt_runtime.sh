@@ -36,6 +36,12 @@ for cc in gcc-12 clang-19; do
     # ---- trace mode (default): order, coverage, patched sites, fork ----
     (cd "$d" && PGOKIT_RT_FILE="$d/run.pgoraw" ./prog > out.txt) || fail "$tag: program failed"
     check "$tag: raw profile written" test -s "$d/run.pgoraw"
+    # a symlink planted at the temporary's name (exec keeps the shell's pid)
+    echo precious > "$d/victim"
+    (cd "$d" && bash -c 'ln -s "$1/victim" "$1/planted.pgoraw.tmp.$$"; PGOKIT_RT_FILE="$1/planted.pgoraw" exec ./prog' _ "$d" > planted.txt) ||
+      fail "$tag: program failed"
+    check "$tag: a symlink at the temporary's name is not written through" grep -qx precious "$d/victim"
+    check "$tag: ... and the profile is written all the same" test -s "$d/planted.pgoraw"
     trace_of "$d/prog" "$d/run.pgoraw" > "$d/trace.txt"
     exp_order=$(sed -n 's/^EXPECT_ORDER //p' "$d/out.txt")
     n=$(wc -w <<<"$exp_order")
@@ -148,8 +154,8 @@ if [ -x "$d/prog" ]; then
   pid_a=$pid
   cp "$d/kill/k.pgoraw" "$d/kill/a.copy"
   run_wait 30
-  for _ in $(seq 100); do ls "$d/kill"/k.pgoraw.tmp.* >/dev/null 2>&1 && break; sleep 0.05; done
-  sleep 0.2
+  # the dump stalls after its header is flushed: kill it once the header is there
+  for _ in $(seq 400); do [ -s "$d/kill/k.pgoraw.tmp.$pid" ] && break; sleep 0.05; done
   kill -KILL $pid; wait $pid 2>/dev/null
   check "killed mid-dump: the earlier run's file is intact" cmp -s "$d/kill/k.pgoraw" "$d/kill/a.copy"
   check "killed mid-dump: the earlier file is still valid" bash -c "'$TOOL' show '$d/kill/k.pgoraw' | grep -q 'pid $pid_a '"

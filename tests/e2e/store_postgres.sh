@@ -50,6 +50,19 @@ check "... the message says where, password masked" \
 "${PGOKIT_SAN:-$PGOKIT}" store list "postgresql://pgokit:x@127.0.0.1:1/postgres" 2>"$T/conn2.err"
 check "a password shorter than its mask: masked, exit 1" \
     bash -c "test $? -eq 1 && grep -q 'pgokit:\*\*\*@127.0.0.1:1/postgres: cannot connect' '$T/conn2.err'"
+# every other way libpq takes a password: masked too, in pgokit's and in libpq's words
+i=0
+for t in "postgresql://pgokit@127.0.0.1:1/postgres?password=sekret_q1" \
+         "postgresql://127.0.0.1:1/postgres?connect_timeout=2&password=sekret_q2&sslmode=disable" \
+         "host=127.0.0.1 port=1 dbname=postgres password=sekret_kv3" \
+         "host=127.0.0.1 port=1 password = 'sekret kv4' dbname=postgres" \
+         "postgresql://pgokit@127.0.0.1:1/postgres?password=%zzsekret_q5" \
+         "postgresql://pgokit@127.0.0.1:$PG_PORT/template1?password=sekret_q6"; do
+    i=$((i + 1))
+    "$PGOKIT" store list "$t" 2>"$T/pw$i.err"
+    check "password form $i: exit 1, masked" \
+        bash -c "test $? -eq 1 && grep -q '\*\*\*' '$T/pw$i.err' && ! grep -q sekret '$T/pw$i.err'"
+done
 "$PGOKIT" store list "postgresql://nosuchrole@127.0.0.1:$PG_PORT/postgres" 2>"$T/role.err"
 check "an unknown role: exit 1, the server's reason" bash -c "test $? -eq 1 && grep -q 'nosuchrole' '$T/role.err'"
 "$PGOKIT" store list "postgresql://pgokit@127.0.0.1:$PG_PORT/nosuchdb" 2>"$T/db.err"

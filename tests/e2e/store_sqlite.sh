@@ -18,6 +18,19 @@ echo "not a database" >"$T/junk.db"
 "$PGOKIT" store list "$T/junk.db" 2>"$T/junk.err"
 check "a file that is not a database: exit 1" test $? -eq 1
 check "... named" grep -q "junk.db: not a usable SQLite database" "$T/junk.err"
+# a SQLite file that is not a store, and an empty file, are left as they were
+: > "$T/empty.db"
+"$PGOKIT" store list "$T/empty.db" 2>"$T/empty.err"
+check "an empty file: exit 1, not a store" bash -c "test $? -eq 1 && grep -q 'empty.db: not a pgokit profile store' '$T/empty.err'"
+check "an empty file stays empty" test "$(stat -c %s "$T/empty.db")" -eq 0
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE t (x)'); c.execute('INSERT INTO t VALUES (1)'); c.commit()" "$T/other.db"
+cp "$T/other.db" "$T/other.orig"
+for sub in list "select --binary x" "pull --build-id 00 -o $T/o.raw" "prune --before 1d"; do
+    read -r -a args <<< "$sub"
+    "$PGOKIT" store "${args[0]}" "$T/other.db" "${args[@]:1}" 2>"$T/other.err" > /dev/null
+    check "store ${args[0]} on another SQLite database: refused, file unchanged, no -wal" \
+        bash -c "grep -q 'not a pgokit profile store' '$T/other.err' && cmp -s '$T/other.db' '$T/other.orig' && ! test -e '$T/other.db-wal'"
+done
 "$PGOKIT" store list "$T/missing.db" 2>"$T/missing.err"
 check "a missing store: exit 1, not created" bash -c "grep -q 'missing.db: no such store' '$T/missing.err' && ! test -e '$T/missing.db'"
 "$PGOKIT" store add "$T/missing.db" "$T/fx/a1.raw" 2>/dev/null

@@ -294,4 +294,86 @@ TEST(demangle_text_as_cxxfilt_filters)
     pk_demangler_free(&d);
 }
 
+/* The temporary is created exclusively under an unpredictable name: a
+ * symlink planted at any name next to the output is never written through,
+ * and two writers of one output do not share a temporary. */
+TEST(out_file_temporary_is_exclusive_and_unpredictable)
+{
+    char path[512], victim[512], link[600];
+    snprintf(path, sizeof path, "%s/shared.out", pk_test_tmpdir());
+    snprintf(victim, sizeof victim, "%s/victim", pk_test_tmpdir());
+    FILE *f = fopen(victim, "w");
+    CHECK(f && fputs("keep", f) >= 0 && fclose(f) == 0);
+    snprintf(link, sizeof link, "%s.tmp.%ld", path, (long)getpid());
+    CHECK(symlink(victim, link) == 0);
+    pk_out_file a, b;
+    pk_err e;
+    CHECK_OK(pk_out_open(&a, path, &e), &e);
+    CHECK_OK(pk_out_open(&b, path, &e), &e);
+    CHECK(strcmp(a.tmp_path, b.tmp_path) != 0);
+    CHECK(strcmp(a.tmp_path, link) != 0);
+    CHECK_OK(pk_out_printf(&a, &e, "new"), &e);
+    CHECK_OK(pk_out_commit(&a, &e), &e);
+    pk_out_abort(&b);
+    struct stat st;
+    CHECK(stat(victim, &st) == 0 && st.st_size == 4);
+    CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 3);
+    unlink(link);
+}
+
+/* What a signal handler calls: the live temporaries go, the committed
+ * output stays. */
+TEST(out_file_temporaries_removed_on_request)
+{
+    char path[512], done[512], tmp[700];
+    snprintf(path, sizeof path, "%s/killed.out", pk_test_tmpdir());
+    snprintf(done, sizeof done, "%s/done.out", pk_test_tmpdir());
+    pk_out_file o, d;
+    pk_err e;
+    CHECK_OK(pk_out_open(&d, done, &e), &e);
+    CHECK_OK(pk_out_commit(&d, &e), &e);
+    CHECK_OK(pk_out_open(&o, path, &e), &e);
+    snprintf(tmp, sizeof tmp, "%s", o.tmp_path);
+    struct stat st;
+    CHECK(stat(tmp, &st) == 0);
+    pk_out_remove_temporaries();
+    CHECK(stat(tmp, &st) != 0);
+    CHECK(stat(done, &st) == 0);
+    pk_out_abort(&o);
+}
+
+TEST(same_file_by_device_and_inode)
+{
+    char a[512], b[512], c[512];
+    snprintf(a, sizeof a, "%s/same-a", pk_test_tmpdir());
+    snprintf(b, sizeof b, "%s/same-b", pk_test_tmpdir());
+    snprintf(c, sizeof c, "%s/same-c", pk_test_tmpdir());
+    FILE *f = fopen(a, "w");
+    CHECK(f && fclose(f) == 0);
+    f = fopen(c, "w");
+    CHECK(f && fclose(f) == 0);
+    CHECK(link(a, b) == 0);
+    CHECK(pk_same_file(a, b));
+    CHECK(!pk_same_file(a, c));
+    CHECK(!pk_same_file(a, "/nonexistent-pgokit"));
+}
+
+/* Text that acts on a terminal is escaped even when it is valid UTF-8: the
+ * C1 controls (U+009B is CSI) and the bidi formatting characters; other
+ * UTF-8 (a name in Greek, an accented path) is kept. */
+TEST(escape_keeps_utf8_but_not_terminal_controls)
+{
+    char out[256];
+    pk_escape(out, sizeof out, "a\x1b[2Jb", 6, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "a\\x1b[2Jb");
+    pk_escape(out, sizeof out, "f\xc2\x9b" "2J", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "f\\xc2\\x9b2J");
+    pk_escape(out, sizeof out, "x\xe2\x80\xaey", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "x\\xe2\\x80\\xaey");
+    pk_escape(out, sizeof out, "\xe2\x81\xa6\xd8\x9c", 5, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "\\xe2\\x81\\xa6\\xd8\\x9c");
+    pk_escape(out, sizeof out, "\xce\xb1\xc3\xa9", 4, PK_ESC_KEEP_UTF8);
+    CHECK_STR(out, "\xce\xb1\xc3\xa9");
+}
+
 int main(void) { return pk_test_main(); }

@@ -13,8 +13,15 @@
   var main = document.getElementById('pk-main');
   var zoomBench = null; // set by the icicle: zooms in and out, for #pk-bench
 
+  // The bidirectional formatting characters (which would visually reorder
+  // a name and the text after it) shown as their code points.
+  function nobidi(s) {
+    return String(s).replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, function (c) {
+      return '\u27e8U+' + c.charCodeAt(0).toString(16).toUpperCase() + '\u27e9';
+    });
+  }
   function esc(s) {
-    return String(s).replace(/[&<>"]/g, function (c) {
+    return nobidi(s).replace(/[&<>"]/g, function (c) {
       return c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;';
     });
   }
@@ -199,7 +206,7 @@
       if (f & 2) what.push('inlined callsite');
       if (f & 4) what.push('pre-inliner: inline');
       if (f & 8) what.push('inlined in the binary');
-      info.textContent = (k ? path(k) : 'all samples') + ' — ' + fmt(T.total[k]) + ' samples (' +
+      info.textContent = (k ? nobidi(path(k)) : 'all samples') + ' — ' + fmt(T.total[k]) + ' samples (' +
         pct(T.total[0] ? T.total[k] / T.total[0] : 0) + '), own ' + fmt(T.self[k]) +
         (what.length ? ' · ' + what.join(', ') : '');
     });
@@ -301,7 +308,7 @@
       var funcs = f.functions.map(function (x) { return short(N[x[0]]) + ' (line ' + x[1] + ')'; }).join(', ');
       var h = ['<summary>' + esc(f.path) + ' — ' + esc(funcs) + '</summary>'];
       if (!f.found) {
-        h.push('<p class="note">Source file not found on this machine.</p>');
+        h.push('<p class="note">Source not shown: ' + esc(f.why || 'not found on this machine') + '.</p>');
       } else {
         var max = 0;
         f.blocks.forEach(function (b) { b.count.forEach(function (c) { if (c > max) max = c; }); });
