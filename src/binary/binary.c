@@ -4,6 +4,7 @@
 #include "binary/elf_internal.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct func_insns {
@@ -14,12 +15,39 @@ typedef struct func_insns {
 struct pk_binary {
     pk_elf *elf;
     pk_elf *debug;        /* == elf, a separate file, or NULL */
+    pk_elf *alt;          /* the debug file's dwz supplementary file, or NULL */
+    char *origin;         /* pk_binary_debug_origin */
     pk_symbolizer *sym;
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
     pk_vec slots;         /* func_insns */
 };
 
+static int open_debug_binary(pk_binary *b, const char *debug_path, pk_err *err)
+{
+    if (pk_elf_open(&b->debug, debug_path, err) < 0)
+        return -1;
+    const uint8_t *want, *got;
+    size_t want_len, got_len;
+    pk_elf_build_id(b->elf, &want, &want_len);
+    pk_elf_build_id(b->debug, &got, &got_len);
+    if (want_len && (got_len != want_len || memcmp(want, got, want_len))) {
+        char w[128], g[128];
+        pk_elf_build_id_hex(b->elf, w, sizeof w);
+        pk_elf_build_id_hex(b->debug, g, sizeof g);
+        return pk_err_set(err, "%s: build-id %s does not match the binary's (%s, build-id %s): "
+                               "a debug file of another build",
+                          debug_path, *g ? g : "(none)", pk_elf_path(b->elf), w);
+    }
+    return 0;
+}
+
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err)
+{
+    pk_debug_opts o = {.debug_binary = debug_path};
+    return pk_binary_open_opts(out, path, &o, err);
+}
+
+int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *opts, pk_err *err)
 {
     *out = NULL;
     pk_binary *b = calloc(1, sizeof *b);
@@ -32,14 +60,16 @@ int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk
     }
     if (pk_elf_open(&b->elf, path, err) < 0)
         goto fail;
-    if (debug_path) {
-        if (pk_elf_open(&b->debug, debug_path, err) < 0)
+    const char *how = NULL;
+    if (opts && opts->debug_binary) {
+        if (open_debug_binary(b, opts->debug_binary, err) < 0)
             goto fail;
+        how = "--debug-binary";
     } else if (pk_elf_has_dwarf(b->elf)) {
         b->debug = b->elf;
     } else {
         char *found = NULL;
-        if (pk_elf_find_debug_file(b->elf, &found, err) < 0)
+        if (pk_debuginfo_find(b->elf, opts, &found, &how, err) < 0)
             goto fail;
         if (found) {
             int rc = pk_elf_open(&b->debug, found, err);
@@ -48,12 +78,42 @@ int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk
                 goto fail;
         }
     }
+    char *alt = NULL;
+    if (b->debug && pk_debuginfo_find_alt(b->debug, opts, &alt, err) < 0)
+        goto fail;
+    if (alt) {
+        int rc = pk_elf_open(&b->alt, alt, err);
+        free(alt);
+        if (rc < 0)
+            goto fail;
+    }
+    if (b->debug && b->debug != b->elf && pk_elf_adopt_symbols(b->elf, b->debug, err) < 0)
+        goto fail;
+    if (!b->debug)
+        b->origin = strdup("none");
+    else if (b->debug == b->elf)
+        b->origin = strdup("the binary itself");
+    else if (asprintf(&b->origin, "%s (%s)", pk_elf_path(b->debug), how) < 0)
+        b->origin = NULL;
+    if (b->origin && b->alt) {
+        char *o;
+        if (asprintf(&o, "%s, dwz supplementary file %s", b->origin, pk_elf_path(b->alt)) < 0)
+            o = NULL;
+        free(b->origin);
+        b->origin = o;
+    }
+    if (!b->origin) {
+        pk_err_set(err, "%s: out of memory", path);
+        goto fail;
+    }
     *out = b;
     return 0;
 fail:
     pk_binary_close(b);
     return -1;
 }
+
+const char *pk_binary_debug_origin(const pk_binary *b) { return b->origin; }
 
 void pk_binary_close(pk_binary *b)
 {
@@ -64,9 +124,12 @@ void pk_binary_close(pk_binary *b)
         free(PK_VEC_AT(&b->slots, func_insns, i).insns);
     pk_vec_free(&b->slots);
     pk_u64map_free(&b->decoded);
+    /* the executable may hold the debug file's symbols: closed first */
+    pk_elf_close(b->elf);
     if (b->debug != b->elf)
         pk_elf_close(b->debug);
-    pk_elf_close(b->elf);
+    pk_elf_close(b->alt);
+    free(b->origin);
     free(b);
 }
 
@@ -86,6 +149,8 @@ void pk_binary_drop_caches(pk_binary *b)
     pk_elf_release_pages(b->elf);
     if (b->debug && b->debug != b->elf)
         pk_elf_release_pages(b->debug);
+    if (b->alt)
+        pk_elf_release_pages(b->alt);
 }
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
@@ -99,7 +164,7 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
         if (!b->debug)
             return pk_err_set(err, "%s: no DWARF debug information (and no separate debug file found)",
                               pk_elf_path(b->elf));
-        if (pk_symbolizer_open(&b->sym, b->debug, err) < 0)
+        if (pk_symbolizer_open_alt(&b->sym, b->debug, b->alt, err) < 0)
             return -1;
     }
     *sym = b->sym;
@@ -165,7 +230,7 @@ static uint64_t func_end(const pk_elf *e, const pk_elf_symbol *f)
             end = all[i].addr;
             break;
         }
-    const pk_elf_section *s = pk_elf_section_at(e, f->shndx);
+    const pk_elf_section *s = pk_elf_symbol_section(e, f->shndx);
     if (s && s->addr <= f->addr && s->addr + s->size < end)
         end = s->addr + s->size;
     return end == UINT64_MAX ? f->addr : end;

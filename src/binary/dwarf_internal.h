@@ -47,6 +47,7 @@ enum { DV_NONE, DV_CONST, DV_SCONST, DV_ADDR, DV_STR, DV_REF, DV_SECOFF, DV_BLOC
 
 typedef struct dw_val {
     uint8_t cls;
+    uint8_t alt;         /* DV_REF into the dwz supplementary file (GNU_ref_alt, ref_sup4/8) */
     uint16_t form;
     uint64_t u;          /* constant, address, index, section or DIE offset (absolute) */
     const char *str;     /* DV_STR: NUL-terminated inside its section (NULL if not) */
@@ -124,6 +125,8 @@ typedef struct dw_sub {
     const char *decl_file;   /* resolved lazily again (dw_sub_decl_file): the path
                                 needs the whole line program parsed */
     struct dw_cu *decl_cu;   /* the unit whose file table decl_file_index is in */
+    struct pk_symbolizer *decl_sym; /* and the file that unit is in (the dwz
+                                       supplementary file's, or the unit's own) */
     uint64_t decl_file_index;
     uint8_t has_decl_file, decl_file_done;
     uint32_t decl_line;
@@ -196,6 +199,10 @@ typedef struct dw_arange {
 
 struct pk_symbolizer {
     pk_elf *elf;
+    /* the dwz supplementary file's DWARF (.gnu_debugaltlink / .debug_sup):
+     * DW_FORM_GNU_strp_alt / strp_sup strings and GNU_ref_alt / ref_sup
+     * DIEs live there; NULL if none */
+    struct pk_symbolizer *alt;
     pk_elf *own_elf;           /* a .dwo opened by this (nested) symbolizer */
     const char *path;
     dw_sect info, abbrev, str, line_str, str_offsets, addr, ranges, rnglists, line, aranges;

@@ -38,11 +38,17 @@ void pk_symbolizer_close(pk_symbolizer *s)
     free(s->func_ranges);
     free(s->func_map);
     free(s->want);
+    pk_symbolizer_close(s->alt);
     pk_elf_close(s->own_elf);
     free(s);
 }
 
 int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err)
+{
+    return pk_symbolizer_open_alt(out, elf, NULL, err);
+}
+
+int pk_symbolizer_open_alt(pk_symbolizer **out, pk_elf *elf, pk_elf *alt, pk_err *err)
 {
     *out = NULL;
     pk_symbolizer *s = calloc(1, sizeof *s);
@@ -56,6 +62,9 @@ int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err)
         free(s);
         return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
     }
+    /* before the units: their top DIEs may hold strings of the supplement */
+    if (alt && pk_symbolizer_open(&s->alt, alt, err) < 0)
+        goto fail;
     if (load_sect(s, &s->info, ".debug_info", err) < 0 || load_sect(s, &s->abbrev, ".debug_abbrev", err) < 0 ||
         load_sect(s, &s->str, ".debug_str", err) < 0 || load_sect(s, &s->line_str, ".debug_line_str", err) < 0 ||
         load_sect(s, &s->str_offsets, ".debug_str_offsets", err) < 0 ||
