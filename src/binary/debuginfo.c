@@ -62,7 +62,32 @@ static void hex_of(const uint8_t *id, size_t len, char *buf, size_t bufsize)
         buf[o < bufsize ? o : bufsize - 1] = 0;
 }
 
-/* 1: `path` is an ELF file with build-id `id`; 0: it is not (or unreadable). */
+/* A DWARF 5 supplementary file's own .debug_sup (is_supplementary = 1, no
+ * file name): its checksum, which stands for a build-id (dwz -5 writes no
+ * build-id note into it). */
+static void sup_checksum(const pk_elf *e, const uint8_t **id, size_t *len)
+{
+    *id = NULL;
+    *len = 0;
+    const pk_elf_section *s = pk_elf_section_by_name(e, ".debug_sup");
+    const uint8_t *d = e->file.data;
+    if (!s || s->type == SHT_NOBITS || s->size < 5 || d[s->offset + 2] != 1)
+        return;
+    const char *name = (const char *)d + s->offset + 3;
+    size_t n = strnlen(name, s->size - 3);
+    if (n == s->size - 3)
+        return;
+    pk_cursor c;
+    pk_cursor_init(&c, d + s->offset + 3 + n + 1, (size_t)(s->size - 3 - n - 1));
+    uint64_t clen = pk_cursor_uleb(&c);
+    if (!c.bad && clen <= pk_cursor_left(&c)) {
+        *id = c.pos;
+        *len = (size_t)clen;
+    }
+}
+
+/* 1: `path` is an ELF file with build-id (or supplementary checksum) `id`;
+ * 0: it is not (or unreadable). */
 static int build_id_matches(const char *path, const uint8_t *id, size_t len)
 {
     pk_elf *e;
@@ -73,6 +98,10 @@ static int build_id_matches(const char *path, const uint8_t *id, size_t len)
     size_t got_len;
     pk_elf_build_id(e, &got, &got_len);
     int ok = got_len == len && !memcmp(got, id, len);
+    if (!ok) {
+        sup_checksum(e, &got, &got_len);
+        ok = got_len == len && got_len && !memcmp(got, id, len);
+    }
     pk_elf_close(e);
     return ok;
 }
