@@ -263,8 +263,11 @@ static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char *
     dbgd.set_user_data(c, &deadline);
     dbgd.set_progressfn(c, dbgd_progress);
     char *got = NULL;
+    double t0 = now_s();
     int fd = dbgd.find_debuginfo(c, id, (int)len, &got);
-    bool late = now_s() > deadline;
+    /* a cancel by dbgd_progress comes back as "not found": tell it by the
+     * time it took (a real 404 is quick) */
+    bool late = now_s() - t0 >= 0.95 * limit;
     dbgd.end(c);
     if (fd >= 0) {
         close(fd);
@@ -280,11 +283,11 @@ static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char *
         return 0;
     }
     free(got);
-    if (fd == -ENOENT)
-        return 0;
     if (late || fd == -ECANCELED || fd == -ETIME || fd == -ETIMEDOUT)
         return pk_err_set(err, "%s: debuginfod (%s): no answer for build-id %s within %.0f s (DEBUGINFOD_TIMEOUT)",
                           what, urls, hex, limit);
+    if (fd == -ENOENT)
+        return 0;
     return pk_err_set(err, "%s: debuginfod (%s): build-id %s: %s", what, urls, hex, strerror(-fd));
 }
 
@@ -320,6 +323,9 @@ int pk_debuginfo_find(const pk_elf *e, const pk_debug_opts *o, char **path, cons
     }
     if (*refused)
         return pk_err_set(err, "%s: separate debug file refused: %s", pk_elf_path(e), refused);
+    if (len < 2 && debuginfod_wanted(o) && !pk_elf_has_dwarf(e))
+        return pk_err_set(err, "%s: no build-id note, so debuginfod (DEBUGINFOD_URLS=%s) cannot be asked for its "
+                               "debug information", pk_elf_path(e), getenv("DEBUGINFOD_URLS"));
     return 0;
 }
 

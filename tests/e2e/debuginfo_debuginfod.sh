@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# debuginfo_debuginfod.sh — debug information fetched by build-id from a
+# debuginfod server (Debian's `debuginfod`, started here on 127.0.0.1 over a
+# directory holding the debug file), through libdebuginfod and its cache
+# (a private DEBUGINFOD_CACHE_PATH), for a fully stripped binary:
+#  - the profile equals the unstripped binary's; the summary names the file
+#    in the cache; once cached, the file is used with the server gone;
+#  - an unreachable server, a build-id the server does not have (404), a
+#    binary without a build-id and a server that never answers each give a
+#    clear error (exit 1, no output) within a bounded time.
+source "$(dirname "$0")/../lib.sh"
+need clang-19 debuginfod curl python3 objcopy qemu-x86_64
+[ -f "$PK_BUILD/pgokit-lbr.so" ] || { echo "skipped: $PK_BUILD/pgokit-lbr.so not built"; exit 77; }
+P=$PK_ROOT/tests/programs
+
+srv_pid= mute_pid=
+cleanup() {
+    [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+    [ -n "$mute_pid" ] && kill "$mute_pid" 2>/dev/null && wait "$mute_pid" 2>/dev/null
+    [ -n "${PK_KEEP_TMP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# run NAME URLS [env...] -- pgokit args: exit status in $rc, seconds in $secs
+run() {
+    local name=$1 urls=$2; shift 2
+    local t0; t0=$(date +%s.%N)
+    env DEBUGINFOD_URLS="$urls" DEBUGINFOD_CACHE_PATH="$T/cache.$name" "$@" 2>"$T/$name.err"
+    rc=$?
+    secs=$(echo "$(date +%s.%N) - $t0" | bc)
+}
+
+clang-19 -O2 -g "$P/profgen_demo.c" -o "$T/demo" || { fail "build fixture"; finish; exit; }
+clang-19 -O1 -g "$P/profgen_demo.c" -o "$T/other"
+clang-19 -O2 -g -Wl,--build-id=none "$P/profgen_demo.c" -o "$T/noid"
+mkdir -p "$T/srv" "$T/bin"
+objcopy --only-keep-debug "$T/demo" "$T/srv/demo.debug"
+for x in demo other noid; do objcopy --strip-all "$T/$x" "$T/bin/$x"; done
+"$PGOKIT" record --emulate -q -o "$T/perf.data" -- "$T/bin/demo" 8 >/dev/null 2>&1
+check "recorded the stripped binary" test -s "$T/perf.data"
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/perf.data" -o "$T/ref.txt" --format text -q
+
+# the server: ready when it has scanned the debug file (polled, at most 20 s)
+port=$(free_port)
+debuginfod -F "$T/srv" -p "$port" -d "$T/srv.sqlite" -t 0 -g 0 >"$T/srv.log" 2>&1 &
+srv_pid=$!
+ready=0
+for _ in $(seq 1 200); do
+    curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^scanned_files_total{source="file"} [1-9]' &&
+        { ready=1; break; }
+    kill -0 "$srv_pid" 2>/dev/null || break
+    sleep 0.1
+done
+check "debuginfod is up and has scanned the debug file" [ $ready -eq 1 ]
+URL=http://127.0.0.1:$port
+
+run fetch "$URL" "$PGOKIT" profgen --binary "$T/bin/demo" --perf "$T/perf.data" -o "$T/fetched.txt" --format text
+check_eq "fetched: exit 0" 0 "$rc"
+check "fetched: the profile equals the unstripped binary's" cmp -s "$T/ref.txt" "$T/fetched.txt"
+check "fetched: the summary names the file in the private cache" \
+    grep -q "debug info: $T/cache.fetch/.*/debuginfo (debuginfod)" "$T/fetch.err"
+"$PGOKIT" symbolize --binary "$T/bin/demo" 0x0 </dev/null >/dev/null 2>"$T/sym.err"
+check "without DEBUGINFOD_URLS the server is not asked" sh -c "! grep -q debuginfod '$T/sym.err'"
+
+# a build-id the server does not have
+run 404 "$URL" "$PGOKIT" profgen --binary "$T/bin/other" --perf "$T/perf.data" -o "$T/o404.txt"
+oid=$(readelf -n "$T/other" | awk '/Build ID/ {print $3}')
+check_eq "404: exit 1" 1 "$rc"
+check "404: no output" test ! -e "$T/o404.txt"
+check "404: the message names the build-id and the server" grep -q "build-id $oid on the debuginfod servers ($URL)" \
+    "$T/404.err"
+check "404: answered within 10 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
+
+# a binary without a build-id: nothing to ask for
+run noid "$URL" "$PGOKIT" profgen --binary "$T/bin/noid" --perf "$T/perf.data" -o "$T/noid.txt"
+check_eq "no build-id: exit 1" 1 "$rc"
+check "no build-id: the message says so" grep -q "no build-id note, so debuginfod" "$T/noid.err"
+
+# a server that accepts connections and never answers: bounded by DEBUGINFOD_TIMEOUT
+mport=$(free_port)
+python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $mport)); s.listen(8)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)
+" &
+mute_pid=$!
+for _ in $(seq 1 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $mport), 1)" 2>/dev/null && break; sleep 0.1; done
+run mute "http://127.0.0.1:$mport" DEBUGINFOD_TIMEOUT=2 "$PGOKIT" profgen --binary "$T/bin/demo" \
+    --perf "$T/perf.data" -o "$T/mute.txt"
+check_eq "silent server: exit 1" 1 "$rc"
+check "silent server: no output" test ! -e "$T/mute.txt"
+check "silent server: the message says no answer within the timeout" grep -q "no answer .* within 2 s" "$T/mute.err"
+check "silent server: gave up within 10 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
+kill "$mute_pid"; wait "$mute_pid" 2>/dev/null; mute_pid=
+
+# the server stopped: unreachable (fresh cache), but the cached file still serves
+kill "$srv_pid"; wait "$srv_pid" 2>/dev/null; srv_pid=
+run down "$URL" "$PGOKIT" profgen --binary "$T/bin/demo" --perf "$T/perf.data" -o "$T/down.txt"
+check_eq "unreachable server: exit 1" 1 "$rc"
+check "unreachable server: no output" test ! -e "$T/down.txt"
+check "unreachable server: the message names the server and the reason" grep -qE "debuginfod \($URL\).*(refused|connect)" \
+    "$T/down.err"
+check "unreachable server: answered within 10 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
+DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$T/cache.fetch "$PGOKIT" profgen --binary "$T/bin/demo" \
+    --perf "$T/perf.data" -o "$T/cached.txt" --format text -q
+check "server gone, file in the cache: same profile" cmp -s "$T/ref.txt" "$T/cached.txt"
+finish
