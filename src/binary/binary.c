@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct func_insns {
     pk_insn *insns;
@@ -16,6 +17,7 @@ struct pk_binary {
     pk_elf *elf;
     pk_elf *debug;        /* == elf, a separate file, or NULL */
     pk_elf *alt;          /* the debug file's dwz supplementary file, or NULL */
+    pk_elf *dwp;          /* the split-DWARF package (--dwp, or BINARY.dwp beside it), or NULL */
     char *origin;         /* pk_binary_debug_origin */
     pk_symbolizer *sym;
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
@@ -89,6 +91,20 @@ int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *
     }
     if (b->debug && b->debug != b->elf && pk_elf_adopt_symbols(b->elf, b->debug, err) < 0)
         goto fail;
+    /* llvm-symbolizer's default package: BINARY.dwp */
+    char *dwp_path = NULL;
+    if (opts && opts->dwp)
+        dwp_path = strdup(opts->dwp);
+    else if (asprintf(&dwp_path, "%s.dwp", path) >= 0 && access(dwp_path, R_OK) != 0) {
+        free(dwp_path);
+        dwp_path = NULL;
+    }
+    if (dwp_path) {
+        int rc = pk_elf_open(&b->dwp, dwp_path, err);
+        free(dwp_path);
+        if (rc < 0)
+            goto fail;
+    }
     if (!b->debug)
         b->origin = strdup("none");
     else if (b->debug == b->elf)
@@ -98,6 +114,13 @@ int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *
     if (b->origin && b->alt) {
         char *o;
         if (asprintf(&o, "%s, dwz supplementary file %s", b->origin, pk_elf_path(b->alt)) < 0)
+            o = NULL;
+        free(b->origin);
+        b->origin = o;
+    }
+    if (b->origin && b->dwp) {
+        char *o;
+        if (asprintf(&o, "%s, split-DWARF package %s", b->origin, pk_elf_path(b->dwp)) < 0)
             o = NULL;
         free(b->origin);
         b->origin = o;
@@ -129,6 +152,7 @@ void pk_binary_close(pk_binary *b)
     if (b->debug != b->elf)
         pk_elf_close(b->debug);
     pk_elf_close(b->alt);
+    pk_elf_close(b->dwp);
     free(b->origin);
     free(b);
 }
@@ -166,6 +190,11 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
                               pk_elf_path(b->elf));
         if (pk_symbolizer_open_alt(&b->sym, b->debug, b->alt, err) < 0)
             return -1;
+        if (pk_symbolizer_set_dwp(b->sym, b->dwp, err) < 0) {
+            pk_symbolizer_close(b->sym);
+            b->sym = NULL;
+            return -1;
+        }
     }
     *sym = b->sym;
     return 0;

@@ -355,12 +355,17 @@ typedef struct pk_frames {
  * time an address inside it is queried. Split DWARF (DWARF 5 and the GNU
  * DWARF 4 flavour) is followed to the .dwo files named by the skeleton units
  * (DW_AT_[GNU_]dwo_name, relative to DW_AT_comp_dir) when a unit is first
- * queried; .dwp packages are not supported. An ELF without DWARF is an error. */
+ * queried, or from a .dwp package (pk_symbolizer_set_dwp). An ELF without
+ * DWARF is an error. */
 int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err);
 /* The same for a dwz-compressed debug file: `alt` is its supplementary file
  * (pk_debuginfo_find_alt), whose strings and DIEs its alt forms refer to;
  * both ELFs outlive the symbolizer. */
 int pk_symbolizer_open_alt(pk_symbolizer **out, pk_elf *elf, pk_elf *alt, pk_err *err);
+/* Split units are read from this split-DWARF package (.dwp: its
+ * .debug_cu_index) before their .dwo files; it outlives the symbolizer.
+ * NULL: none. Errors for a file that is not a package. */
+int pk_symbolizer_set_dwp(pk_symbolizer *sym, pk_elf *dwp, pk_err *err);
 void pk_symbolizer_close(pk_symbolizer *sym);
 
 /* The inline frames at vaddr. Errors only for corrupt DWARF (file + offset).

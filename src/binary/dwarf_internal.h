@@ -197,8 +197,11 @@ typedef struct dw_arange {
     uint64_t cu_off;
 } dw_arange;
 
+typedef struct dw_dwp dw_dwp;
+
 struct pk_symbolizer {
     pk_elf *elf;
+    dw_dwp *dwp;               /* the split-DWARF package split units are read from first, or NULL */
     /* the dwz supplementary file's DWARF (.gnu_debugaltlink / .debug_sup):
      * DW_FORM_GNU_strp_alt / strp_sup strings and GNU_ref_alt / ref_sup
      * DIEs live there; NULL if none */
@@ -293,6 +296,16 @@ void dw_line_free(dw_line_table *lt);
 const char *dw_line_file_path(pk_symbolizer *s, dw_cu *cu, uint64_t idx);
 /* Index of the row answering addr, or -1. */
 ssize_t dw_line_lookup(const dw_line_table *lt, uint64_t addr);
+
+/* dwarf_dwp.c: a split-DWARF package's unit index over `elf` (which
+ * outlives it). */
+int dw_dwp_open(dw_dwp **out, pk_elf *elf, pk_err *err);
+void dw_dwp_close(dw_dwp *p);
+const char *dw_dwp_path(const dw_dwp *p);
+/* The slices of the unit with this DWO id (str: the whole shared string
+ * section): 1 found, 0 not in the package, -1 corrupt index. */
+int dw_dwp_unit(const dw_dwp *p, uint64_t dwo_id, dw_sect *info, dw_sect *abbrev, dw_sect *str,
+                dw_sect *str_offsets, dw_sect *rnglists, pk_err *err);
 
 /* symbolize.c: the unit whose DIEs describe `cu` — itself, or for a split
  * DWARF 5 skeleton the unit of its .dwo (loaded on first use). */
