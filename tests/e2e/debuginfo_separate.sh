@@ -97,6 +97,20 @@ cp "$T/other.debug" "$r2/.build-id/${bid:0:2}/${bid:2}.debug"
 check_eq "build-id file of another build: refused" 1 "$rc"
 check "build-id file of another build: the message says so" grep -q "another build-id" "$T/o2.err"
 
+# CSSPGO (pseudo-probes, call stacks) and line-based context-sensitive profiles
+clang-19 -O2 -g -fpseudo-probe-for-profiling "$PROG/profgen_demo.c" -o "$T/pp"
+objcopy --only-keep-debug "$T/pp" "$T/pp.debug"
+objcopy --strip-all --add-gnu-debuglink="$T/pp.debug" "$T/pp" "$T/pp.s"
+"$PGOKIT" record --emulate -q -o "$T/pp.data" -- "$T/pp.s" 8 >/dev/null 2>&1
+"$PGOKIT" profgen --binary "$T/pp" --perf "$T/pp.data" -o "$T/pp_ref.txt" --format text -q
+"$PGOKIT" profgen --binary "$T/pp.s" --perf "$T/pp.data" -o "$T/pp_s.txt" --format text -q
+check "CSSPGO: the reference is a probe profile" grep -q '!CFGChecksum' "$T/pp_ref.txt"
+check "CSSPGO: stripped + debuglink gives the unstripped binary's profile" cmp -s "$T/pp_ref.txt" "$T/pp_s.txt"
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/lbr.data" --cs -o "$T/cs_ref.txt" --format text -q
+"$PGOKIT" profgen --binary "$T/bin/demo" --debug-binary "$T/demo.debug" --perf "$T/lbr.data" --cs \
+    -o "$T/cs_s.txt" --format text -q
+check "--cs: stripped + --debug-binary gives the unstripped binary's profile" cmp -s "$T/cs_ref.txt" "$T/cs_s.txt"
+
 # 4. symbolization of the stripped binary equals llvm-symbolizer's of the unstripped one
 perf script -F ip,brstack -i "$T/lbr.data" 2>/dev/null |
     awk '{ print $1; for (i = 2; i <= NF; i++) { split($i, a, "/"); print a[1]; print a[2] } }' |

@@ -71,4 +71,14 @@ done
 check_eq "another program's package: exit 1" 1 "$rc"
 check "another program's package: the message names it and the DWO id" \
     grep -q "not in the split-DWARF package $T/gcc4/prog.dwp (DWO id" "$T/wrongdwp.err"
+# corrupt packages, under the sanitizers when built: an error naming the file, no crash
+SAN=$PGOKIT; [ -x "$PGOKIT_SAN" ] && SAN=$PGOKIT_SAN
+pk=$T/clang5/prog.dwp
+idx=$(readelf -SW "$pk" | awk '$2 == ".debug_cu_index" { print strtonum("0x" $5) }')
+for cut in 100 $((idx + 20)) $(($(stat -c %s "$pk") - 8)); do
+    head -c "$cut" "$pk" > "$T/cut$cut.dwp"
+    "$SAN" symbolize --binary "$T/clang5/moved/prog" --dwp "$T/cut$cut.dwp" < "$T/clang5-dwo.addrs" \
+        > /dev/null 2>"$T/cut$cut.err"; rc=$?
+    check "package cut at $cut: exit 1, naming it" sh -c "[ $rc -eq 1 ] && grep -q 'cut$cut.dwp' '$T/cut$cut.err'"
+done
 finish
