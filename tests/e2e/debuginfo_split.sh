@@ -74,11 +74,37 @@ check "another program's package: the message names it and the DWO id" \
 # corrupt packages, under the sanitizers when built: an error naming the file, no crash
 SAN=$PGOKIT; [ -x "$PGOKIT_SAN" ] && SAN=$PGOKIT_SAN
 pk=$T/clang5/prog.dwp
-idx=$(readelf -SW "$pk" | awk '$2 == ".debug_cu_index" { print strtonum("0x" $5) }')
-for cut in 100 $((idx + 20)) $(($(stat -c %s "$pk") - 8)); do
+idx=$((16#$(readelf -SW "$pk" | awk '{ for (i = 1; i < NF; i++) if ($i == ".debug_cu_index") print $(i + 3) }')))
+check "the package has a .debug_cu_index" [ "$idx" -gt 0 ]
+for cut in 100 $(($(stat -c %s "$pk") - 8)); do
     head -c "$cut" "$pk" > "$T/cut$cut.dwp"
     "$SAN" symbolize --binary "$T/clang5/moved/prog" --dwp "$T/cut$cut.dwp" < "$T/clang5-dwo.addrs" \
         > /dev/null 2>"$T/cut$cut.err"; rc=$?
     check "package cut at $cut: exit 1, naming it" sh -c "[ $rc -eq 1 ] && grep -q 'cut$cut.dwp' '$T/cut$cut.err'"
+done
+# the unit index itself corrupt, in place: a slot count not a power of two,
+# more units than slots, a contribution outside its section, rows out of range
+python3 - "$pk" "$idx" "$T" <<'PY'
+import struct, sys
+path, idx, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = open(path, "rb").read()
+ver, ncols, nunits, nslots = struct.unpack_from("<IIII", data, idx)
+offs = idx + 16 + nslots * 12 + ncols * 4
+for name, at, val in [("slots", idx + 12, 3), ("units", idx + 8, nslots + 1),
+                      ("offset", offs, 0xfffff000), ("row", idx + 16 + nslots * 8, 0)]:
+    d = bytearray(data)
+    if name == "row":  # every slot's row out of range
+        for k in range(nslots):
+            if struct.unpack_from("<I", d, at + 4 * k)[0]:
+                struct.pack_into("<I", d, at + 4 * k, nunits + 7)
+    else:
+        struct.pack_into("<I", d, at, val)
+    open(f"{out}/bad-{name}.dwp", "wb").write(d)
+PY
+for what in slots units offset row; do
+    "$SAN" symbolize --binary "$T/clang5/moved/prog" --dwp "$T/bad-$what.dwp" < "$T/clang5-dwo.addrs" \
+        > /dev/null 2>"$T/bad-$what.err"; rc=$?
+    check "package with a corrupt index ($what): exit 1, naming it and .debug_cu_index" \
+        sh -c "[ $rc -eq 1 ] && grep -q 'bad-$what.dwp: .debug_cu_index offset' '$T/bad-$what.err'"
 done
 finish
