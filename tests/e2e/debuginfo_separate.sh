@@ -111,6 +111,38 @@ check "CSSPGO: stripped + debuglink gives the unstripped binary's profile" cmp -
     -o "$T/cs_s.txt" --format text -q
 check "--cs: stripped + --debug-binary gives the unstripped binary's profile" cmp -s "$T/cs_ref.txt" "$T/cs_s.txt"
 
+# every other command that opens the binary: the same output from the
+# stripped binary + its debug file as from the unstripped binary
+U=$T/demo S=$T/bin/demo
+DB="--debug-binary $T/demo.debug"
+"$PGOKIT" check --binary "$U" "$T/ref_lbr.txt" > "$T/check_u.txt" 2>/dev/null
+"$PGOKIT" check --binary "$S" $DB "$T/ref_lbr.txt" 2>"$T/check_s.err" | sed "s|$S|$U|g" > "$T/check_s.txt"
+check "check: same report" cmp -s "$T/check_u.txt" "$T/check_s.txt"
+check "check: names the debug file" grep -q "check: debug info: $T/demo.debug" "$T/check_s.err"
+"$PGOKIT" report "$T/ref_lbr.txt" --binary "$U" -o "$T/rep_u.html" -q
+"$PGOKIT" report "$T/ref_lbr.txt" --binary "$S" $DB -o "$T/rep_s.html" 2>"$T/rep_s.err"
+sed -i "s|$S|$U|g" "$T/rep_s.html"
+check "report: same page (annotated source included)" cmp -s "$T/rep_u.html" "$T/rep_s.html"
+check "report: names the debug file" grep -q "report: debug info: $T/demo.debug" "$T/rep_s.err"
+"$PGOKIT" order -q --c3 "$T/ref_lbr.txt" --binary "$U" > "$T/order_u.txt"
+"$PGOKIT" order --c3 "$T/ref_lbr.txt" --binary "$S" $DB > "$T/order_s.txt" 2>"$T/order_s.err"
+check "order: same order (function sizes from the debug file's symbols)" cmp -s "$T/order_u.txt" "$T/order_s.txt"
+check "order: names the debug file" grep -q "order: debug info: $T/demo.debug" "$T/order_s.err"
+for w in u s; do
+    b=$U; [ $w = s ] && b=$S
+    "$PGOKIT" store init -q "$T/store_$w.db"
+    "$PGOKIT" store add "$T/store_$w.db" --binary "$b" $([ $w = s ] && echo "$DB") --name demo --host h --time 2026-01-01 \
+        "$T/lbr.data" 2>"$T/store_$w.err" >/dev/null
+    "$PGOKIT" store pull -q "$T/store_$w.db" --build-id "$bid" -o "$T/store_$w.raw"
+done
+# (the raw profile records the binary's path: compared through the profiles made of them)
+for w in u s; do
+    "$PGOKIT" profgen --binary "$U" --raw "$T/store_$w.raw" -o "$T/store_$w.txt" --format text -q
+done
+check "store add: raw profiles that give the same profile" cmp -s "$T/store_u.txt" "$T/store_s.txt"
+check "store add: which is the profile of the recording" cmp -s "$T/ref_lbr.txt" "$T/store_s.txt"
+check "store add: names the debug file" grep -q "store add: debug info: $T/demo.debug" "$T/store_s.err"
+
 # 4. symbolization of the stripped binary equals llvm-symbolizer's of the unstripped one
 perf script -F ip,brstack -i "$T/lbr.data" 2>/dev/null |
     awk '{ print $1; for (i = 2; i <= NF; i++) { split($i, a, "/"); print a[1]; print a[2] } }' |
