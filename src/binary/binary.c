@@ -49,6 +49,57 @@ int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk
     return pk_binary_open_opts(out, path, &o, err);
 }
 
+/* The debug file (b->debug) and how it was found (*how, for the origin). */
+static int find_debug(pk_binary *b, const pk_debug_opts *opts, const char **how, pk_err *err)
+{
+    *how = NULL;
+    if (opts && opts->debug_binary) {
+        *how = "--debug-binary";
+        return open_debug_binary(b, opts->debug_binary, err);
+    }
+    if (pk_elf_has_dwarf(b->elf)) {
+        b->debug = b->elf;
+        return 0;
+    }
+    char *found = NULL;
+    if (pk_debuginfo_find(b->elf, opts, &found, how, err) < 0)
+        return -1;
+    int rc = found ? pk_elf_open(&b->debug, found, err) : 0;
+    free(found);
+    return rc;
+}
+
+/* The split-DWARF package: --dwp, else llvm-symbolizer's default BINARY.dwp. */
+static int open_dwp(pk_binary *b, const char *path, const pk_debug_opts *opts, pk_err *err)
+{
+    char *dwp = NULL;
+    if (opts && opts->dwp) {
+        dwp = strdup(opts->dwp);
+    } else if (asprintf(&dwp, "%s.dwp", path) < 0) {
+        dwp = NULL;
+    } else if (access(dwp, R_OK) != 0) {
+        free(dwp);
+        return 0;
+    }
+    if (!dwp)
+        return pk_err_set(err, "%s: out of memory", path);
+    int rc = pk_elf_open(&b->dwp, dwp, err);
+    free(dwp);
+    return rc;
+}
+
+/* b->origin += ", WHAT PATH"; frees it (NULL) when out of memory. */
+static void origin_add(pk_binary *b, const char *what, const pk_elf *e)
+{
+    char *o;
+    if (!b->origin || !e)
+        return;
+    if (asprintf(&o, "%s, %s %s", b->origin, what, pk_elf_path(e)) < 0)
+        o = NULL;
+    free(b->origin);
+    b->origin = o;
+}
+
 int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *opts, pk_err *err)
 {
     *out = NULL;
@@ -60,26 +111,9 @@ int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *
         free(b);
         return pk_err_set(err, "%s: out of memory", path);
     }
-    if (pk_elf_open(&b->elf, path, err) < 0)
+    const char *how;
+    if (pk_elf_open(&b->elf, path, err) < 0 || find_debug(b, opts, &how, err) < 0)
         goto fail;
-    const char *how = NULL;
-    if (opts && opts->debug_binary) {
-        if (open_debug_binary(b, opts->debug_binary, err) < 0)
-            goto fail;
-        how = "--debug-binary";
-    } else if (pk_elf_has_dwarf(b->elf)) {
-        b->debug = b->elf;
-    } else {
-        char *found = NULL;
-        if (pk_debuginfo_find(b->elf, opts, &found, &how, err) < 0)
-            goto fail;
-        if (found) {
-            int rc = pk_elf_open(&b->debug, found, err);
-            free(found);
-            if (rc < 0)
-                goto fail;
-        }
-    }
     char *alt = NULL;
     if (b->debug && pk_debuginfo_find_alt(b->debug, opts, &alt, err) < 0)
         goto fail;
@@ -91,40 +125,16 @@ int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *
     }
     if (b->debug && b->debug != b->elf && pk_elf_adopt_symbols(b->elf, b->debug, err) < 0)
         goto fail;
-    /* llvm-symbolizer's default package: BINARY.dwp */
-    char *dwp_path = NULL;
-    if (opts && opts->dwp)
-        dwp_path = strdup(opts->dwp);
-    else if (asprintf(&dwp_path, "%s.dwp", path) >= 0 && access(dwp_path, R_OK) != 0) {
-        free(dwp_path);
-        dwp_path = NULL;
-    }
-    if (dwp_path) {
-        int rc = pk_elf_open(&b->dwp, dwp_path, err);
-        free(dwp_path);
-        if (rc < 0)
-            goto fail;
-    }
+    if (open_dwp(b, path, opts, err) < 0)
+        goto fail;
     if (!b->debug)
         b->origin = strdup("none");
     else if (b->debug == b->elf)
         b->origin = strdup("the binary itself");
     else if (asprintf(&b->origin, "%s (%s)", pk_elf_path(b->debug), how) < 0)
         b->origin = NULL;
-    if (b->origin && b->alt) {
-        char *o;
-        if (asprintf(&o, "%s, dwz supplementary file %s", b->origin, pk_elf_path(b->alt)) < 0)
-            o = NULL;
-        free(b->origin);
-        b->origin = o;
-    }
-    if (b->origin && b->dwp) {
-        char *o;
-        if (asprintf(&o, "%s, split-DWARF package %s", b->origin, pk_elf_path(b->dwp)) < 0)
-            o = NULL;
-        free(b->origin);
-        b->origin = o;
-    }
+    origin_add(b, "dwz supplementary file", b->alt);
+    origin_add(b, "split-DWARF package", b->dwp);
     if (!b->origin) {
         pk_err_set(err, "%s: out of memory", path);
         goto fail;
