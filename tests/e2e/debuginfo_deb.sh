@@ -5,7 +5,8 @@
 # /usr/lib/debug/.dwz/<triplet>/lua5.4.debug, compressed sections) into the
 # -dbg package under /usr/lib/debug/.build-id/. Both packages are unpacked
 # with `dpkg -x` into a temporary root. pgokit records the installed stripped
-# /usr/bin/lua5.4 (`record --emulate`, LBR and --ip), finds its debug file by
+# /usr/bin/lua5.4 (`record --emulate`, LBR and --ip; `record --ip` through
+# perf where it may record), finds its debug file by
 # build-id under ROOT/usr/lib/debug (--debug-dir) and writes profiles equal
 # to those made from the unstripped binary of the same build (src/lua5.4 of
 # the build tree: same build-id); `symbolize` on every instruction address
@@ -74,18 +75,27 @@ check "the debug file is dwz-compressed (.gnu_debugaltlink)" sh -c "readelf -SW 
 check "the debug file uses DW_FORM_GNU_ref_alt" sh -c "llvm-dwarfdump-19 -v --debug-info '$dbgfile' 2>/dev/null | grep -q DW_FORM_GNU_ref_alt"
 
 cat > "$T/bench.lua" <<'EOF'
+local N = tonumber(arg[1]) or 20
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local t = {}
 for i = 1, 20000 do t[i] = tostring(i * 7 % 1000) end
 table.sort(t)
 local s = 0
 for i = 1, #t do s = s + #t[i] end
-print(fib(20) + s)
+print(fib(N) + s)
 EOF
 "$PGOKIT" record --emulate -q -o "$T/lbr.data" -- "$BIN" "$T/bench.lua" >"$T/lbr.out" 2>&1
 "$PGOKIT" record --emulate --ip -q -o "$T/ip.data" -- "$BIN" "$T/bench.lua" >"$T/ip.out" 2>&1
 check "recorded the installed stripped binary (LBR and IP)" test -s "$T/lbr.data" -a -s "$T/ip.data"
-for k in lbr ip; do
+# and natively, IP samples through perf (cpu-clock, frame-pointer chains) where perf may record
+kinds="lbr ip"
+if "$PGOKIT" record --ip --freq 2000 -q -o "$T/perf_ip.data" -- "$BIN" "$T/bench.lua" 27 >"$T/perf_ip.out" 2>&1 &&
+    [ -s "$T/perf_ip.data" ]; then
+    kinds="$kinds perf_ip"
+else
+    echo "note: perf cannot record here: $(tail -1 "$T/perf_ip.out")"
+fi
+for k in $kinds; do
     "$PGOKIT" profgen --binary "$UNSTRIPPED" --perf "$T/$k.data" -o "$T/ref_$k.txt" --format text -q
     "$PGOKIT" profgen --binary "$BIN" --debug-dir "$DBG" --perf "$T/$k.data" -o "$T/dbg_$k.txt" --format text \
         2>"$T/dbg_$k.err"
