@@ -5,11 +5,13 @@
 # (a private DEBUGINFOD_CACHE_PATH), for a fully stripped binary:
 #  - the profile equals the unstripped binary's; the summary names the file
 #    in the cache; once cached, the file is used with the server gone;
+#  - a dwz-compressed debug file brings its supplementary file, fetched by
+#    its build-id from the same server (symbolize = llvm-symbolizer-19);
 #  - an unreachable server, a build-id the server does not have (404), a
 #    binary without a build-id and a server that never answers each give a
 #    clear error (exit 1, no output) within a bounded time.
 source "$(dirname "$0")/../lib.sh"
-need clang-19 debuginfod curl python3 objcopy qemu-x86_64
+need clang-19 gcc-12 dwz debuginfod curl python3 objcopy qemu-x86_64 llvm-symbolizer-19 llvm-objdump-19
 [ -f "$PK_BUILD/pgokit-lbr.so" ] || { echo "skipped: $PK_BUILD/pgokit-lbr.so not built"; exit 77; }
 P=$PK_ROOT/tests/programs
 
@@ -36,22 +38,28 @@ clang-19 -O2 -g -Wl,--build-id=none "$P/profgen_demo.c" -o "$T/noid"
 mkdir -p "$T/srv" "$T/bin"
 objcopy --only-keep-debug "$T/demo" "$T/srv/demo.debug"
 for x in demo other noid; do objcopy --strip-all "$T/$x" "$T/bin/$x"; done
+# dwz'd debug files and their supplementary file, served too
+gcc-12 -O2 -g -fno-pie -no-pie "$P/profgen_demo.c" -o "$T/ga"
+gcc-12 -O2 -g -fno-pie -no-pie "$P/binary_inline.c" -o "$T/gb"
+for x in ga gb; do objcopy --only-keep-debug "$T/$x" "$T/srv/$x.debug"; objcopy --strip-all "$T/$x" "$T/bin/$x"; done
+(cd "$T/srv" && dwz -m common.debug -M /usr/lib/debug/.dwz/pgokit-test-common.debug ga.debug gb.debug) ||
+    fail "dwz -m"
 "$PGOKIT" record --emulate -q -o "$T/perf.data" -- "$T/bin/demo" 8 >/dev/null 2>&1
 check "recorded the stripped binary" test -s "$T/perf.data"
 "$PGOKIT" profgen --binary "$T/demo" --perf "$T/perf.data" -o "$T/ref.txt" --format text -q
 
-# the server: ready when it has scanned the debug file (polled, at most 20 s)
+# the server: ready when it has scanned the 4 debug files (polled, at most 20 s)
 port=$(free_port)
 debuginfod -F "$T/srv" -p "$port" -d "$T/srv.sqlite" -t 0 -g 0 >"$T/srv.log" 2>&1 &
 srv_pid=$!
 ready=0
 for _ in $(seq 1 200); do
-    curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^scanned_files_total{source="file"} [1-9]' &&
+    curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^scanned_files_total{source="file"} [4-9]' &&
         { ready=1; break; }
     kill -0 "$srv_pid" 2>/dev/null || break
     sleep 0.1
 done
-check "debuginfod is up and has scanned the debug file" [ $ready -eq 1 ]
+check "debuginfod is up and has scanned the debug files" [ $ready -eq 1 ]
 URL=http://127.0.0.1:$port
 
 run fetch "$URL" "$PGOKIT" profgen --binary "$T/bin/demo" --perf "$T/perf.data" -o "$T/fetched.txt" --format text
@@ -61,6 +69,17 @@ check "fetched: the summary names the file in the private cache" \
     grep -q "debug info: $T/cache.fetch/.*/debuginfo (debuginfod)" "$T/fetch.err"
 "$PGOKIT" symbolize --binary "$T/bin/demo" 0x0 </dev/null >/dev/null 2>"$T/sym.err"
 check "without DEBUGINFOD_URLS the server is not asked" sh -c "! grep -q debuginfod '$T/sym.err'"
+
+# a dwz'd debug file: its supplementary file is fetched by its build-id too
+llvm-objdump-19 -d --no-show-raw-insn "$T/ga" | awk '/^ +[0-9a-f]+:/ { a=$1; sub(":", "", a); print "0x" a }' > "$T/ga.addrs"
+llvm-symbolizer-19 --obj="$T/ga" --inlines --no-demangle --output-style=JSON < "$T/ga.addrs" |
+    sed "s|\"ModuleName\":\"$T/ga\"|\"ModuleName\":\"$T/bin/ga\"|" > "$T/ga.llvm"
+run dwz "$URL" "$PGOKIT" symbolize --binary "$T/bin/ga" --output-style=JSON < "$T/ga.addrs" > "$T/ga.ours"
+check_eq "dwz'd: exit 0" 0 "$rc"
+check "dwz'd: symbolize equals llvm-symbolizer-19 on the unstripped binary ($(wc -l < "$T/ga.addrs") addresses)" \
+    cmp -s "$T/ga.ours" "$T/ga.llvm"
+check "dwz'd: the supplementary file came from debuginfod" \
+    grep -q "(debuginfod), dwz supplementary file $T/cache.dwz/.*/debuginfo" "$T/dwz.err"
 
 # a build-id the server does not have
 run 404 "$URL" "$PGOKIT" profgen --binary "$T/bin/other" --perf "$T/perf.data" -o "$T/o404.txt"
