@@ -196,7 +196,9 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
     *sym = NULL;
     if (!b->sym) {
         if (!b->debug)
-            return pk_err_set(err, "%s: no DWARF debug information (and no separate debug file found)",
+            return pk_err_set(err, "%s: no DWARF debug information, and no separate debug file found (by build-id "
+                                   "under /usr/lib/debug and --debug-dir roots, by .gnu_debuglink, or through "
+                                   "debuginfod when DEBUGINFOD_URLS is set): give --debug-binary F or --debug-dir DIR",
                               pk_elf_path(b->elf));
         if (pk_symbolizer_open_alt(&b->sym, b->debug, b->alt, err) < 0)
             return -1;
