@@ -37,7 +37,8 @@ static void usage(FILE *to)
 "                     (--section-ordering-file), ld-script (GNU ld -T script)\n"
 "  --binary ELF       function sizes (C3 density, size-aware windows, --eval)\n"
 "  --debug-binary F, --debug-dir DIR, --dwp F: where the symbols of a fully\n"
-"                     stripped ELF are (see `pgokit profgen --help`)\n"
+"                     stripped ELF are (see `pgokit profgen --help`); --debug-dir\n"
+"                     also serves --compression-utilities\n"
 "  --compression-utilities ELF\n"
 "                     also order every other function of ELF by code similarity\n"
 "                     (hashed 4-byte windows, as lld's BP orderer)\n"
@@ -307,7 +308,7 @@ int pk_cmd_order(int argc, char **argv)
     pk_layout_call_graph g;
     pk_layout_call_graph_init(&g);
     pk_layout_elf celf = {0};
-    pk_binary *bin = NULL;
+    pk_binary *bin = NULL, *cbin = NULL;
     pk_layout_content content = {0};
     uint32_t *startup = NULL, *steady = NULL, *final = NULL;
     size_t n_startup = 0, n_steady = 0, n_final = 0;
@@ -344,8 +345,24 @@ int pk_cmd_order(int argc, char **argv)
         }
     }
     if (compression) {
-        if (pk_layout_elf_open(&celf, compression, &err) != 0)
+        /* a relocatable object through the layout reader (section-relative
+         * code), anything else through the binary stage like --binary */
+        int rel = 0;
+        pk_elf *probe = NULL;
+        if (pk_elf_open(&probe, compression, &err) != 0)
             goto out;
+        rel = pk_elf_type(probe) == ET_REL;
+        pk_elf_close(probe);
+        /* --debug-binary names --binary's debug file: for this ELF only when it is that binary */
+        pk_debug_opts copts = dbg.opts;
+        if (!binary || strcmp(binary, compression))
+            copts.debug_binary = NULL;
+        if (rel ? pk_layout_elf_open(&celf, compression, &err) != 0
+                : pk_binary_open_opts(&cbin, compression, &copts, &err) != 0 ||
+                      pk_layout_elf_from_binary(&celf, cbin, &err) != 0)
+            goto out;
+        if (cbin && !quiet)
+            pk_cli_debug_note(cmd, cbin);
         for (size_t i = 0; i < celf.n; i++) {
             int64_t id = pk_layout_names_intern(&in.names, celf.funcs[i].name,
                                                 strlen(celf.funcs[i].name), &err);
@@ -503,6 +520,7 @@ out:
     pk_binary_close(bin);
     if (celf.funcs || celf.file.data)
         pk_layout_elf_close(&celf);
+    pk_binary_close(cbin);
     free(bytes);
     free(names);
     free(startup);

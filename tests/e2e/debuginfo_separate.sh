@@ -128,6 +128,11 @@ check "report: names the debug file" grep -q "report: debug info: $T/demo.debug"
 "$PGOKIT" order --c3 "$T/ref_lbr.txt" --binary "$S" $DB > "$T/order_s.txt" 2>"$T/order_s.err"
 check "order: same order (function sizes from the debug file's symbols)" cmp -s "$T/order_u.txt" "$T/order_s.txt"
 check "order: names the debug file" grep -q "order: debug info: $T/demo.debug" "$T/order_s.err"
+printf 'main\nrun_vm\n' > "$T/traces.txt"
+"$PGOKIT" order -q --temporal "$T/traces.txt" --compression-utilities "$U" > "$T/comp_u.txt"
+"$PGOKIT" order -q --temporal "$T/traces.txt" --compression-utilities "$S" --debug-dir "$r" > "$T/comp_s.txt"
+check "order --compression-utilities: same order from the stripped binary" \
+    sh -c "cmp -s '$T/comp_u.txt' '$T/comp_s.txt' && [ \$(grep -vc '^#' '$T/comp_u.txt') -ge 4 ]"
 for w in u s; do
     b=$U; [ $w = s ] && b=$S
     "$PGOKIT" store init -q "$T/store_$w.db"
