@@ -19,6 +19,7 @@ struct pk_binary {
     pk_elf *alt;          /* the debug file's dwz supplementary file, or NULL */
     pk_elf *dwp;          /* the split-DWARF package (--dwp, or BINARY.dwp beside it), or NULL */
     char *origin;         /* pk_binary_debug_origin */
+    char *why_not;        /* no debug file: what debuginfod said, or NULL */
     pk_symbolizer *sym;
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
     pk_vec slots;         /* func_insns */
@@ -62,7 +63,7 @@ static int find_debug(pk_binary *b, const pk_debug_opts *opts, const char **how,
         return 0;
     }
     char *found = NULL;
-    if (pk_debuginfo_find(b->elf, opts, &found, how, err) < 0)
+    if (pk_debuginfo_find(b->elf, opts, &found, how, &b->why_not, err) < 0)
         return -1;
     int rc = found ? pk_elf_open(&b->debug, found, err) : 0;
     free(found);
@@ -127,11 +128,14 @@ int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *
         goto fail;
     if (open_dwp(b, path, opts, err) < 0)
         goto fail;
+    int n;
     if (!b->debug)
-        b->origin = strdup("none");
+        n = asprintf(&b->origin, "none%s%s", b->why_not ? ": " : "", b->why_not ? b->why_not : "");
     else if (b->debug == b->elf)
-        b->origin = strdup("the binary itself");
-    else if (asprintf(&b->origin, "%s (%s)", pk_elf_path(b->debug), how) < 0)
+        n = asprintf(&b->origin, "the binary itself");
+    else
+        n = asprintf(&b->origin, "%s (%s)", pk_elf_path(b->debug), how);
+    if (n < 0)
         b->origin = NULL;
     origin_add(b, "dwz supplementary file", b->alt);
     origin_add(b, "split-DWARF package", b->dwp);
@@ -164,6 +168,7 @@ void pk_binary_close(pk_binary *b)
     pk_elf_close(b->alt);
     pk_elf_close(b->dwp);
     free(b->origin);
+    free(b->why_not);
     free(b);
 }
 
@@ -195,6 +200,9 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
 {
     *sym = NULL;
     if (!b->sym) {
+        if (!b->debug && b->why_not)
+            return pk_err_set(err, "%s: no DWARF debug information, none found locally, and %s", pk_elf_path(b->elf),
+                              b->why_not);
         if (!b->debug)
             return pk_err_set(err, "%s: no DWARF debug information, and no separate debug file found (by build-id "
                                    "under /usr/lib/debug and --debug-dir roots, by .gnu_debuglink, or through "

@@ -177,10 +177,12 @@ typedef struct pk_debug_opts {
  *   3. debuginfod (libdebuginfod, its cache) when DEBUGINFOD_URLS is set.
  * Returns 0 with *path = malloc'ed path and *how = a static word saying how
  * it was found ("build-id", "debuglink", "debuginfod"), or *path = NULL if
- * none was found. -1 when a candidate was refused (a debuglink target with
- * another CRC, a build-id file of another build) and nothing else was
- * found, or when debuginfod failed for another reason than "not there". */
-int pk_debuginfo_find(const pk_elf *elf, const pk_debug_opts *opts, char **path, const char **how,
+ * none was found; then *why_not (if why_not is not NULL) is NULL or a
+ * malloc'ed sentence of what debuginfod said (unreachable, not there, no
+ * answer in time, no build-id to ask for), for the error of a caller that
+ * needs the debug information. -1 when a candidate was refused (a
+ * debuglink target with another CRC, a build-id file of another build). */
+int pk_debuginfo_find(const pk_elf *elf, const pk_debug_opts *opts, char **path, const char **how, char **why_not,
                       pk_err *err);
 /* The dwz supplementary file a debug file names (.gnu_debugaltlink or
  * .debug_sup): its path as given, relative to the debug file, under each
@@ -447,8 +449,9 @@ typedef struct pk_binary pk_binary;
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
 int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *opts, pk_err *err);
 /* Which debug information the binary uses, for a line of output:
- * "DEBUG-PATH (how found)[, dwz supplement ALT]", "the binary itself", or
- * "none". Lives until pk_binary_close. */
+ * "DEBUG-PATH (how found)[, dwz supplementary file ALT][, split-DWARF
+ * package DWP]", "the binary itself", or "none[: what debuginfod said]".
+ * Lives until pk_binary_close. */
 const char *pk_binary_debug_origin(const pk_binary *bin);
 void pk_binary_close(pk_binary *bin);
 /* drop_caches frees the symbolizer and the decoded instructions (both are

@@ -242,16 +242,17 @@ static bool debuginfod_wanted(const pk_debug_opts *o)
 }
 
 /* 0 with *path (malloc'ed, in debuginfod's cache) or *path = NULL when no
- * server has it; -1 with a message for any other failure. */
-static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char **path, pk_err *err)
+ * server has it; -1 with a message (without the binary's name) for any
+ * other failure. */
+static int by_debuginfod(const uint8_t *id, size_t len, char **path, pk_err *err)
 {
     *path = NULL;
     const char *urls = getenv("DEBUGINFOD_URLS");
     char hex[256];
     hex_of(id, len, hex, sizeof hex);
     if (dbgd_load() < 0)
-        return pk_err_set(err, "%s: DEBUGINFOD_URLS is set but libdebuginfod.so.1 cannot be loaded "
-                               "(install libdebuginfod1, or unset DEBUGINFOD_URLS)", what);
+        return pk_err_set(err, "DEBUGINFOD_URLS is set but libdebuginfod.so.1 cannot be loaded "
+                               "(install libdebuginfod1, or unset DEBUGINFOD_URLS)");
     double limit = DEBUGINFOD_DEFAULT_DEADLINE_S;
     const char *t = getenv("DEBUGINFOD_TIMEOUT");
     if (t && atof(t) > 0)
@@ -259,7 +260,7 @@ static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char *
     double deadline = now_s() + limit;
     debuginfod_client *c = dbgd.begin();
     if (!c)
-        return pk_err_set(err, "%s: debuginfod client could not be created", what);
+        return pk_err_set(err, "debuginfod client could not be created");
     dbgd.set_user_data(c, &deadline);
     dbgd.set_progressfn(c, dbgd_progress);
     char *got = NULL;
@@ -272,9 +273,9 @@ static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char *
     if (fd >= 0) {
         close(fd);
         if (!got)
-            return pk_err_set(err, "%s: debuginfod gave no path for build-id %s", what, hex);
+            return pk_err_set(err, "debuginfod gave no path for build-id %s", hex);
         if (!build_id_matches(got, id, len)) {
-            pk_err_set(err, "%s: debuginfod (%s) served %s for build-id %s, but its build-id differs", what, urls,
+            pk_err_set(err, "debuginfod (%s) served %s for build-id %s, but its build-id differs", urls,
                        got, hex);
             free(got);
             return -1;
@@ -284,17 +285,20 @@ static int by_debuginfod(const uint8_t *id, size_t len, const char *what, char *
     }
     free(got);
     if (late || fd == -ECANCELED || fd == -ETIME || fd == -ETIMEDOUT)
-        return pk_err_set(err, "%s: debuginfod (%s): no answer for build-id %s within %.0f s (DEBUGINFOD_TIMEOUT)",
-                          what, urls, hex, limit);
+        return pk_err_set(err, "debuginfod (%s): no answer for build-id %s within %.0f s (DEBUGINFOD_TIMEOUT)",
+                          urls, hex, limit);
     if (fd == -ENOENT)
         return 0;
-    return pk_err_set(err, "%s: debuginfod (%s): build-id %s: %s", what, urls, hex, strerror(-fd));
+    return pk_err_set(err, "debuginfod (%s): build-id %s: %s", urls, hex, strerror(-fd));
 }
 
-int pk_debuginfo_find(const pk_elf *e, const pk_debug_opts *o, char **path, const char **how, pk_err *err)
+int pk_debuginfo_find(const pk_elf *e, const pk_debug_opts *o, char **path, const char **how, char **why_not,
+                      pk_err *err)
 {
     *path = NULL;
     *how = NULL;
+    if (why_not)
+        *why_not = NULL;
     char refused[2 * PATH_MAX + 200] = "";
     const uint8_t *id;
     size_t len;
@@ -307,25 +311,32 @@ int pk_debuginfo_find(const pk_elf *e, const pk_debug_opts *o, char **path, cons
         *how = "debuglink";
         return 0;
     }
-    if (len >= 2 && debuginfod_wanted(o)) {
-        if (by_debuginfod(id, len, pk_elf_path(e), path, err) < 0)
-            return -1;
-        if (*path) {
-            *how = "debuginfod";
-            return 0;
-        }
-        if (!*refused) {
-            char hex[256];
-            hex_of(id, len, hex, sizeof hex);
-            return pk_err_set(err, "%s: no debug information for build-id %s on the debuginfod servers (%s)",
-                              pk_elf_path(e), hex, getenv("DEBUGINFOD_URLS"));
-        }
-    }
     if (*refused)
         return pk_err_set(err, "%s: separate debug file refused: %s", pk_elf_path(e), refused);
-    if (len < 2 && debuginfod_wanted(o) && !pk_elf_has_dwarf(e))
-        return pk_err_set(err, "%s: no build-id note, so debuginfod (DEBUGINFOD_URLS=%s) cannot be asked for its "
-                               "debug information", pk_elf_path(e), getenv("DEBUGINFOD_URLS"));
+    /* what debuginfod said is kept for the error of whoever needs the debug
+     * information; a command that does not need it goes on */
+    pk_err dbgd_err = {{0}};
+    int failed = 0;
+    if (len >= 2 && debuginfod_wanted(o)) {
+        if (by_debuginfod(id, len, path, &dbgd_err) < 0)
+            failed = 1;
+        else if (*path) {
+            *how = "debuginfod";
+            return 0;
+        } else {
+            char hex[256];
+            hex_of(id, len, hex, sizeof hex);
+            pk_err_set(&dbgd_err, "no debug information for build-id %s on the debuginfod servers (%s)", hex,
+                       getenv("DEBUGINFOD_URLS"));
+            failed = 1;
+        }
+    } else if (len < 2 && debuginfod_wanted(o)) {
+        pk_err_set(&dbgd_err, "no build-id note, so debuginfod (DEBUGINFOD_URLS=%s) cannot be asked for its "
+                              "debug information", getenv("DEBUGINFOD_URLS"));
+        failed = 1;
+    }
+    if (failed && why_not && !(*why_not = strdup(dbgd_err.msg)))
+        return pk_err_set(err, "%s: out of memory", pk_elf_path(e));
     return 0;
 }
 
@@ -333,7 +344,7 @@ int pk_elf_find_debug_file(const pk_elf *e, char **path, pk_err *err)
 {
     const char *how;
     pk_debug_opts none = {.no_debuginfod = true};
-    return pk_debuginfo_find(e, &none, path, &how, err);
+    return pk_debuginfo_find(e, &none, path, &how, NULL, err);
 }
 
 /* ---- dwz supplementary files ---- */
@@ -406,8 +417,8 @@ int pk_debuginfo_find_alt(const pk_elf *dbg, const pk_debug_opts *o, char **path
     if ((*path = by_build_id(o, id, len, NULL, NULL, 0)))
         return 0;
     if (len >= 2 && debuginfod_wanted(o)) {
-        if (by_debuginfod(id, len, pk_elf_path(dbg), path, err) < 0)
-            return -1;
+        if (by_debuginfod(id, len, path, err) < 0)
+            return pk_err_prefix(err, "%s: its dwz supplementary file %s", pk_elf_path(dbg), name);
         if (*path)
             return 0;
     }
