@@ -46,8 +46,9 @@ typedef struct pk_cli_debug {
     "                      (DEBUGINFOD_URLS) is used\n"                                      \
     "  --dwp F             the split-DWARF package (.dwp) of the binary\n"
 
-/* If `name` is one of the options above, records `val` and returns 1; 0 if
- * it is not one; -1 (usage printed) when there are too many --debug-dir. */
+/* If `name` (as written: "--debug-dir", "--debug-dir=DIR", or getopt's
+ * "debug-dir") is one of the options above, records `val` and returns 1; 0
+ * if it is not one; -1 (usage printed) when there are too many --debug-dir. */
 int pk_cli_debug_option(pk_cli_debug *d, const char *cmd, const char *name, const char *val);
 /* The options, NULL when none was given (the default search). */
 const pk_debug_opts *pk_cli_debug_opts(pk_cli_debug *d);

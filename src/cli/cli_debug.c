@@ -2,13 +2,22 @@
  * binary shares, and the line saying which debug file was used. */
 #include "cli/cli.h"
 
+/* `arg` is the option as written: "--NAME", "--NAME=VALUE" or "NAME" (getopt). */
+static bool is_option(const char *arg, const char *name)
+{
+    if (!strncmp(arg, "--", 2))
+        arg += 2;
+    size_t n = strcspn(arg, "=");
+    return n == strlen(name) && !strncmp(arg, name, n);
+}
+
 int pk_cli_debug_option(pk_cli_debug *d, const char *cmd, const char *name, const char *val)
 {
-    if (!strcmp(name, "--debug-binary") || !strcmp(name, "debug-binary")) {
+    if (is_option(name, "debug-binary")) {
         d->opts.debug_binary = val;
-    } else if (!strcmp(name, "--dwp") || !strcmp(name, "dwp")) {
+    } else if (is_option(name, "dwp")) {
         d->opts.dwp = val;
-    } else if (!strcmp(name, "--debug-dir") || !strcmp(name, "debug-dir")) {
+    } else if (is_option(name, "debug-dir")) {
         if (d->opts.ndebug_dirs == PK_CLI_DEBUG_DIRS_MAX) {
             pk_cli_usage(cmd, "at most %d --debug-dir", PK_CLI_DEBUG_DIRS_MAX);
             return -1;

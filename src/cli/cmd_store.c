@@ -135,10 +135,8 @@ int pk_cmd_store(int argc, char **argv)
         } else if (OPT("--binary")) {
             binary = VAL();
         } else if (OPT("--debug-binary") || OPT("--debug-dir") || OPT("--dwp")) {
-            char optname[16];
-            const char *eq = strchr(argv[i], '=');
-            snprintf(optname, sizeof optname, "%.*s", (int)(eq ? eq - argv[i] : (long)strlen(argv[i])), argv[i]);
-            if (pk_cli_debug_option(&dbg, "store", optname, VAL()) < 0)
+            const char *opt = argv[i]; /* before VAL() moves i */
+            if (pk_cli_debug_option(&dbg, "store", opt, VAL()) < 0)
                 goto done;
         } else if (OPT("--name")) {
             name = VAL();

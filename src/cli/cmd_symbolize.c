@@ -178,9 +178,7 @@ int pk_cmd_symbolize(int argc, char **argv)
             i++;
         } else if (!strncmp(a, "--debug-binary=", 15) || !strncmp(a, "--debug-dir=", 12) ||
                    !strncmp(a, "--dwp=", 6)) {
-            char name[16];
-            snprintf(name, sizeof name, "%.*s", (int)(strchr(a, '=') - a), a);
-            if (pk_cli_debug_option(&dbg, "symbolize", name, strchr(a, '=') + 1) < 0)
+            if (pk_cli_debug_option(&dbg, "symbolize", a, strchr(a, '=') + 1) < 0)
                 return 2;
         } else if (!strcmp(a, "--output-style=JSON")) {
             op.json = 1;
