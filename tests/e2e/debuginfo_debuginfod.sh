@@ -8,15 +8,18 @@
 #  - a dwz-compressed debug file brings its supplementary file, fetched by
 #    its build-id from the same server (symbolize = llvm-symbolizer-19);
 #  - an unreachable server, a build-id the server does not have (404), a
-#    binary without a build-id and a server that never answers each give a
-#    clear error (exit 1, no output) within a bounded time.
+#    server that serves a file of another build-id, a binary without a
+#    build-id and a server that never answers each give a clear error
+#    (exit 1, no output) within a bounded time; a command that needs no
+#    debug information (decode) is not stopped by them.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 gcc-12 dwz debuginfod curl python3 objcopy qemu-x86_64 llvm-symbolizer-19 llvm-objdump-19
 [ -f "$PK_BUILD/pgokit-lbr.so" ] || { echo "skipped: $PK_BUILD/pgokit-lbr.so not built"; exit 77; }
 P=$PK_ROOT/tests/programs
 
-srv_pid= mute_pid=
+srv_pid= mute_pid= wrong_pid=
 cleanup() {
+    [ -n "$wrong_pid" ] && kill "$wrong_pid" 2>/dev/null && wait "$wrong_pid" 2>/dev/null
     [ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
     [ -n "$mute_pid" ] && kill "$mute_pid" 2>/dev/null && wait "$mute_pid" 2>/dev/null
     [ -n "${PK_KEEP_TMP:-}" ] || rm -rf "$T"
@@ -96,6 +99,27 @@ run noid "$URL" "$PGOKIT" symbolize --binary "$T/bin/noid" 0x1000
 check_eq "no build-id: exit 1" 1 "$rc"
 check "no build-id: the error says so" grep -q "^pgokit symbolize: $T/bin/noid: .*no build-id note, so debuginfod" \
     "$T/noid.err"
+
+# a server that answers every build-id with the debug file of another build
+objcopy --only-keep-debug "$T/other" "$T/other.debug"
+wport=$(free_port)
+python3 -c "
+import http.server
+body = open('$T/other.debug', 'rb').read()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header('Content-Length', str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.HTTPServer(('127.0.0.1', $wport), H).serve_forever()
+" &
+wrong_pid=$!
+for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$wport/x" && break; sleep 0.1; done
+run wrong "http://127.0.0.1:$wport" "$PGOKIT" symbolize --binary "$T/bin/demo" 0x1000
+kill "$wrong_pid"; wait "$wrong_pid" 2>/dev/null; wrong_pid=
+check_eq "a file of another build served: exit 1" 1 "$rc"
+check "a file of another build served: the error says its build-id differs" \
+    grep -q "^pgokit symbolize: $T/bin/demo: .*served .* for build-id .*, but its build-id differs" "$T/wrong.err"
 
 # a server that accepts connections and never answers: bounded by DEBUGINFOD_TIMEOUT
 mport=$(free_port)
