@@ -201,8 +201,8 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
     *sym = NULL;
     if (!b->sym) {
         if (!b->debug && b->why_not)
-            return pk_err_set(err, "%s: no DWARF debug information, none found locally, and %s", pk_elf_path(b->elf),
-                              b->why_not);
+            return pk_err_set(err, "%s: no DWARF debug information, and no usable separate debug file: %s",
+                              pk_elf_path(b->elf), b->why_not);
         if (!b->debug)
             return pk_err_set(err, "%s: no DWARF debug information, and no separate debug file found (by build-id "
                                    "under /usr/lib/debug and --debug-dir roots, by .gnu_debuglink, or through "

@@ -178,10 +178,11 @@ typedef struct pk_debug_opts {
  * Returns 0 with *path = malloc'ed path and *how = a static word saying how
  * it was found ("build-id", "debuglink", "debuginfod"), or *path = NULL if
  * none was found; then *why_not (if why_not is not NULL) is NULL or a
- * malloc'ed sentence of what debuginfod said (unreachable, not there, no
- * answer in time, no build-id to ask for), for the error of a caller that
- * needs the debug information. -1 when a candidate was refused (a
- * debuglink target with another CRC, a build-id file of another build). */
+ * malloc'ed sentence saying why: a candidate refused (a debuglink target
+ * with another CRC, a build-id file of another build; not searched
+ * further) or what debuginfod said (unreachable, not there, no answer in
+ * time, no build-id to ask for), for the error of a caller that needs the
+ * debug information. -1 only when out of memory. */
 int pk_debuginfo_find(const pk_elf *elf, const pk_debug_opts *opts, char **path, const char **how, char **why_not,
                       pk_err *err);
 /* The dwz supplementary file a debug file names (.gnu_debugaltlink or

@@ -311,32 +311,32 @@ int pk_debuginfo_find(const pk_elf *e, const pk_debug_opts *o, char **path, cons
         *how = "debuglink";
         return 0;
     }
-    if (*refused)
-        return pk_err_set(err, "%s: separate debug file refused: %s", pk_elf_path(e), refused);
-    /* what debuginfod said is kept for the error of whoever needs the debug
-     * information; a command that does not need it goes on */
+    /* a refused candidate, or what debuginfod said, is kept for the error
+     * of whoever needs the debug information; a command that does not
+     * need it goes on */
     pk_err dbgd_err = {{0}};
-    int failed = 0;
     if (len >= 2 && debuginfod_wanted(o)) {
-        if (by_debuginfod(id, len, path, &dbgd_err) < 0)
-            failed = 1;
-        else if (*path) {
+        if (by_debuginfod(id, len, path, &dbgd_err) == 0 && *path) {
             *how = "debuginfod";
             return 0;
-        } else {
+        }
+        if (!dbgd_err.msg[0]) {
             char hex[256];
             hex_of(id, len, hex, sizeof hex);
             pk_err_set(&dbgd_err, "no debug information for build-id %s on the debuginfod servers (%s)", hex,
                        getenv("DEBUGINFOD_URLS"));
-            failed = 1;
         }
     } else if (len < 2 && debuginfod_wanted(o)) {
         pk_err_set(&dbgd_err, "no build-id note, so debuginfod (DEBUGINFOD_URLS=%s) cannot be asked for its "
                               "debug information", getenv("DEBUGINFOD_URLS"));
-        failed = 1;
     }
-    if (failed && why_not && !(*why_not = strdup(dbgd_err.msg)))
+    if (!why_not || (!*refused && !dbgd_err.msg[0]))
+        return 0;
+    if (asprintf(why_not, "%s%s%s%s", *refused ? "separate debug file refused: " : "", refused,
+                 *refused && dbgd_err.msg[0] ? "; " : "", dbgd_err.msg) < 0) {
+        *why_not = NULL;
         return pk_err_set(err, "%s: out of memory", pk_elf_path(e));
+    }
     return 0;
 }
 

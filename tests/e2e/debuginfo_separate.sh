@@ -76,6 +76,8 @@ cp "$T/demo.debug" "$d/demo.debug"; printf 'x' >> "$d/demo.debug"
 check_eq "wrong CRC: refused" 1 "$rc"
 check "wrong CRC: no output" test ! -e "$d/out.txt"
 check "wrong CRC: the message names the file and the CRC" grep -q "$d/demo.debug.*CRC32" "$d/err"
+"$PGOKIT" decode --binary "$d/demo" --stats > /dev/null 2>&1
+check_eq "wrong CRC: a command that needs no debug information still works (decode)" 0 "$?"
 
 # 3. build-id tree under --debug-dir
 r=$T/bidroot; mkdir -p "$r/.build-id/${bid:0:2}"
