@@ -142,6 +142,12 @@ for w in u s; do
         "$T/lbr.data" 2>"$T/store_$w.err" >/dev/null
     "$PGOKIT" store pull -q "$T/store_$w.db" --build-id "$bid" -o "$T/store_$w.raw"
 done
+"$PGOKIT" record --emulate -q --exact-counts "$T/demo.exact" -o "$T/ex.data" -- "$S" 8 >/dev/null 2>&1
+"$PGOKIT" overlap --exact "$T/demo.exact" --binary "$U" "$T/ref_lbr.txt" > "$T/ov_u.txt" 2>/dev/null
+"$PGOKIT" overlap --exact "$T/demo.exact" --binary "$S" $DB "$T/ref_lbr.txt" > "$T/ov_s.txt" 2>"$T/ov_s.err"
+check "overlap --exact: the same block overlap" \
+    sh -c "grep -q 'block overlap [0-9]' '$T/ov_u.txt' && cmp -s '$T/ov_u.txt' '$T/ov_s.txt'"
+check "overlap --exact: names the debug file" grep -q "overlap: debug info: $T/demo.debug" "$T/ov_s.err"
 # (the raw profile records the binary's path: compared through the profiles made of them)
 for w in u s; do
     "$PGOKIT" profgen --binary "$U" --raw "$T/store_$w.raw" -o "$T/store_$w.txt" --format text -q
