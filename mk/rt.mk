@@ -33,7 +33,8 @@ EXTRA_TARGETS += $(BUILD)/libpgokit_rt.a $(BUILD)/libpgokit_rt.so
 
 # Stand-alone show/merge for temporal profiles (tests use it when `pgokit`
 # itself cannot be linked or does not dispatch temporal profiles yet).
-RT_TOOL_OBJ := $(BUILD)/obj/src/cli/temporal_cli.o $(BUILD)/obj/src/cli/cli_output.o $(BUILD)/obj/tests/programs/rt_temporal_driver.o
+RT_TOOL_OBJ := $(BUILD)/obj/src/cli/temporal_cli.o $(BUILD)/obj/src/cli/cli_output.o $(BUILD)/obj/src/cli/cli_debug.o \
+               $(BUILD)/obj/tests/programs/rt_temporal_driver.o
 $(BUILD)/rt-temporal-tool: $(RT_TOOL_OBJ) $(BUILD)/libpgokit.a
 	$(CC) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 $(BUILD)/san/rt-temporal-tool: $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(RT_TOOL_OBJ)) $(BUILD)/san/libpgokit.a
@@ -41,5 +42,5 @@ $(BUILD)/san/rt-temporal-tool: $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(RT_TOOL_OB
 EXTRA_TARGETS += $(BUILD)/rt-temporal-tool
 EXTRA_SAN_TARGETS += $(BUILD)/san/rt-temporal-tool
 # temporal_cli.c includes cli.h, which includes the generated command list.
-$(BUILD)/obj/src/cli/temporal_cli.o: $(BUILD)/gen/commands.h
-$(BUILD)/san/obj/src/cli/temporal_cli.o: $(BUILD)/san/gen/commands.h
+$(BUILD)/obj/src/cli/temporal_cli.o $(BUILD)/obj/src/cli/cli_debug.o: $(BUILD)/gen/commands.h
+$(BUILD)/san/obj/src/cli/temporal_cli.o $(BUILD)/san/obj/src/cli/cli_debug.o: $(BUILD)/san/gen/commands.h

@@ -11,6 +11,7 @@ PACKAGES=(
   gcc-12-aarch64-linux-gnu libcapstone-dev
   libzydis-dev zlib1g-dev libzstd-dev
   binutils python3 time bc dpkg-dev man-db groff-base
+  libdebuginfod-dev debuginfod dwz debhelper quilt libtool autoconf libreadline-dev curl
   libprotobuf-c-dev protobuf-c-compiler golang-go
   libsqlite3-dev libpq-dev postgresql-15 postgresql
   chromium chromium-driver

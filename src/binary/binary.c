@@ -4,7 +4,9 @@
 #include "binary/elf_internal.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct func_insns {
     pk_insn *insns;
@@ -14,12 +16,92 @@ typedef struct func_insns {
 struct pk_binary {
     pk_elf *elf;
     pk_elf *debug;        /* == elf, a separate file, or NULL */
+    pk_elf *alt;          /* the debug file's dwz supplementary file, or NULL */
+    pk_elf *dwp;          /* the split-DWARF package (--dwp, or BINARY.dwp beside it), or NULL */
+    char *origin;         /* pk_binary_debug_origin */
+    char *why_not;        /* no debug file: what debuginfod said, or NULL */
     pk_symbolizer *sym;
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
     pk_vec slots;         /* func_insns */
 };
 
+static int open_debug_binary(pk_binary *b, const char *debug_path, pk_err *err)
+{
+    if (pk_elf_open(&b->debug, debug_path, err) < 0)
+        return -1;
+    const uint8_t *want, *got;
+    size_t want_len, got_len;
+    pk_elf_build_id(b->elf, &want, &want_len);
+    pk_elf_build_id(b->debug, &got, &got_len);
+    if (want_len && (got_len != want_len || memcmp(want, got, want_len))) {
+        char w[128], g[128];
+        pk_elf_build_id_hex(b->elf, w, sizeof w);
+        pk_elf_build_id_hex(b->debug, g, sizeof g);
+        return pk_err_set(err, "%s: build-id %s does not match the binary's (%s, build-id %s): "
+                               "a debug file of another build",
+                          debug_path, *g ? g : "(none)", pk_elf_path(b->elf), w);
+    }
+    return 0;
+}
+
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err)
+{
+    pk_debug_opts o = {.debug_binary = debug_path};
+    return pk_binary_open_opts(out, path, &o, err);
+}
+
+/* The debug file (b->debug) and how it was found (*how, for the origin). */
+static int find_debug(pk_binary *b, const pk_debug_opts *opts, const char **how, pk_err *err)
+{
+    *how = NULL;
+    if (opts && opts->debug_binary) {
+        *how = "--debug-binary";
+        return open_debug_binary(b, opts->debug_binary, err);
+    }
+    if (pk_elf_has_dwarf(b->elf)) {
+        b->debug = b->elf;
+        return 0;
+    }
+    char *found = NULL;
+    if (pk_debuginfo_find(b->elf, opts, &found, how, &b->why_not, err) < 0)
+        return -1;
+    int rc = found ? pk_elf_open(&b->debug, found, err) : 0;
+    free(found);
+    return rc;
+}
+
+/* The split-DWARF package: --dwp, else llvm-symbolizer's default BINARY.dwp. */
+static int open_dwp(pk_binary *b, const char *path, const pk_debug_opts *opts, pk_err *err)
+{
+    char *dwp = NULL;
+    if (opts && opts->dwp) {
+        dwp = strdup(opts->dwp);
+    } else if (asprintf(&dwp, "%s.dwp", path) < 0) {
+        dwp = NULL;
+    } else if (access(dwp, R_OK) != 0) {
+        free(dwp);
+        return 0;
+    }
+    if (!dwp)
+        return pk_err_set(err, "%s: out of memory", path);
+    int rc = pk_elf_open(&b->dwp, dwp, err);
+    free(dwp);
+    return rc;
+}
+
+/* b->origin += ", WHAT PATH"; frees it (NULL) when out of memory. */
+static void origin_add(pk_binary *b, const char *what, const pk_elf *e)
+{
+    char *o;
+    if (!b->origin || !e)
+        return;
+    if (asprintf(&o, "%s, %s %s", b->origin, what, pk_elf_path(e)) < 0)
+        o = NULL;
+    free(b->origin);
+    b->origin = o;
+}
+
+int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *opts, pk_err *err)
 {
     *out = NULL;
     pk_binary *b = calloc(1, sizeof *b);
@@ -30,23 +112,36 @@ int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk
         free(b);
         return pk_err_set(err, "%s: out of memory", path);
     }
-    if (pk_elf_open(&b->elf, path, err) < 0)
+    const char *how;
+    if (pk_elf_open(&b->elf, path, err) < 0 || find_debug(b, opts, &how, err) < 0)
         goto fail;
-    if (debug_path) {
-        if (pk_elf_open(&b->debug, debug_path, err) < 0)
+    char *alt = NULL;
+    if (b->debug && pk_debuginfo_find_alt(b->debug, opts, &alt, err) < 0)
+        goto fail;
+    if (alt) {
+        int rc = pk_elf_open(&b->alt, alt, err);
+        free(alt);
+        if (rc < 0)
             goto fail;
-    } else if (pk_elf_has_dwarf(b->elf)) {
-        b->debug = b->elf;
-    } else {
-        char *found = NULL;
-        if (pk_elf_find_debug_file(b->elf, &found, err) < 0)
-            goto fail;
-        if (found) {
-            int rc = pk_elf_open(&b->debug, found, err);
-            free(found);
-            if (rc < 0)
-                goto fail;
-        }
+    }
+    if (b->debug && b->debug != b->elf && pk_elf_adopt_symbols(b->elf, b->debug, err) < 0)
+        goto fail;
+    if (open_dwp(b, path, opts, err) < 0)
+        goto fail;
+    int n;
+    if (!b->debug)
+        n = asprintf(&b->origin, "none%s%s", b->why_not ? ": " : "", b->why_not ? b->why_not : "");
+    else if (b->debug == b->elf)
+        n = asprintf(&b->origin, "the binary itself");
+    else
+        n = asprintf(&b->origin, "%s (%s)", pk_elf_path(b->debug), how);
+    if (n < 0)
+        b->origin = NULL;
+    origin_add(b, "dwz supplementary file", b->alt);
+    origin_add(b, "split-DWARF package", b->dwp);
+    if (!b->origin) {
+        pk_err_set(err, "%s: out of memory", path);
+        goto fail;
     }
     *out = b;
     return 0;
@@ -54,6 +149,8 @@ fail:
     pk_binary_close(b);
     return -1;
 }
+
+const char *pk_binary_debug_origin(const pk_binary *b) { return b->origin; }
 
 void pk_binary_close(pk_binary *b)
 {
@@ -64,9 +161,14 @@ void pk_binary_close(pk_binary *b)
         free(PK_VEC_AT(&b->slots, func_insns, i).insns);
     pk_vec_free(&b->slots);
     pk_u64map_free(&b->decoded);
+    /* the executable may hold the debug file's symbols: closed first */
+    pk_elf_close(b->elf);
     if (b->debug != b->elf)
         pk_elf_close(b->debug);
-    pk_elf_close(b->elf);
+    pk_elf_close(b->alt);
+    pk_elf_close(b->dwp);
+    free(b->origin);
+    free(b->why_not);
     free(b);
 }
 
@@ -86,6 +188,8 @@ void pk_binary_drop_caches(pk_binary *b)
     pk_elf_release_pages(b->elf);
     if (b->debug && b->debug != b->elf)
         pk_elf_release_pages(b->debug);
+    if (b->alt)
+        pk_elf_release_pages(b->alt);
 }
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
@@ -96,11 +200,21 @@ int pk_binary_symbolizer(pk_binary *b, pk_symbolizer **sym, pk_err *err)
 {
     *sym = NULL;
     if (!b->sym) {
+        if (!b->debug && b->why_not)
+            return pk_err_set(err, "%s: no DWARF debug information, and no usable separate debug file: %s",
+                              pk_elf_path(b->elf), b->why_not);
         if (!b->debug)
-            return pk_err_set(err, "%s: no DWARF debug information (and no separate debug file found)",
+            return pk_err_set(err, "%s: no DWARF debug information, and no separate debug file found (by build-id "
+                                   "under /usr/lib/debug and --debug-dir roots, by .gnu_debuglink, or through "
+                                   "debuginfod when DEBUGINFOD_URLS is set): give --debug-binary F or --debug-dir DIR",
                               pk_elf_path(b->elf));
-        if (pk_symbolizer_open(&b->sym, b->debug, err) < 0)
+        if (pk_symbolizer_open_alt(&b->sym, b->debug, b->alt, err) < 0)
             return -1;
+        if (pk_symbolizer_set_dwp(b->sym, b->dwp, err) < 0) {
+            pk_symbolizer_close(b->sym);
+            b->sym = NULL;
+            return -1;
+        }
     }
     *sym = b->sym;
     return 0;
@@ -165,7 +279,7 @@ static uint64_t func_end(const pk_elf *e, const pk_elf_symbol *f)
             end = all[i].addr;
             break;
         }
-    const pk_elf_section *s = pk_elf_section_at(e, f->shndx);
+    const pk_elf_section *s = pk_elf_symbol_section(e, f->shndx);
     if (s && s->addr <= f->addr && s->addr + s->size < end)
         end = s->addr + s->size;
     return end == UINT64_MAX ? f->addr : end;

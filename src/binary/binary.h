@@ -147,12 +147,54 @@ const char *pk_elf_debuglink(const pk_elf *elf, uint32_t *crc);
 /* True when the file has DWARF (.debug_info or .zdebug_info with bytes). */
 bool pk_elf_has_dwarf(const pk_elf *elf);
 
-/* Finds the separate debug file of `elf`, the way gdb/llvm-symbolizer do:
- *   /usr/lib/debug/.build-id/xx/rest.debug (build-id),
- *   then the .gnu_debuglink name in the binary's dir, dir/.debug/, and
- *   /usr/lib/debug/<dir>/ (CRC checked).
- * Returns 0 with *path = malloc'ed path, or *path = NULL if none was found. */
+/* True when the file has a .symtab (not only .dynsym). */
+bool pk_elf_has_symtab(const pk_elf *elf);
+/* A fully stripped `elf` (no .symtab) takes its function symbols from the
+ * .symtab of its separate debug file `debug` (same build: the caller checks
+ * the build-ids), which must outlive it. Nothing happens when `elf` has its
+ * own .symtab or `debug` has none. */
+int pk_elf_adopt_symbols(pk_elf *elf, const pk_elf *debug, pk_err *err);
+/* The section a function symbol's shndx refers to (in the file the symbols
+ * came from); NULL if out of range. */
+const pk_elf_section *pk_elf_symbol_section(const pk_elf *elf, uint16_t shndx);
+
+/* Where the debug information of a binary is looked for (debuginfo.c), the
+ * way gdb, perf and the elfutils tools do. All fields may be zero. */
+typedef struct pk_debug_opts {
+    const char *debug_binary;       /* --debug-binary: this file, whose build-id must match */
+    const char *const *debug_dirs;  /* --debug-dir roots, searched before /usr/lib/debug */
+    size_t ndebug_dirs;
+    const char *dwp;                /* --dwp: the split-DWARF package of the binary */
+    bool no_default_dir;            /* do not search /usr/lib/debug (tests) */
+    bool no_debuginfod;             /* do not ask debuginfod even if DEBUGINFOD_URLS is set */
+} pk_debug_opts;
+
+/* Finds the separate debug file of `elf`:
+ *   1. ROOT/.build-id/xx/rest.debug for each --debug-dir ROOT, then
+ *      /usr/lib/debug (the build-id must match);
+ *   2. the .gnu_debuglink name in the binary's dir, dir/.debug/ and
+ *      ROOT/<absolute dir>/ for each root (CRC32 checked);
+ *   3. debuginfod (libdebuginfod, its cache) when DEBUGINFOD_URLS is set.
+ * Returns 0 with *path = malloc'ed path and *how = a static word saying how
+ * it was found ("build-id", "debuglink", "debuginfod"), or *path = NULL if
+ * none was found; then *why_not (if why_not is not NULL) is NULL or a
+ * malloc'ed sentence saying why: a candidate refused (a debuglink target
+ * with another CRC, a build-id file of another build; not searched
+ * further) or what debuginfod said (unreachable, not there, no answer in
+ * time, no build-id to ask for), for the error of a caller that needs the
+ * debug information. -1 only when out of memory. */
+int pk_debuginfo_find(const pk_elf *elf, const pk_debug_opts *opts, char **path, const char **how, char **why_not,
+                      pk_err *err);
+/* The dwz supplementary file a debug file names (.gnu_debugaltlink or
+ * .debug_sup): its path as given, relative to the debug file, under each
+ * root, by its build-id under each root, then through debuginfod. 0 with
+ * *path = NULL when the file names none; -1 when it names one not found. */
+int pk_debuginfo_find_alt(const pk_elf *debug, const pk_debug_opts *opts, char **path, pk_err *err);
+/* Kept for callers without options: pk_debuginfo_find with none. */
 int pk_elf_find_debug_file(const pk_elf *elf, char **path, pk_err *err);
+/* The supplementary file's name and build-id as the debug file gives them
+ * (.gnu_debugaltlink, else .debug_sup); NULL if none. */
+const char *pk_elf_altlink(const pk_elf *elf, const uint8_t **build_id, size_t *build_id_len);
 
 /* ======================================================================
  * Instruction decoding behind an architecture interface
@@ -326,8 +368,17 @@ typedef struct pk_frames {
  * time an address inside it is queried. Split DWARF (DWARF 5 and the GNU
  * DWARF 4 flavour) is followed to the .dwo files named by the skeleton units
  * (DW_AT_[GNU_]dwo_name, relative to DW_AT_comp_dir) when a unit is first
- * queried; .dwp packages are not supported. An ELF without DWARF is an error. */
+ * queried, or from a .dwp package (pk_symbolizer_set_dwp). An ELF without
+ * DWARF is an error. */
 int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err);
+/* The same for a dwz-compressed debug file: `alt` is its supplementary file
+ * (pk_debuginfo_find_alt), whose strings and DIEs its alt forms refer to;
+ * both ELFs outlive the symbolizer. */
+int pk_symbolizer_open_alt(pk_symbolizer **out, pk_elf *elf, pk_elf *alt, pk_err *err);
+/* Split units are read from this split-DWARF package (.dwp: its
+ * .debug_cu_index) before their .dwo files; it outlives the symbolizer.
+ * NULL: none. Errors for a file that is not a package. */
+int pk_symbolizer_set_dwp(pk_symbolizer *sym, pk_elf *dwp, pk_err *err);
 void pk_symbolizer_close(pk_symbolizer *sym);
 
 /* The inline frames at vaddr. Errors only for corrupt DWARF (file + offset).
@@ -400,11 +451,19 @@ uint32_t pk_discr_copy_id(uint32_t d);
 
 typedef struct pk_binary pk_binary;
 
-/* Opens `path`; DWARF is read from `debug_path` if given, else from the
- * binary itself if it has DWARF, else from the separate debug file found by
- * pk_elf_find_debug_file (none found: the binary has no DWARF, which is not
- * an error here; pk_binary_symbolizer will fail). */
+/* Opens `path`; DWARF is read from `debug_path` if given (its build-id must
+ * match), else from the binary itself if it has DWARF, else from the
+ * separate debug file pk_debuginfo_find finds (none found: the binary has
+ * no DWARF, which is not an error here; pk_binary_symbolizer will fail). A
+ * binary without .symtab takes its function symbols from the debug file.
+ * A debug file compressed by dwz brings its supplementary file. */
 int pk_binary_open(pk_binary **out, const char *path, const char *debug_path, pk_err *err);
+int pk_binary_open_opts(pk_binary **out, const char *path, const pk_debug_opts *opts, pk_err *err);
+/* Which debug information the binary uses, for a line of output:
+ * "DEBUG-PATH (how found)[, dwz supplementary file ALT][, split-DWARF
+ * package DWP]", "the binary itself", or "none[: what debuginfod said]".
+ * Lives until pk_binary_close. */
+const char *pk_binary_debug_origin(const pk_binary *bin);
 void pk_binary_close(pk_binary *bin);
 /* drop_caches frees the symbolizer and the decoded instructions (both are
  * rebuilt on demand) and gives back the pages of the mapped files (read

@@ -260,6 +260,7 @@ int dw_read_form(pk_symbolizer *s, const dw_cu *cu, const dw_sect *sec, pk_curso
     v->form = form;
     v->str = NULL;
     v->u = 0;
+    v->alt = 0;
     for (int depth = 0; depth < 4; depth++) {
         switch (form) {
         case DW_FORM_addr: v->cls = DV_ADDR; v->u = dw_uN(c, cu->addr_size); break;
@@ -291,10 +292,15 @@ int dw_read_form(pk_symbolizer *s, const dw_cu *cu, const dw_sect *sec, pk_curso
             v->cls = DV_STR; v->u = dw_uN(c, cu->offset_size); v->str = sect_str(&s->str, v->u); break;
         case DW_FORM_line_strp:
             v->cls = DV_STR; v->u = dw_uN(c, cu->offset_size); v->str = sect_str(&s->line_str, v->u); break;
-        case DW_FORM_strp_sup: case DW_FORM_GNU_strp_alt: case DW_FORM_GNU_ref_alt:
-            v->cls = DV_UNSUPPORTED; v->u = dw_uN(c, cu->offset_size); break;
-        case DW_FORM_ref_sup4: v->cls = DV_UNSUPPORTED; v->u = pk_cursor_u32(c); break;
-        case DW_FORM_ref_sup8: case DW_FORM_ref_sig8: v->cls = DV_UNSUPPORTED; v->u = pk_cursor_u64(c); break;
+        case DW_FORM_strp_sup: case DW_FORM_GNU_strp_alt:
+            v->cls = DV_STR; v->u = dw_uN(c, cu->offset_size);
+            v->str = s->alt ? sect_str(&s->alt->str, v->u) : NULL;
+            break;
+        /* offsets into the supplementary file's .debug_info */
+        case DW_FORM_GNU_ref_alt: v->cls = DV_REF; v->alt = 1; v->u = dw_uN(c, cu->offset_size); break;
+        case DW_FORM_ref_sup4: v->cls = DV_REF; v->alt = 1; v->u = pk_cursor_u32(c); break;
+        case DW_FORM_ref_sup8: v->cls = DV_REF; v->alt = 1; v->u = pk_cursor_u64(c); break;
+        case DW_FORM_ref_sig8: v->cls = DV_UNSUPPORTED; v->u = pk_cursor_u64(c); break;
         case DW_FORM_ref_addr:
             v->cls = DV_REF; v->u = dw_uN(c, cu->version <= 2 ? cu->addr_size : cu->offset_size); break;
         case DW_FORM_ref1: v->cls = DV_REF; v->u = cu->off + pk_cursor_u8(c); break;

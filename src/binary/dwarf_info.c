@@ -698,25 +698,27 @@ int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err)
     if (sub->resolved)
         return 0;
     (void)cu;
-    uint64_t work[32], seen[32];
+    /* DIEs to read: (file, offset); a reference may lead into the dwz
+     * supplementary file, whose own references stay inside it */
+    struct die_ref { pk_symbolizer *in; uint64_t off; } work[32], seen[32];
     size_t nwork = 0, nseen = 0;
-    work[nwork++] = sub->die;
-    seen[nseen++] = sub->die;
+    work[nwork++] = (struct die_ref){s, sub->die};
+    seen[nseen++] = work[0];
     const char *linkage = NULL, *name = NULL;
     int got_link = 0, got_name = 0, got_line = 0, got_file = 0;
     while (nwork > 0) {
-        uint64_t off = work[--nwork];
+        struct die_ref at = work[--nwork];
         dw_cu *dcu = NULL;
         die_facts f;
-        if (read_facts(s, off, &dcu, &f, err) < 0)
+        if (read_facts(at.in, at.off, &dcu, &f, err) < 0)
             return -1;
         if (!got_link && f.has_linkage) {
             got_link = 1;
-            linkage = dw_val_string(s, dcu, &f.linkage);
+            linkage = dw_val_string(at.in, dcu, &f.linkage);
         }
         if (!got_name && f.has_name) {
             got_name = 1;
-            name = dw_val_string(s, dcu, &f.name);
+            name = dw_val_string(at.in, dcu, &f.name);
         }
         if (!got_line && f.has_decl_line) {
             got_line = 1;
@@ -733,16 +735,21 @@ int dw_sub_resolve(pk_symbolizer *s, dw_cu *cu, dw_sub *sub, pk_err *err)
                 sub->has_decl_file = 1;
                 sub->decl_file_index = u;
                 sub->decl_cu = dcu;
+                sub->decl_sym = at.in;
             }
         }
         const dw_val *refs[2] = {&f.origin, &f.spec};
         for (int k = 0; k < 2; k++) {
             if (refs[k]->cls != DV_REF)
                 continue;
-            uint64_t r = refs[k]->u;
+            struct die_ref r = {refs[k]->alt ? at.in->alt : at.in, refs[k]->u};
+            if (!r.in)
+                return dw_bad(at.in, err, &at.in->info, at.off,
+                              "DIE reference (form 0x%x) into a dwz supplementary file that was not found",
+                              refs[k]->form);
             int dup = 0;
             for (size_t j = 0; j < nseen; j++)
-                dup |= seen[j] == r;
+                dup |= seen[j].in == r.in && seen[j].off == r.off;
             if (dup || nseen == 32 || nwork == 32)
                 continue;
             seen[nseen++] = r;
@@ -759,8 +766,9 @@ const char *dw_sub_decl_file(pk_symbolizer *s, dw_sub *sub)
     if (!sub->decl_file_done) {
         sub->decl_file_done = 1;
         pk_err ignored;
-        if (sub->has_decl_file && dw_line_parse(s, sub->decl_cu, &ignored) == 0)
-            sub->decl_file = dw_line_file_path(s, sub->decl_cu, sub->decl_file_index);
+        pk_symbolizer *in = sub->decl_sym ? sub->decl_sym : s;
+        if (sub->has_decl_file && dw_line_parse(in, sub->decl_cu, &ignored) == 0)
+            sub->decl_file = dw_line_file_path(in, sub->decl_cu, sub->decl_file_index);
     }
     return sub->decl_file;
 }

@@ -47,6 +47,7 @@ enum { DV_NONE, DV_CONST, DV_SCONST, DV_ADDR, DV_STR, DV_REF, DV_SECOFF, DV_BLOC
 
 typedef struct dw_val {
     uint8_t cls;
+    uint8_t alt;         /* DV_REF into the dwz supplementary file (GNU_ref_alt, ref_sup4/8) */
     uint16_t form;
     uint64_t u;          /* constant, address, index, section or DIE offset (absolute) */
     const char *str;     /* DV_STR: NUL-terminated inside its section (NULL if not) */
@@ -124,6 +125,8 @@ typedef struct dw_sub {
     const char *decl_file;   /* resolved lazily again (dw_sub_decl_file): the path
                                 needs the whole line program parsed */
     struct dw_cu *decl_cu;   /* the unit whose file table decl_file_index is in */
+    struct pk_symbolizer *decl_sym; /* and the file that unit is in (the dwz
+                                       supplementary file's, or the unit's own) */
     uint64_t decl_file_index;
     uint8_t has_decl_file, decl_file_done;
     uint32_t decl_line;
@@ -194,8 +197,15 @@ typedef struct dw_arange {
     uint64_t cu_off;
 } dw_arange;
 
+typedef struct dw_dwp dw_dwp;
+
 struct pk_symbolizer {
     pk_elf *elf;
+    dw_dwp *dwp;               /* the split-DWARF package split units are read from first, or NULL */
+    /* the dwz supplementary file's DWARF (.gnu_debugaltlink / .debug_sup):
+     * DW_FORM_GNU_strp_alt / strp_sup strings and GNU_ref_alt / ref_sup
+     * DIEs live there; NULL if none */
+    struct pk_symbolizer *alt;
     pk_elf *own_elf;           /* a .dwo opened by this (nested) symbolizer */
     const char *path;
     dw_sect info, abbrev, str, line_str, str_offsets, addr, ranges, rnglists, line, aranges;
@@ -286,6 +296,16 @@ void dw_line_free(dw_line_table *lt);
 const char *dw_line_file_path(pk_symbolizer *s, dw_cu *cu, uint64_t idx);
 /* Index of the row answering addr, or -1. */
 ssize_t dw_line_lookup(const dw_line_table *lt, uint64_t addr);
+
+/* dwarf_dwp.c: a split-DWARF package's unit index over `elf` (which
+ * outlives it). */
+int dw_dwp_open(dw_dwp **out, pk_elf *elf, pk_err *err);
+void dw_dwp_close(dw_dwp *p);
+const char *dw_dwp_path(const dw_dwp *p);
+/* The slices of the unit with this DWO id (str: the whole shared string
+ * section): 1 found, 0 not in the package, -1 corrupt index. */
+int dw_dwp_unit(const dw_dwp *p, uint64_t dwo_id, dw_sect *info, dw_sect *abbrev, dw_sect *str,
+                dw_sect *str_offsets, dw_sect *rnglists, pk_err *err);
 
 /* symbolize.c: the unit whose DIEs describe `cu` — itself, or for a split
  * DWARF 5 skeleton the unit of its .dwo (loaded on first use). */

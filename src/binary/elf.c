@@ -164,34 +164,40 @@ void elf_scan_notes(pk_elf *e, const uint8_t *p, uint64_t size)
     }
 }
 
-static int load_symbols(pk_elf *e, pk_err *err)
+static const pk_elf_section *full_symtab(const pk_elf *e)
 {
-    const pk_elf_section *tab = NULL;
     for (size_t i = 1; i < e->nsections; i++)
-        if (e->sections[i].type == SHT_SYMTAB) {
-            tab = &e->sections[i];
-            break;
-        }
+        if (e->sections[i].type == SHT_SYMTAB)
+            return e->sections[i].size >= 2 * SYM_SIZE ? &e->sections[i] : NULL;
+    return NULL;
+}
+
+/* Indexes the function symbols of `src`'s .symtab (else .dynsym) into e:
+ * src is e itself, or the separate debug file of a fully stripped e. */
+static int load_symbols(pk_elf *e, const pk_elf *src, pk_err *err)
+{
+    const pk_elf_section *tab = full_symtab(src);
     int from_dyn = 0;
-    if (!tab || tab->size < 2 * SYM_SIZE) {
-        for (size_t i = 1; i < e->nsections; i++)
-            if (e->sections[i].type == SHT_DYNSYM) {
-                tab = &e->sections[i];
+    if (!tab) {
+        for (size_t i = 1; i < src->nsections; i++)
+            if (src->sections[i].type == SHT_DYNSYM) {
+                tab = &src->sections[i];
                 from_dyn = 1;
                 break;
             }
     }
+    e->symsrc = src;
     if (!tab)
         return 0;
     /* sh_link names the string table. */
-    const uint8_t *h = e->file.data + pk_ld64(e->file.data + 0x28) + (uint64_t)tab->index * SHDR_SIZE;
+    const uint8_t *h = src->file.data + pk_ld64(src->file.data + 0x28) + (uint64_t)tab->index * SHDR_SIZE;
     uint32_t link = pk_ld32(h + 0x28);
-    if (link == 0 || link >= e->nsections || e->sections[link].type == SHT_NOBITS)
-        return bad(err, e, tab->offset, "symbol table has no string table");
-    const uint8_t *str = e->file.data + e->sections[link].offset;
-    uint64_t str_size = e->sections[link].size;
+    if (link == 0 || link >= src->nsections || src->sections[link].type == SHT_NOBITS)
+        return bad(err, src, tab->offset, "symbol table has no string table");
+    const uint8_t *str = src->file.data + src->sections[link].offset;
+    uint64_t str_size = src->sections[link].size;
     uint64_t n = tab->size / SYM_SIZE;
-    e->symtab = e->file.data + tab->offset;
+    e->symtab = src->file.data + tab->offset;
     e->nsymtab = n;
     e->symstr = str;
     e->symstr_size = str_size;
@@ -210,7 +216,7 @@ static int load_symbols(pk_elf *e, pk_err *err)
             continue;
         const char *name = strtab_get(str, str_size, pk_ld32(s));
         if (!name)
-            return bad(err, e, tab->offset + i * SYM_SIZE, "symbol name offset outside the string table");
+            return bad(err, src, tab->offset + i * SYM_SIZE, "symbol name offset outside the string table");
         pk_elf_symbol *f = &e->funcs[e->nfuncs++];
         f->name = name;
         f->addr = pk_ld64(s + 8);
@@ -269,7 +275,7 @@ static int elf_load(pk_elf **out, pk_elf *e, pk_err *err)
         if (s->type == SHT_NOTE && !(s->flags & SHF_COMPRESSED))
             elf_scan_notes(e, d + s->offset, s->size);
     }
-    if (load_symbols(e, err) < 0)
+    if (load_symbols(e, e, err) < 0)
         goto fail;
     *out = e;
     return 0;
@@ -304,6 +310,47 @@ int pk_elf_open_mem(pk_elf **out, const void *data, size_t size, const char *nam
     return elf_load(out, e, err);
 }
 
+static void free_symbols(pk_elf *e)
+{
+    free(e->funcs);
+    free(e->name_hash);
+    pk_addr_buckets_free(&e->func_buckets);
+    free(e->llvm_syms);
+    free(e->file_syms);
+    e->funcs = NULL;
+    e->nfuncs = 0;
+    e->name_hash = NULL;
+    e->name_hash_cap = 0;
+    memset(&e->func_buckets, 0, sizeof e->func_buckets);
+    e->llvm_syms = NULL;
+    e->nllvm_syms = 0;
+    e->file_syms = NULL;
+    e->nfile_syms = 0;
+    e->llvm_syms_built = 0;
+    e->symtab = e->symstr = NULL;
+    e->nsymtab = e->symstr_size = e->symtab_off = 0;
+}
+
+bool pk_elf_has_symtab(const pk_elf *e) { return full_symtab(e) != NULL; }
+
+int pk_elf_adopt_symbols(pk_elf *e, const pk_elf *debug, pk_err *err)
+{
+    if (full_symtab(e) || !full_symtab(debug))
+        return 0;
+    free_symbols(e);
+    if (load_symbols(e, debug, err) < 0) {
+        free_symbols(e);
+        return load_symbols(e, e, err) < 0 ? -1 : pk_err_prefix(err, "%s: symbols", e->file.path);
+    }
+    return 0;
+}
+
+const pk_elf_section *pk_elf_symbol_section(const pk_elf *e, uint16_t shndx)
+{
+    const pk_elf *src = e->symsrc ? e->symsrc : e;
+    return shndx < src->nsections ? &src->sections[shndx] : NULL;
+}
+
 void pk_elf_close(pk_elf *e)
 {
     if (!e)
@@ -315,11 +362,7 @@ void pk_elf_close(pk_elf *e)
     free(e->cache_len);
     free(e->sections);
     free(e->segments);
-    free(e->funcs);
-    free(e->name_hash);
-    pk_addr_buckets_free(&e->func_buckets);
-    free(e->llvm_syms);
-    free(e->file_syms);
+    free_symbols(e);
     pk_file_unmap(&e->file);
     free(e);
 }

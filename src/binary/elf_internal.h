@@ -30,7 +30,10 @@ struct pk_elf {
     size_t nsegments;
     const uint8_t *build_id;
     size_t build_id_len;
-    /* the symbol table the functions came from */
+    /* the symbol table the functions came from: this file's, or that of
+     * symsrc, the separate debug file of a fully stripped binary (its
+     * section indexes are symsrc's; symsrc outlives this pk_elf) */
+    const struct pk_elf *symsrc;
     const uint8_t *symtab;
     uint64_t nsymtab, symtab_off;
     const uint8_t *symstr;

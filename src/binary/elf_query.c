@@ -146,9 +146,10 @@ static void build_llvm_syms(pk_elf *e)
         }
         if (type != STT_NOTYPE && type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
             continue;
-        if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || shndx >= e->nsections)
+        const pk_elf_section *sec = shndx < SHN_LORESERVE ? pk_elf_symbol_section(e, shndx) : NULL;
+        if (shndx == SHN_UNDEF || !sec)
             continue;
-        if (!(e->sections[shndx].flags & SHF_ALLOC))
+        if (!(sec->flags & SHF_ALLOC))
             continue;
         uint32_t nm = pk_ld32(s);
         if (nm >= e->symstr_size)
@@ -317,79 +318,6 @@ const char *pk_elf_debuglink(const pk_elf *e, uint32_t *crc)
     if (crc)
         *crc = pk_ld32(name + crc_off);
     return name;
-}
-
-static int file_crc(const char *path, uint32_t *crc)
-{
-    pk_mapped_file f;
-    pk_err e;
-    if (pk_file_map_regular(&f, path, &e) < 0)
-        return -1;
-    uLong c = crc32(0L, Z_NULL, 0);
-    size_t done = 0;
-    while (done < f.size) {
-        size_t n = f.size - done > 0x40000000 ? 0x40000000 : f.size - done;
-        c = crc32(c, f.data + done, (uInt)n);
-        done += n;
-    }
-    pk_file_unmap(&f);
-    *crc = (uint32_t)c;
-    return 0;
-}
-
-static char *try_path(const char *path, const pk_elf *self, const uint32_t *want_crc)
-{
-    if (access(path, R_OK) != 0)
-        return NULL;
-    char a[PATH_MAX], b[PATH_MAX];
-    if (realpath(path, a) && realpath(self->file.path, b) && !strcmp(a, b))
-        return NULL; /* a debuglink naming the binary itself */
-    if (want_crc) {
-        uint32_t c;
-        if (file_crc(path, &c) < 0 || c != *want_crc)
-            return NULL;
-    }
-    return strdup(path);
-}
-
-int pk_elf_find_debug_file(const pk_elf *e, char **path, pk_err *err)
-{
-    *path = NULL;
-    char buf[PATH_MAX + 64];
-    if (e->build_id_len >= 2) {
-        char hex[256];
-        pk_elf_build_id_hex(e, hex, sizeof hex);
-        snprintf(buf, sizeof buf, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-        if ((*path = try_path(buf, e, NULL)))
-            return 0;
-    }
-    uint32_t crc = 0;
-    const char *link = pk_elf_debuglink(e, &crc);
-    if (!link)
-        return 0;
-    char dir[PATH_MAX];
-    const char *slash = strrchr(e->file.path, '/');
-    if (slash) {
-        size_t n = (size_t)(slash - e->file.path);
-        if (n >= sizeof dir)
-            return pk_err_set(err, "%s: path too long", e->file.path);
-        memcpy(dir, e->file.path, n);
-        dir[n] = 0;
-        if (n == 0)
-            strcpy(dir, "/");
-    } else {
-        strcpy(dir, ".");
-    }
-    char absdir[PATH_MAX];
-    if (!realpath(dir, absdir))
-        snprintf(absdir, sizeof absdir, "%s", dir);
-    const char *fmts[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(buf, sizeof buf, fmts[i], i == 2 ? absdir : dir, link);
-        if ((*path = try_path(buf, e, &crc)))
-            return 0;
-    }
-    return 0;
 }
 
 void pk_elf_release_pages(pk_elf *e) { pk_file_release_pages(&e->file); }

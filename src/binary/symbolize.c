@@ -38,11 +38,25 @@ void pk_symbolizer_close(pk_symbolizer *s)
     free(s->func_ranges);
     free(s->func_map);
     free(s->want);
+    pk_symbolizer_close(s->alt);
+    dw_dwp_close(s->dwp);
     pk_elf_close(s->own_elf);
     free(s);
 }
 
+int pk_symbolizer_set_dwp(pk_symbolizer *s, pk_elf *dwp, pk_err *err)
+{
+    dw_dwp_close(s->dwp);
+    s->dwp = NULL;
+    return dwp ? dw_dwp_open(&s->dwp, dwp, err) : 0;
+}
+
 int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err)
+{
+    return pk_symbolizer_open_alt(out, elf, NULL, err);
+}
+
+int pk_symbolizer_open_alt(pk_symbolizer **out, pk_elf *elf, pk_elf *alt, pk_err *err)
 {
     *out = NULL;
     pk_symbolizer *s = calloc(1, sizeof *s);
@@ -56,6 +70,9 @@ int pk_symbolizer_open(pk_symbolizer **out, pk_elf *elf, pk_err *err)
         free(s);
         return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
     }
+    /* before the units: their top DIEs may hold strings of the supplement */
+    if (alt && pk_symbolizer_open(&s->alt, alt, err) < 0)
+        goto fail;
     if (load_sect(s, &s->info, ".debug_info", err) < 0 || load_sect(s, &s->abbrev, ".debug_abbrev", err) < 0 ||
         load_sect(s, &s->str, ".debug_str", err) < 0 || load_sect(s, &s->line_str, ".debug_line_str", err) < 0 ||
         load_sect(s, &s->str_offsets, ".debug_str_offsets", err) < 0 ||
@@ -85,35 +102,55 @@ fail:
 
 static int open_dwo(pk_symbolizer *s, dw_cu *cu, pk_err *err)
 {
-    char path[4096];
-    const char *name = cu->dwo_name;
-    if (!name)
-        return dw_bad(s, err, &s->info, cu->off, "split DWARF skeleton unit without DW_AT_dwo_name");
-    if (name[0] == '/' || !cu->comp_dir)
-        snprintf(path, sizeof path, "%s", name);
-    else
-        snprintf(path, sizeof path, "%s/%s", cu->comp_dir, name);
-    pk_elf *e;
-    if (pk_elf_open(&e, path, err) < 0)
-        return pk_err_prefix(err, "%s: .debug_info offset %llu: split DWARF unit", s->path,
-                             (unsigned long long)cu->off);
+    /* the package first, as llvm-symbolizer does */
+    dw_sect info, abbrev, str, str_offsets, rnglists;
+    int in_dwp = s->dwp ? dw_dwp_unit(s->dwp, cu->dwo_id, &info, &abbrev, &str, &str_offsets, &rnglists, err) : 0;
+    if (in_dwp < 0)
+        return -1;
+    pk_elf *e = NULL;
+    if (!in_dwp) {
+        char path[4096];
+        const char *name = cu->dwo_name;
+        if (!name)
+            return dw_bad(s, err, &s->info, cu->off, "split DWARF skeleton unit without DW_AT_dwo_name");
+        if (name[0] == '/' || !cu->comp_dir)
+            snprintf(path, sizeof path, "%s", name);
+        else
+            snprintf(path, sizeof path, "%s/%s", cu->comp_dir, name);
+        if (pk_elf_open(&e, path, err) < 0) {
+            if (s->dwp)
+                pk_err_prefix(err, "not in the split-DWARF package %s (DWO id 0x%llx), and", dw_dwp_path(s->dwp),
+                              (unsigned long long)cu->dwo_id);
+            return pk_err_prefix(err, "%s: .debug_info offset %llu: split DWARF unit", s->path,
+                                 (unsigned long long)cu->off);
+        }
+    }
     pk_symbolizer *d = calloc(1, sizeof *d);
     if (!d) {
         pk_elf_close(e);
         return pk_err_set(err, "%s: out of memory", s->path);
     }
-    d->elf = d->own_elf = e;
-    d->path = pk_elf_path(e);
+    d->elf = e ? e : s->elf;
+    d->own_elf = e;
+    d->path = e ? pk_elf_path(e) : dw_dwp_path(s->dwp);
     pk_vec_init(&d->frames, sizeof(pk_frame));
     pk_vec_init(&d->arena, sizeof(char *));
     cu->dwo = d;
     if (pk_u64map_init(&d->table_by_off, 16) < 0)
         return pk_err_set(err, "%s: out of memory", s->path);
-    if (load_sect(d, &d->info, ".debug_info.dwo", err) < 0 || load_sect(d, &d->abbrev, ".debug_abbrev.dwo", err) < 0 ||
-        load_sect(d, &d->str, ".debug_str.dwo", err) < 0 ||
-        load_sect(d, &d->str_offsets, ".debug_str_offsets.dwo", err) < 0 ||
-        load_sect(d, &d->rnglists, ".debug_rnglists.dwo", err) < 0)
+    if (in_dwp) {
+        d->info = info;
+        d->abbrev = abbrev;
+        d->str = str;
+        d->str_offsets = str_offsets;
+        d->rnglists = rnglists;
+    } else if (load_sect(d, &d->info, ".debug_info.dwo", err) < 0 ||
+               load_sect(d, &d->abbrev, ".debug_abbrev.dwo", err) < 0 ||
+               load_sect(d, &d->str, ".debug_str.dwo", err) < 0 ||
+               load_sect(d, &d->str_offsets, ".debug_str_offsets.dwo", err) < 0 ||
+               load_sect(d, &d->rnglists, ".debug_rnglists.dwo", err) < 0) {
         return -1;
+    }
     /* addresses, DWARF 4 range lists and line tables stay in the skeleton's file */
     d->addr = s->addr;
     d->ranges = s->ranges;

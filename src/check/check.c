@@ -1,6 +1,7 @@
 /* check.c — the staleness report (built here, sorted, totalled), the
  * probe-profile check (CFG checksums against `.pseudo_probe_desc`) and the
  * entry points. The line-based check is in check_lines.c. */
+#include <stdio.h>
 #include "check/check_int.h"
 #include "binary/probe_loader.h"
 
@@ -365,8 +366,8 @@ out:
     return rc;
 }
 
-int pk_check_files(const char *binary, const char *debug_path, const char *profile, pk_prof_format *fmt_out,
-                   pk_check_report *out, pk_err *err)
+int pk_check_files(const char *binary, const pk_debug_opts *debug, const char *profile, pk_prof_format *fmt_out,
+                   char *debug_origin, size_t debug_origin_size, pk_check_report *out, pk_err *err)
 {
     memset(out, 0, sizeof *out);
     pk_vec_init(&out->strings_, sizeof(char *));
@@ -380,8 +381,10 @@ int pk_check_files(const char *binary, const char *debug_path, const char *profi
         goto out;
     if (fmt_out)
         *fmt_out = fmt;
-    if (pk_binary_open(&bin, binary, debug_path, err))
+    if (pk_binary_open_opts(&bin, binary, debug, err))
         goto out;
+    if (debug_origin && debug_origin_size)
+        snprintf(debug_origin, debug_origin_size, "%s", pk_binary_debug_origin(bin));
     /* GCC's format has no discriminators: compare lines only */
     pk_check_opts o = {.ignore_disc = fmt == PK_FMT_GCC};
     rc = pk_check_profile(bin, &ps, &o, out, err);

@@ -112,11 +112,12 @@ typedef struct pk_check_opts {
 int pk_check_profile(pk_binary *bin, const pk_profset *ps, const pk_check_opts *o, pk_check_report *out,
                      pk_err *err);
 
-/* Opens the binary (DWARF from debug_path if given), reads the profile (any
- * sample-profile format) and checks it. *fmt_out (may be NULL) gets the
- * profile's format. */
-int pk_check_files(const char *binary, const char *debug_path, const char *profile, pk_prof_format *fmt_out,
-                   pk_check_report *out, pk_err *err);
+/* Opens the binary (its debug information found as `debug` says, which may
+ * be NULL), reads the profile (any sample-profile format) and checks it.
+ * *fmt_out (may be NULL) gets the profile's format; debug_origin (may be
+ * NULL) gets pk_binary_debug_origin. */
+int pk_check_files(const char *binary, const pk_debug_opts *debug, const char *profile, pk_prof_format *fmt_out,
+                   char *debug_origin, size_t debug_origin_size, pk_check_report *out, pk_err *err);
 
 void pk_check_report_free(pk_check_report *r);
 

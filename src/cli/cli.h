@@ -39,4 +39,36 @@ void pk_cli_put_lines(FILE *to, const char *text, size_t len);
 /* True when progress output is wanted: stderr is a terminal and not quiet. */
 bool pk_cli_progress_wanted(bool quiet);
 
+/* The options that say where a binary's debug information is, shared by
+ * every command that opens a binary (cli_debug.c):
+ *   --debug-binary F   --debug-dir DIR (repeatable)   --dwp F */
+#include "binary/binary.h"
+
+#define PK_CLI_DEBUG_DIRS_MAX 16
+typedef struct pk_cli_debug {
+    pk_debug_opts opts;
+    const char *dirs[PK_CLI_DEBUG_DIRS_MAX];
+} pk_cli_debug;
+
+#define PK_CLI_DEBUG_HELP                                                                    \
+    "  --debug-binary F    debug information (symbols, DWARF) from F, e.g. objcopy\n"       \
+    "                      --only-keep-debug output; its build-id must match the binary's\n" \
+    "  --debug-dir DIR     look for debug files under DIR as under /usr/lib/debug\n"         \
+    "                      (DIR/.build-id/xx/yyyy.debug, DIR/<binary's dir>/<debuglink>),\n" \
+    "                      before /usr/lib/debug; repeatable. Without --debug-binary, the\n" \
+    "                      binary's own DWARF, else a file found by build-id, by\n"          \
+    "                      .gnu_debuglink (CRC checked) or through debuginfod\n"             \
+    "                      (DEBUGINFOD_URLS) is used\n"                                      \
+    "  --dwp F             the split-DWARF package (.dwp) of the binary\n"
+
+/* If `name` (as written: "--debug-dir", "--debug-dir=DIR", or getopt's
+ * "debug-dir") is one of the options above, records `val` and returns 1; 0
+ * if it is not one; -1 (usage printed) when there are too many --debug-dir. */
+int pk_cli_debug_option(pk_cli_debug *d, const char *cmd, const char *name, const char *val);
+/* The options, NULL when none was given (the default search). */
+const pk_debug_opts *pk_cli_debug_opts(pk_cli_debug *d);
+/* "pgokit CMD: debug info: ..." on stderr: which debug file the output came
+ * from (never inside the output itself). */
+void pk_cli_debug_note(const char *cmd, const pk_binary *bin);
+
 #endif

@@ -32,7 +32,8 @@ static void usage(FILE *to)
             "removes lines inside a function shifts the offsets below it; those that land on\n"
             "other existing lines look fresh, so a line-based share is a lower bound.\n"
             "  --binary NEW           the binary of the new sources (see below)\n"
-            "  --debug-binary FILE    read NEW's DWARF from FILE\n"
+            "  --debug-binary F, --debug-dir DIR, --dwp F: where NEW's debug information is\n"
+            "                         (see `pgokit profgen --help`)\n"
             "  --max-stale-share PCT  exit 3 when more than PCT %% of the samples are stale\n"
             "                         (default 1)\n"
             "  --top N                list the N stalest functions (default 10; 0 = all)\n"
@@ -261,13 +262,15 @@ static void print_json(const pk_check_report *r, const char *profile, const char
 
 int pk_cmd_check(int argc, char **argv)
 {
-    const char *binary = NULL, *debug = NULL;
+    const char *binary = NULL;
+    pk_cli_debug dbg = {0};
     double max = 1.0;
     unsigned long top = 10;
     bool top_set = false, json = false, quiet = false, verbose = false;
     pk_demangler dm = {0};
     static const struct option opts[] = {
         {"binary", required_argument, 0, 'b'}, {"debug-binary", required_argument, 0, 'd'},
+        {"debug-dir", required_argument, 0, 'D'}, {"dwp", required_argument, 0, 'W'},
         {"max-stale-share", required_argument, 0, 'm'}, {"top", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'}, {"verbose", no_argument, 0, 'v'}, {"quiet", no_argument, 0, 'q'},
         {"no-demangle", no_argument, 0, 'N'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
@@ -278,7 +281,12 @@ int pk_cmd_check(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "b:hqv", opts, NULL)) != -1) {
         switch (c) {
         case 'b': binary = optarg; break;
-        case 'd': debug = optarg; break;
+        case 'd': pk_cli_debug_option(&dbg, "check", "--debug-binary", optarg); break;
+        case 'D':
+            if (pk_cli_debug_option(&dbg, "check", "--debug-dir", optarg) < 0)
+                return 2;
+            break;
+        case 'W': pk_cli_debug_option(&dbg, "check", "--dwp", optarg); break;
         case 'm':
             max = strtod(optarg, &end);
             if (end == optarg || *end || !(max >= 0 && max <= 100))
@@ -307,10 +315,13 @@ int pk_cmd_check(int argc, char **argv)
     pk_err err;
     pk_check_report r;
     pk_prof_format fmt = PK_FMT_AUTO;
-    if (pk_check_files(binary, debug, profile, &fmt, &r, &err)) {
+    char origin[1024] = "";
+    if (pk_check_files(binary, &dbg.opts, profile, &fmt, origin, sizeof origin, &r, &err)) {
         pk_check_report_free(&r);
         return pk_cli_fail("check", &err);
     }
+    if (!quiet)
+        fprintf(stderr, "pgokit check: debug info: %s\n", origin);
     if (json)
         print_json(&r, profile, binary, fmt, max, top_set ? top : 0);
     else if (!quiet)

@@ -9,6 +9,7 @@
 #include "profile/profile.h"
 #include "temporal/temporal.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@ static void usage(FILE *to)
 "  --format F         lld (--symbol-ordering-file, default), gold\n"
 "                     (--section-ordering-file), ld-script (GNU ld -T script)\n"
 "  --binary ELF       function sizes (C3 density, size-aware windows, --eval)\n"
+"  --debug-binary F, --debug-dir DIR, --dwp F: where the symbols of a fully\n"
+"                     stripped ELF are (see `pgokit profgen --help`); --debug-dir\n"
+"                     also serves --compression-utilities\n"
 "  --compression-utilities ELF\n"
 "                     also order every other function of ELF by code similarity\n"
 "                     (hashed 4-byte windows, as lld's BP orderer)\n"
@@ -232,6 +236,7 @@ int pk_cmd_order(int argc, char **argv)
     const char *cmd = "order";
     const char *temporal = NULL, *c3 = NULL, *cg_path = NULL, *out_path = NULL;
     const char *binary = NULL, *compression = NULL;
+    pk_cli_debug dbg = {0};
     pk_order_format fmt = PK_ORDER_LLD;
     bool quiet = false, size_aware = false, eval = false, compression_startup = false;
     pk_layout_opts lo;
@@ -258,6 +263,10 @@ int pk_cmd_order(int argc, char **argv)
                 return pk_cli_usage(cmd, "unknown format '%s' (lld, gold, ld-script)", next);
         } else if (!strcmp(a, "--binary")) {
             NEED_ARG(); binary = next;
+        } else if (!strcmp(a, "--debug-binary") || !strcmp(a, "--debug-dir") || !strcmp(a, "--dwp")) {
+            NEED_ARG();
+            if (pk_cli_debug_option(&dbg, cmd, a, next) < 0)
+                return 2;
         } else if (!strcmp(a, "--compression-utilities")) {
             NEED_ARG(); compression = next;
         } else if (!strcmp(a, "--compression-startup")) {
@@ -300,7 +309,8 @@ int pk_cmd_order(int argc, char **argv)
     pk_vec_init(&in.text_traces.traces, sizeof(pk_layout_trace));
     pk_layout_call_graph g;
     pk_layout_call_graph_init(&g);
-    pk_layout_elf elf = {0}, celf = {0};
+    pk_layout_elf celf = {0};
+    pk_binary *bin = NULL, *cbin = NULL;
     pk_layout_content content = {0};
     uint32_t *startup = NULL, *steady = NULL, *final = NULL;
     size_t n_startup = 0, n_steady = 0, n_final = 0;
@@ -318,17 +328,43 @@ int pk_cmd_order(int argc, char **argv)
     if (ensure_sizes(&in, &err) != 0)
         goto out;
     if (binary) {
-        if (pk_layout_elf_open(&elf, binary, &err) != 0)
+        /* function sizes: symbols of executable sections (a fully stripped
+         * binary's from its debug file) */
+        if (pk_binary_open_opts(&bin, binary, &dbg.opts, &err) != 0)
             goto out;
-        for (size_t i = 0; i < elf.n; i++) {
-            int64_t id = pk_layout_names_find(&in.names, elf.funcs[i].name, strlen(elf.funcs[i].name));
+        if (!quiet)
+            pk_cli_debug_note(cmd, bin);
+        size_t nf;
+        const pk_elf *be = pk_binary_elf(bin);
+        const pk_elf_symbol *fs = pk_elf_funcs(be, &nf);
+        for (size_t i = 0; i < nf; i++) {
+            const pk_elf_section *sec = pk_elf_symbol_section(be, fs[i].shndx);
+            if (fs[i].is_alias || !fs[i].size || !sec || !(sec->flags & SHF_EXECINSTR))
+                continue;
+            int64_t id = pk_layout_names_find(&in.names, fs[i].name, strlen(fs[i].name));
             if (id >= 0 && !PK_VEC_AT(&in.sizes, uint64_t, id))
-                PK_VEC_AT(&in.sizes, uint64_t, id) = elf.funcs[i].size;
+                PK_VEC_AT(&in.sizes, uint64_t, id) = fs[i].size;
         }
     }
     if (compression) {
-        if (pk_layout_elf_open(&celf, compression, &err) != 0)
+        /* a relocatable object through the layout reader (section-relative
+         * code), anything else through the binary stage like --binary */
+        int rel = 0;
+        pk_elf *probe = NULL;
+        if (pk_elf_open(&probe, compression, &err) != 0)
             goto out;
+        rel = pk_elf_type(probe) == ET_REL;
+        pk_elf_close(probe);
+        /* --debug-binary names --binary's debug file: for this ELF only when it is that binary */
+        pk_debug_opts copts = dbg.opts;
+        if (!binary || strcmp(binary, compression))
+            copts.debug_binary = NULL;
+        if (rel ? pk_layout_elf_open(&celf, compression, &err) != 0
+                : pk_binary_open_opts(&cbin, compression, &copts, &err) != 0 ||
+                      pk_layout_elf_from_binary(&celf, cbin, &err) != 0)
+            goto out;
+        if (cbin && !quiet)
+            pk_cli_debug_note(cmd, cbin);
         for (size_t i = 0; i < celf.n; i++) {
             int64_t id = pk_layout_names_intern(&in.names, celf.funcs[i].name,
                                                 strlen(celf.funcs[i].name), &err);
@@ -494,10 +530,10 @@ out:
     pk_layout_names_free(&in.names);
     pk_layout_call_graph_free(&g);
     pk_layout_content_free(&content);
-    if (elf.funcs || elf.file.data)
-        pk_layout_elf_close(&elf);
+    pk_binary_close(bin);
     if (celf.funcs || celf.file.data)
         pk_layout_elf_close(&celf);
+    pk_binary_close(cbin);
     free(bytes);
     free(names);
     free(startup);

@@ -46,7 +46,7 @@ static const char usage_text[] =
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
     "  --raw-only          write the merged raw (unsymbolized, context-free) profile instead\n"
-    "  --debug-binary F    read DWARF from F (e.g. objcopy --only-keep-debug output)\n"
+PK_CLI_DEBUG_HELP
     "  --pid N             only samples of process N\n"
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
     "                      of body samples\n"
@@ -390,6 +390,7 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_preinline_defaults(&po);
     bool flag, bad = false, show_density = false;
     double density_threshold = 50;
+    pk_cli_debug dbg = {0};
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
     size_t nin = 0;
     const char *trace_path = NULL;
@@ -523,8 +524,9 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.dwarf_correlation = true;
         } else if (OPT("--binary")) {
             rq.binary = val;
-        } else if (OPT("--debug-binary")) {
-            rq.debug_binary = val;
+        } else if (OPT("--debug-binary") || OPT("--debug-dir") || OPT("--dwp")) {
+            if (pk_cli_debug_option(&dbg, cmd, eq ? a : argv[i - 1], val) < 0)
+                goto done;
         } else if (OPT("-o") || OPT("--output")) {
             rq.output = val;
         } else if (OPT("--format")) {
@@ -584,6 +586,7 @@ int pk_cmd_profgen(int argc, char **argv)
     }
     rq.inputs = ins;
     rq.ninputs = nin;
+    rq.debug = dbg.opts;
     /* tests: walk every Nth sample on the reading thread */
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)
@@ -606,6 +609,8 @@ int pk_cmd_profgen(int argc, char **argv)
     if (pk_pipeline_run(&rq, &rep, &err)) {
         if (!quiet && rep.counted)
             print_summary(&rep);
+        if (!quiet && rep.debug_origin[0])
+            fprintf(stderr, "profgen: debug info: %s\n", rep.debug_origin);
         rc = pk_cli_fail(cmd, &err);
         goto done;
     }
@@ -623,6 +628,7 @@ int pk_cmd_profgen(int argc, char **argv)
                (double)cutoff / 10000);
     if (!quiet) {
         print_summary(&rep);
+        fprintf(stderr, "profgen: debug info: %s\n", rep.debug_origin);
         if (rep.mode == PK_MODE_RAW)
             fprintf(stderr, "profgen: wrote raw profile %s\n", rq.output);
         else {

@@ -24,7 +24,8 @@ static void usage(FILE *to)
             "  -o, --output FILE     the page to write (replaced atomically)\n"
             "  --binary B            the profiled binary: source lines (DWARF), code sizes of\n"
             "                        inlining decisions; required by --exact\n"
-            "  --debug-binary D      read DWARF from D (a separate debug file) instead of B\n"
+            "  --debug-binary F, --debug-dir DIR, --dwp F: where B's debug information is\n"
+            "                        (see `pgokit profgen --help`)\n"
             "  --exact COUNTS        block overlap against the exact counts of a run (pgokit\n"
             "                        record --exact-counts; repeat to add runs)\n"
             "  --compare OTHER       block overlap against another profile (OTHER is the reference)\n"
@@ -52,7 +53,8 @@ static int parse_count(const char *v, size_t *out)
 
 int pk_cmd_report(int argc, char **argv)
 {
-    const char *out_path = NULL, *binary = NULL, *debug = NULL, *compare = NULL, *title = NULL;
+    const char *out_path = NULL, *binary = NULL, *compare = NULL, *title = NULL;
+    pk_cli_debug dbg = {0};
     const char *roots[64];
     size_t nroots = 0;
     const char *exact[64];
@@ -62,6 +64,7 @@ int pk_cmd_report(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"binary", required_argument, 0, 'b'},
         {"debug-binary", required_argument, 0, 'd'}, {"exact", required_argument, 0, 'e'},
+        {"debug-dir", required_argument, 0, 'D'}, {"dwp", required_argument, 0, 'W'},
         {"compare", required_argument, 0, 'c'}, {"top", required_argument, 0, 't'},
         {"source-functions", required_argument, 0, 's'}, {"title", required_argument, 0, 'T'},
         {"format", required_argument, 0, 'f'}, {"source-root", required_argument, 0, 'R'}, {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
@@ -74,7 +77,12 @@ int pk_cmd_report(int argc, char **argv)
         switch (c) {
         case 'o': out_path = optarg; break;
         case 'b': binary = optarg; break;
-        case 'd': debug = optarg; break;
+        case 'd': pk_cli_debug_option(&dbg, "report", "--debug-binary", optarg); break;
+        case 'D':
+            if (pk_cli_debug_option(&dbg, "report", "--debug-dir", optarg) < 0)
+                return 2;
+            break;
+        case 'W': pk_cli_debug_option(&dbg, "report", "--dwp", optarg); break;
         case 'e':
             if (nexact == sizeof exact / sizeof exact[0])
                 return pk_cli_usage("report", "at most 64 --exact files");
@@ -117,8 +125,8 @@ int pk_cmd_report(int argc, char **argv)
         return pk_cli_usage("report", "--exact needs --binary (the binary whose counts they are)");
     if (nexact && compare)
         return pk_cli_usage("report", "--exact and --compare exclude each other");
-    if (debug && !binary)
-        return pk_cli_usage("report", "--debug-binary goes with --binary");
+    if ((dbg.opts.debug_binary || dbg.opts.ndebug_dirs || dbg.opts.dwp) && !binary)
+        return pk_cli_usage("report", "--debug-binary, --debug-dir and --dwp go with --binary");
     const char *path = argv[optind];
 
     pk_err err;
@@ -134,8 +142,10 @@ int pk_cmd_report(int argc, char **argv)
     have_ps = true;
     if (pk_prof_read_file(&ps, path, fmt, &got, &err))
         goto fail;
-    if (binary && pk_binary_open(&bin, binary, debug, &err))
+    if (binary && pk_binary_open_opts(&bin, binary, &dbg.opts, &err))
         goto fail;
+    if (bin && !quiet)
+        pk_cli_debug_note("report", bin);
     if (nexact || compare) {
         if (pk_profset_init(&ref, &err))
             goto fail;

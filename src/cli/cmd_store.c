@@ -30,6 +30,8 @@ static void usage(FILE *to)
             "adds nothing.\n"
             "  --binary B          the profiled binary (needed for samples; for raw profiles it\n"
             "                      checks their build-id); its name is the binary's name in the store\n"
+            "  --debug-binary F, --debug-dir DIR, --dwp F: where B's debug information is (a\n"
+            "                      fully stripped B needs its symbols; see `pgokit profgen --help`)\n"
             "  --name NAME         the binary's name in the store (default: basename of B)\n"
             "  --build-id ID       refuse inputs of any other build-id\n"
             "  --host H            default: this machine's host name\n"
@@ -120,6 +122,7 @@ int pk_cmd_store(int argc, char **argv)
     const char *db = NULL, *binary = NULL, *name = NULL, *bid = NULL, *host = NULL, *job = NULL;
     const char *tstr = NULL, *since = NULL, *before = NULL, *out = NULL, *thr = NULL;
     bool quiet = false, verbose = false;
+    pk_cli_debug dbg = {0};
     const char **ins = calloc((size_t)argc, sizeof *ins);
     size_t nin = 0;
     int rc = 2;
@@ -133,6 +136,10 @@ int pk_cmd_store(int argc, char **argv)
             goto done;
         } else if (OPT("--binary")) {
             binary = VAL();
+        } else if (OPT("--debug-binary") || OPT("--debug-dir") || OPT("--dwp")) {
+            const char *opt = argv[i]; /* before VAL() moves i */
+            if (pk_cli_debug_option(&dbg, "store", opt, VAL()) < 0)
+                goto done;
         } else if (OPT("--name")) {
             name = VAL();
         } else if (OPT("--build-id")) {
@@ -217,10 +224,14 @@ int pk_cmd_store(int argc, char **argv)
     pk_rawprof raw;
     bool have_raw = false;
     if (!strcmp(sub, "add")) {
-        if (pk_store_reduce_warn(binary, bid, ins, nin, quiet ? NULL : on_warning, NULL, &raw, &err)) {
+        char origin[1024];
+        if (pk_store_reduce_warn(binary, bid, ins, nin, quiet ? NULL : on_warning, NULL, &dbg.opts, origin,
+                                 sizeof origin, &raw, &err)) {
             rc = pk_cli_fail("store add", &err);
             goto done;
         }
+        if (!quiet && origin[0])
+            fprintf(stderr, "pgokit store add: debug info: %s\n", origin);
         have_raw = true;
     }
     pk_store *s;

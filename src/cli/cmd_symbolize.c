@@ -14,7 +14,8 @@ const char pk_cmd_symbolize_summary[] = "print the inline frames of addresses (l
 static void usage(FILE *to)
 {
     fprintf(to,
-            "usage: pgokit symbolize --binary FILE [--debug-binary FILE] [options] [ADDR...]\n"
+            "usage: pgokit symbolize --binary FILE [--debug-binary F] [--debug-dir D] [--dwp F]\n"
+            "                        [options] [ADDR...]\n"
             "  Addresses are ELF virtual addresses (0x-prefixed hex, or decimal); without ADDR\n"
             "  arguments they are read from stdin, one per line.\n"
             "  --output-style=LLVM|JSON  output like llvm-symbolizer's (default LLVM);\n"
@@ -26,7 +27,8 @@ static void usage(FILE *to)
             "                            address range, \"begin end name start_line\"\n"
             "  --prepare                 index every unit up front (timing)\n"
             "  --stats                   print timing to stderr\n"
-            "  -q, --quiet               accepted (symbolize prints no progress)\n");
+            "  -q, --quiet               no \"debug info:\" line on stderr\n"
+            PK_CLI_DEBUG_HELP);
 }
 
 static void json_str(FILE *o, const char *s)
@@ -156,9 +158,10 @@ static double now_s(void)
 
 int pk_cmd_symbolize(int argc, char **argv)
 {
-    const char *bin_path = NULL, *dbg_path = NULL;
+    const char *bin_path = NULL;
+    pk_cli_debug dbg = {0};
     opts op = {0};
-    int prepare = 0, stats = 0, functions = 0, first_addr = argc;
+    int quiet = 0, prepare = 0, stats = 0, functions = 0, first_addr = argc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -168,10 +171,15 @@ int pk_cmd_symbolize(int argc, char **argv)
             bin_path = argv[++i];
         } else if (!strncmp(a, "--binary=", 9) || !strncmp(a, "--obj=", 6)) {
             bin_path = strchr(a, '=') + 1;
-        } else if (!strcmp(a, "--debug-binary") && i + 1 < argc) {
-            dbg_path = argv[++i];
-        } else if (!strncmp(a, "--debug-binary=", 15)) {
-            dbg_path = a + 15;
+        } else if ((!strcmp(a, "--debug-binary") || !strcmp(a, "--debug-dir") || !strcmp(a, "--dwp")) &&
+                   i + 1 < argc) {
+            if (pk_cli_debug_option(&dbg, "symbolize", a, argv[i + 1]) < 0)
+                return 2;
+            i++;
+        } else if (!strncmp(a, "--debug-binary=", 15) || !strncmp(a, "--debug-dir=", 12) ||
+                   !strncmp(a, "--dwp=", 6)) {
+            if (pk_cli_debug_option(&dbg, "symbolize", a, strchr(a, '=') + 1) < 0)
+                return 2;
         } else if (!strcmp(a, "--output-style=JSON")) {
             op.json = 1;
         } else if (!strcmp(a, "--output-style=LLVM")) {
@@ -189,7 +197,7 @@ int pk_cmd_symbolize(int argc, char **argv)
         } else if (!strcmp(a, "--stats")) {
             stats = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            /* nothing to silence */
+            quiet = 1;
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "--no-demangle")) {
             /* always on: accepted for command-line compatibility */
         } else if (a[0] == '-' && a[1] == '-') {
@@ -205,8 +213,10 @@ int pk_cmd_symbolize(int argc, char **argv)
     double t0 = now_s();
     pk_err err;
     pk_binary *bin;
-    if (pk_binary_open(&bin, bin_path, dbg_path, &err) < 0)
+    if (pk_binary_open_opts(&bin, bin_path, &dbg.opts, &err) < 0)
         return pk_cli_fail("symbolize", &err);
+    if (!quiet)
+        pk_cli_debug_note("symbolize", bin);
     pk_symbolizer *sym;
     if (pk_binary_symbolizer(bin, &sym, &err) < 0 || (prepare && pk_symbolizer_prepare(sym, &err) < 0)) {
         pk_binary_close(bin);

@@ -18,11 +18,13 @@ int pk_cli_overlap_exact(int argc, char **argv)
 {
     const char *exact[64], *binary = NULL;
     size_t nexact = 0;
-    bool json = false;
+    bool json = false, quiet = false;
+    pk_cli_debug dbg = {0};
     static const struct option opts[] = {
         {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"quiet", no_argument, 0, 'q'},
-        {0, 0, 0, 0},
+        {"debug-binary", required_argument, 0, 'd'}, {"debug-dir", required_argument, 0, 'D'},
+        {"dwp", required_argument, 0, 'W'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
@@ -35,11 +37,18 @@ int pk_cli_overlap_exact(int argc, char **argv)
             break;
         case 'b': binary = optarg; break;
         case 'j': json = true; break;
-        case 'q': break; /* nothing to silence */
+        case 'q': quiet = true; break;
+        case 'd': pk_cli_debug_option(&dbg, "overlap", "debug-binary", optarg); break;
+        case 'D':
+            if (pk_cli_debug_option(&dbg, "overlap", "debug-dir", optarg) < 0)
+                return 2;
+            break;
+        case 'W': pk_cli_debug_option(&dbg, "overlap", "dwp", optarg); break;
         case 'h':
             printf("usage: pgokit overlap --exact EXACT [--exact EXACT...] --binary BIN PROFILE...\n"
                    "Block-overlap degree (CSSPGO paper, §IV-C) of each PROFILE against the\n"
                    "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n"
+                   "  --debug-binary F, --debug-dir DIR, --dwp F: where BIN's debug information is\n"
                    "  --json   a JSON array: profile, block_overlap, common_functions,\n"
                    "           reference_functions, reference_weight_covered\n");
             return 0;
@@ -50,8 +59,10 @@ int pk_cli_overlap_exact(int argc, char **argv)
         return pk_cli_usage("overlap", "--exact, --binary and at least one profile are required");
     pk_err err;
     pk_binary *bin;
-    if (pk_binary_open(&bin, binary, NULL, &err))
+    if (pk_binary_open_opts(&bin, binary, &dbg.opts, &err))
         return pk_cli_fail("overlap", &err);
+    if (!quiet)
+        pk_cli_debug_note("overlap", bin);
     int rc = 0;
     pk_profset truth[2];
     bool built[2] = {false, false};

@@ -56,6 +56,7 @@ void pk_cli_show_temporal_usage(FILE *o)
 {
     fprintf(o, "usage: pgokit show [--temporal] [--binary BIN] [--functions|--traces] PROFILE\n"
                "  PROFILE: a raw temporal profile (*.pgoraw) or an indexed one (merge output).\n"
+               "  --debug-binary F, --debug-dir DIR: where a stripped BIN's symbols are\n"
                "  --binary BIN   names for a raw profile (default: the path recorded in it,\n"
                "                 used only when its build-id matches)\n"
                "  --functions / --traces  print only that part of an indexed profile\n"
@@ -64,7 +65,7 @@ void pk_cli_show_temporal_usage(FILE *o)
                "               trace T weight W length L: NAME...\n");
 }
 
-static int show_raw(const char *path, const char *binary)
+static int show_raw(const char *path, const char *binary, const pk_debug_opts *debug, int quiet)
 {
     pk_err err;
     pk_temporal_raw raw;
@@ -73,10 +74,13 @@ static int show_raw(const char *path, const char *binary)
     int have_syms = 0;
     char *modpath = NULL;
     if (binary) {
-        if (pk_temporal_symtab_load(&syms, binary, &err) != 0) {
+        char origin[1024];
+        if (pk_temporal_symtab_load_opts(&syms, binary, debug, origin, sizeof origin, &err) != 0) {
             pk_temporal_raw_close(&raw);
             return pk_cli_fail("show", &err);
         }
+        if (!quiet)
+            fprintf(stderr, "pgokit show: debug info: %s\n", origin);
         have_syms = 1;
     } else if (raw.num_modules && raw.modules[0].path_len) {
         modpath = strndup(raw.modules[0].path, raw.modules[0].path_len);
@@ -155,12 +159,17 @@ static int show_indexed(const char *path, int funcs, int traces)
 int pk_cli_show_temporal(int argc, char **argv)
 {
     const char *binary = NULL, *path = NULL;
-    int funcs = 1, traces = 1;
+    int funcs = 1, traces = 1, quiet = 0;
+    pk_cli_debug dbg = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { pk_cli_show_temporal_usage(stdout); return 0; }
-        else if (!strcmp(a, "--temporal") || !strcmp(a, "-q") || !strcmp(a, "--quiet")) {}
+        else if (!strcmp(a, "--temporal")) {}
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
         else if (!strcmp(a, "--binary") && i + 1 < argc) binary = argv[++i];
+        else if ((!strcmp(a, "--debug-binary") || !strcmp(a, "--debug-dir") || !strcmp(a, "--dwp")) && i + 1 < argc) {
+            if (pk_cli_debug_option(&dbg, "show", a, argv[++i]) < 0) return 2;
+        }
         else if (!strcmp(a, "--functions")) traces = 0;
         else if (!strcmp(a, "--traces")) funcs = 0;
         else if (a[0] == '-') return pk_cli_usage("show", "unknown option '%s'", a);
@@ -168,7 +177,7 @@ int pk_cli_show_temporal(int argc, char **argv)
         else path = a;
     }
     if (!path) return pk_cli_usage("show", "missing PROFILE");
-    if (pk_temporal_is_raw(path)) return show_raw(path, binary);
+    if (pk_temporal_is_raw(path)) return show_raw(path, binary, &dbg.opts, quiet);
     return show_indexed(path, funcs, traces);
 }
 
@@ -180,6 +189,7 @@ void pk_cli_merge_temporal_usage(FILE *o)
                "  INPUT: raw temporal profiles (*.pgoraw), indexed temporal profiles, or\n"
                "         directories (their *.pgoraw and *.pgotemporal files, in name order)\n"
                "  --binary BIN        the profiled binary (names; its build-id must match)\n"
+               "  --debug-binary F, --debug-dir DIR: where a stripped BIN's symbols are\n"
                "  --reservoir N       traces kept by reservoir sampling (default %u)\n"
                "  --max-trace-len N   trace length cap (default %u)\n"
                "  --weight W          weight of the traces of raw inputs (default 1)\n"
@@ -230,6 +240,7 @@ static int parse_u64(const char *s, uint64_t *v)
 int pk_cli_merge_temporal(int argc, char **argv)
 {
     const char *binary = NULL, *out = NULL;
+    pk_cli_debug dbg = {0};
     uint64_t reservoir = 0, maxlen = 0, weight = 1;
     int skip_bad = 0, quiet = 0;
     pk_err err;
@@ -242,6 +253,9 @@ int pk_cli_merge_temporal(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { pk_cli_merge_temporal_usage(stdout); rc = 0; goto done; }
         else if (!strcmp(a, "--temporal")) {}
         else if (!strcmp(a, "--binary") && has) binary = argv[++i];
+        else if ((!strcmp(a, "--debug-binary") || !strcmp(a, "--debug-dir") || !strcmp(a, "--dwp")) && has) {
+            if (pk_cli_debug_option(&dbg, "merge", a, argv[++i]) < 0) { rc = 2; goto done; }
+        }
         else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has) out = argv[++i];
         else if (!strcmp(a, "--reservoir") && has) {
             if (parse_u64(argv[++i], &reservoir)) { rc = pk_cli_usage("merge", "bad --reservoir '%s'", argv[i]); goto done; }
@@ -265,7 +279,9 @@ int pk_cli_merge_temporal(int argc, char **argv)
     pk_temporal_symtab syms;
     int have_syms = 0;
     if (binary) {
-        if (pk_temporal_symtab_load(&syms, binary, &err) != 0) { pk_temporal_free(&prof); rc = pk_cli_fail("merge", &err); goto done; }
+        char origin[1024];
+        if (pk_temporal_symtab_load_opts(&syms, binary, &dbg.opts, origin, sizeof origin, &err) != 0) { pk_temporal_free(&prof); rc = pk_cli_fail("merge", &err); goto done; }
+        if (!quiet) fprintf(stderr, "pgokit merge: debug info: %s\n", origin);
         have_syms = 1;
     }
     size_t bad = 0, good = 0, nraw = 0, nidx = 0;

@@ -16,6 +16,45 @@ static int cmp_func_addr(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Sorts by address, one entry per address (relocatable objects: per
+ * section and offset). */
+static void sort_unique(pk_layout_elf *e)
+{
+    qsort(e->funcs, e->n, sizeof *e->funcs, cmp_func_addr);
+    size_t w = 0;
+    for (size_t i = 0; i < e->n; i++)
+        if (w == 0 || e->funcs[w - 1].addr != e->funcs[i].addr ||
+            e->funcs[w - 1].section != e->funcs[i].section)
+            e->funcs[w++] = e->funcs[i];
+    e->n = w;
+}
+
+int pk_layout_elf_from_binary(pk_layout_elf *e, pk_binary *bin, pk_err *err)
+{
+    memset(e, 0, sizeof *e);
+    const pk_elf *x = pk_binary_elf(bin);
+    size_t n;
+    const pk_elf_symbol *fs = pk_elf_funcs(x, &n);
+    e->is_rel = pk_elf_type(x) == ET_REL;
+    e->funcs = malloc((n ? n : 1) * sizeof *e->funcs);
+    if (!e->funcs)
+        return pk_err_set(err, "%s: out of memory", pk_elf_path(x));
+    for (size_t i = 0; i < n; i++) {
+        const pk_elf_section *sec = pk_elf_symbol_section(x, fs[i].shndx);
+        if (!fs[i].size || !sec || !(sec->flags & SHF_EXECINSTR))
+            continue;
+        pk_layout_elf_func *f = &e->funcs[e->n++];
+        f->name = fs[i].name;
+        f->addr = fs[i].addr;
+        f->size = fs[i].size;
+        f->section = fs[i].shndx;
+        f->global = fs[i].bind != STB_LOCAL;
+        f->bytes = e->is_rel ? NULL : pk_elf_vaddr_bytes(x, fs[i].addr, fs[i].size);
+    }
+    sort_unique(e);
+    return 0;
+}
+
 int pk_layout_elf_open(pk_layout_elf *e, const char *path, pk_err *err)
 {
     memset(e, 0, sizeof *e);
@@ -101,14 +140,7 @@ int pk_layout_elf_open(pk_layout_elf *e, const char *path, pk_err *err)
             sec->sh_offset <= size && sec->sh_size <= size - sec->sh_offset)
             f->bytes = d + sec->sh_offset + in_sec;
     }
-    qsort(e->funcs, e->n, sizeof *e->funcs, cmp_func_addr);
-    /* One entry per address (relocatable objects: per section and offset). */
-    size_t w = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (w == 0 || e->funcs[w - 1].addr != e->funcs[i].addr ||
-            e->funcs[w - 1].section != e->funcs[i].section)
-            e->funcs[w++] = e->funcs[i];
-    e->n = w;
+    sort_unique(e);
 out:
     free(sh);
     if (rc != 0)

@@ -273,8 +273,9 @@ typedef struct run {
 static int open_target(run *r, pk_err *err)
 {
     const pk_pipeline_request *req = r->req;
-    if (pk_binary_open(&r->bin, req->binary, req->debug_binary, err))
+    if (pk_binary_open_opts(&r->bin, req->binary, &req->debug, err))
         return -1;
+    snprintf(r->rep->debug_origin, sizeof r->rep->debug_origin, "%s", pk_binary_debug_origin(r->bin));
     pk_elf *elf = pk_binary_elf(r->bin);
     size_t nseg;
     const pk_elf_segment *es = pk_elf_segments(elf, &nseg);

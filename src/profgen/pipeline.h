@@ -39,7 +39,7 @@ enum pk_sample_kind { PK_SAMPLES_AUTO, PK_SAMPLES_LBR, PK_SAMPLES_IP };
 
 typedef struct pk_pipeline_request {
     const char *binary;              /* the profiled executable or shared library */
-    const char *debug_binary;        /* DWARF from here instead (may be NULL) */
+    pk_debug_opts debug;             /* where its debug information is looked for */
     const char *output;
     const pk_pipeline_input *inputs;
     size_t ninputs;
@@ -94,6 +94,7 @@ enum pk_pipeline_mode {
 
 /* What the run did: everything the closing summary says. */
 typedef struct pk_pipeline_report {
+    char debug_origin[1024];         /* pk_binary_debug_origin, "" if not opened */
     int mode;                        /* enum pk_pipeline_mode */
     bool from_ip;                    /* built from IP samples (flow inference) */
     pk_ip_stats ip;                  /* IP samples seen (also when LBR samples won) */

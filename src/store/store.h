@@ -23,6 +23,7 @@
 #ifndef PK_STORE_H
 #define PK_STORE_H
 
+#include "binary/binary.h"
 #include "aggregate/aggregate.h"
 
 #define PK_STORE_SCHEMA_VERSION 2
@@ -47,9 +48,13 @@ int64_t pk_store_size(pk_store *s);
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                     pk_rawprof *out, pk_err *err);
 /* Same, with a callback for inputs that had nothing usable while others
- * did (the pipeline's warnings; NULL: dropped). */
+ * did (the pipeline's warnings; NULL: dropped), where the binary's debug
+ * information is (NULL: the default search; a fully stripped binary needs
+ * its symbols) and, if debug_origin is not NULL, which debug file was used
+ * ("" when no binary was opened). */
 int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
-                         void (*warning)(void *ctx, const char *msg), void *ctx, pk_rawprof *out, pk_err *err);
+                         void (*warning)(void *ctx, const char *msg), void *ctx, const pk_debug_opts *debug,
+                         char *debug_origin, size_t debug_origin_size, pk_rawprof *out, pk_err *err);
 
 /* ---- add ---- */
 typedef struct pk_store_meta {

@@ -50,12 +50,15 @@ static int check_build_id(const pk_rawprof *r, const char *want, const char *wha
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                     pk_rawprof *out, pk_err *err)
 {
-    return pk_store_reduce_warn(binary, build_id, inputs, n, NULL, NULL, out, err);
+    return pk_store_reduce_warn(binary, build_id, inputs, n, NULL, NULL, NULL, NULL, 0, out, err);
 }
 
 int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
-                         void (*warning)(void *ctx, const char *msg), void *ctx, pk_rawprof *out, pk_err *err)
+                         void (*warning)(void *ctx, const char *msg), void *ctx, const pk_debug_opts *debug,
+                         char *debug_origin, size_t debug_origin_size, pk_rawprof *out, pk_err *err)
 {
+    if (debug_origin && debug_origin_size)
+        debug_origin[0] = 0;
     memset(out, 0, sizeof *out);
     if (!n)
         return pk_err_set(err, "no input");
@@ -110,8 +113,12 @@ int pk_store_reduce_warn(const char *binary, const char *build_id, const char *c
     snprintf(file, sizeof file, "%s/map.raw", dir);
     pk_pipeline_request rq = {.binary = binary, .output = file, .inputs = ins, .ninputs = n, .pid = -1,
                               .raw_only = true, .warning = warning, .cb_ctx = ctx};
+    if (debug)
+        rq.debug = *debug;
     pk_pipeline_report rep;
     int prc = pk_pipeline_run(&rq, &rep, err);
+    if (debug_origin && debug_origin_size)
+        snprintf(debug_origin, debug_origin_size, "%s", rep.debug_origin);
     if (!prc)
         prc = pk_rawprof_read(out, file, err);
     unlink(file);

@@ -9,6 +9,7 @@
 #include "binary/binary.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static uint64_t local_key(uint64_t addr, const char *name)
@@ -55,9 +56,20 @@ static int index_local_files(pk_elf *elf, pk_u64map *files, const uint8_t **strt
 
 int pk_temporal_symtab_load(pk_temporal_symtab *s, const char *elf_path, pk_err *err)
 {
+    return pk_temporal_symtab_load_opts(s, elf_path, NULL, NULL, 0, err);
+}
+
+int pk_temporal_symtab_load_opts(pk_temporal_symtab *s, const char *elf_path, const pk_debug_opts *debug,
+                                 char *debug_origin, size_t debug_origin_size, pk_err *err)
+{
     memset(s, 0, sizeof *s);
-    pk_elf *elf;
-    if (pk_elf_open(&elf, elf_path, err) != 0) return -1;
+    pk_binary *bin;
+    if (pk_binary_open_opts(&bin, elf_path, debug, err) != 0) return -1;
+    if (debug_origin && debug_origin_size)
+        snprintf(debug_origin, debug_origin_size, "%s", pk_binary_debug_origin(bin));
+    pk_elf *elf = pk_binary_elf(bin);
+    /* a fully stripped binary's symbols (and their STT_FILE names) are its debug file's */
+    pk_elf *symelf = !pk_elf_has_symtab(elf) && pk_binary_debug_elf(bin) ? pk_binary_debug_elf(bin) : elf;
     const uint8_t *id;
     size_t idlen;
     pk_elf_build_id(elf, &id, &idlen);
@@ -70,7 +82,7 @@ int pk_temporal_symtab_load(pk_temporal_symtab *s, const char *elf_path, pk_err 
     const uint8_t *strtab;
     size_t strtab_size;
     int rc = -1;
-    if (index_local_files(elf, &files, &strtab, &strtab_size, err) != 0) goto out;
+    if (index_local_files(symelf, &files, &strtab, &strtab_size, err) != 0) goto out;
 
     size_t n;
     const pk_elf_symbol *fs = pk_elf_funcs(elf, &n);
@@ -116,7 +128,7 @@ int pk_temporal_symtab_load(pk_temporal_symtab *s, const char *elf_path, pk_err 
     rc = 0;
 out:
     pk_u64map_free(&files);
-    pk_elf_close(elf);
+    pk_binary_close(bin);
     if (rc) pk_temporal_symtab_free(s);
     return rc;
 }

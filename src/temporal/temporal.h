@@ -82,6 +82,7 @@
 #define PK_TEMPORAL_H
 
 #include "common/pk_common.h"
+#include "binary/binary.h"
 
 #define PK_TEMPORAL_RAW_MAGIC "PGOKRAW\n"
 #define PK_TEMPORAL_RAW_VERSION 1u
@@ -225,6 +226,11 @@ typedef struct pk_temporal_symtab {
 
 /* Reads .symtab (falls back to .dynsym) and the GNU build-id note of an ELF file. */
 int pk_temporal_symtab_load(pk_temporal_symtab *s, const char *elf_path, pk_err *err);
+/* The same with the binary's debug information found as `debug` says (a
+ * fully stripped binary's symbols come from its debug file); debug_origin
+ * (may be NULL) gets which debug file was used. */
+int pk_temporal_symtab_load_opts(pk_temporal_symtab *s, const char *elf_path, const pk_debug_opts *debug,
+                                 char *debug_origin, size_t debug_origin_size, pk_err *err);
 void pk_temporal_symtab_free(pk_temporal_symtab *s);
 /* The function containing addr (an entry-hook call site may sit a few bytes
  * after the symbol, e.g. behind endbr64), or NULL. */

@@ -32,6 +32,13 @@ fn() { "$TOOL" show --functions "$1" | awk -v f="$2" -v c="$3" '$1 == "func" && 
 
 # ---- basic merge of a directory ----
 check "merge a directory" "$TOOL" merge --temporal --binary "$T/prog" -o "$T/all.pgotemporal" -q "$T/runs"
+# a fully stripped binary: symbols (and the STT_FILE names of local ones) from its debug file
+objcopy --only-keep-debug "$T/prog" "$T/prog.debug"
+objcopy --strip-all "$T/prog" "$T/prog.stripped"
+"$TOOL" merge --temporal --binary "$T/prog.stripped" --debug-binary "$T/prog.debug" -o "$T/stripped.pgotemporal" \
+  "$T/runs" 2> "$T/stripped.err"
+check "stripped binary + --debug-binary: the same indexed profile" cmp -s "$T/all.pgotemporal" "$T/stripped.pgotemporal"
+check "stripped binary: merge names the debug file" grep -q "debug info: $T/prog.debug (--debug-binary)" "$T/stripped.err"
 check_eq "header" "runs 10 traces 10 seen 10 reservoir 100 max-length 10000" \
   "$(hdr "$T/all.pgotemporal" | awk '{print $1,$2,$3,$4,$5,$6,$7,$8,$9,$10}')"
 check_eq "coverage of main (parents only)" 5 "$(fn "$T/all.pgotemporal" main 3)"

@@ -54,6 +54,10 @@ static void dwarf(pk_elf *elf, pk_fuzz_digest *d)
         pk_fuzz_check_error(&err, NULL);
         return;
     }
+    /* a split-DWARF package's unit index, when the input has one: split
+     * units are then looked up in it */
+    if (pk_elf_section_by_name(elf, ".debug_cu_index") && pk_symbolizer_set_dwp(sym, elf, &err))
+        pk_fuzz_check_error(&err, NULL);
     size_t nf;
     const pk_elf_symbol *funcs = pk_elf_funcs(elf, &nf);
     for (size_t i = 0; i < nf && i < MAX_FUNCS; i++) {
@@ -166,6 +170,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pk_elf_build_id_hex(elf, hex, sizeof hex);
     uint32_t crc;
     pk_elf_debuglink(elf, &crc);
+    const uint8_t *alt_id;
+    size_t alt_id_len;
+    const char *alt = pk_elf_altlink(elf, &alt_id, &alt_id_len);
+    if (alt)
+        pk_fuzz_digest_bytes(&d, alt_id, alt_id_len);
     pk_fuzz_digest_u64(&d, pk_elf_preferred_base(elf) ^ pk_elf_first_exec_vaddr(elf));
     if (pk_elf_has_dwarf(elf))
         dwarf(elf, &d);

@@ -2,7 +2,8 @@
 # seeds.sh OUT — seed corpora for the fuzz harnesses, made from the fixture
 # programs (tests/programs/*.c) at test time: OUT/<harness>/<files>.
 #   elf_dwarf            the fixtures built by gcc-12 and clang-19: DWARF 4 and 5,
-#                        zlib/zstd-compressed debug sections, pseudo-probes, stripped
+#                        zlib/zstd-compressed debug sections, pseudo-probes, stripped,
+#                        dwz-compressed debug files, a split-DWARF package
 #   probes               .pseudo_probe_desc + .pseudo_probe of a probe build
 #   perf_data, perf_write  `pgokit record --emulate` (with and without call
 #                        chains), perf record -e cpu-clock --call-graph fp
@@ -44,6 +45,17 @@ for b in loop demo_probe inline_d4z scalarop_d5zstd nested_gcc_d4 inline_gcc_d5 
     [ -f "$W/$b" ] && cp "$W/$b" "$OUT/elf_dwarf/$b"
 done
 [ -f "$W/loop" ] && strip -o "$OUT/elf_dwarf/loop_stripped" "$W/loop"
+# separate debug files as distributions ship them: dwz -m (.gnu_debugaltlink,
+# GNU_ref_alt/strp_alt; the supplementary file itself), and a split-DWARF
+# package (.debug_cu_index)
+if [ -f "$W/inline_gcc_d5" ] && [ -f "$W/nested_gcc_d4" ]; then
+    q objcopy --only-keep-debug "$W/inline_gcc_d5" "$W/dz_a.debug"
+    q objcopy --only-keep-debug "$W/nested_gcc_d4" "$W/dz_b.debug"
+    (cd "$W" && q dwz -m dz_common.debug dz_a.debug dz_b.debug) &&
+        cp "$W/dz_a.debug" "$W/dz_common.debug" "$OUT/elf_dwarf/"
+fi
+(cd "$W" && q clang-19 -O2 -g -gsplit-dwarf -c "$SRC/binary_inline.c" -o split.o && q clang-19 split.o -o split &&
+    q timeout 60 llvm-dwp-19 -e split -o split.dwp) && cp "$W/split.dwp" "$OUT/elf_dwarf/split.dwp"
 
 # ---- pseudo-probe sections: u32 length of the descriptors, descriptors, probes ----
 if [ -f "$W/demo_probe" ]; then

@@ -67,9 +67,10 @@ TEST(forms)
         {DW_FORM_implicit_const, 0, 0, DV_CONST}, {DW_FORM_strx1, 1, 1, DV_STRX}, {DW_FORM_strx2, 2, 2, DV_STRX},
         {DW_FORM_strx3, 3, 3, DV_STRX}, {DW_FORM_strx4, 4, 4, DV_STRX}, {DW_FORM_addrx1, 1, 1, DV_ADDRX},
         {DW_FORM_addrx2, 2, 2, DV_ADDRX}, {DW_FORM_addrx3, 3, 3, DV_ADDRX}, {DW_FORM_addrx4, 4, 4, DV_ADDRX},
-        {DW_FORM_strp_sup, 4, 8, DV_UNSUPPORTED}, {DW_FORM_GNU_strp_alt, 4, 8, DV_UNSUPPORTED},
-        {DW_FORM_GNU_ref_alt, 4, 8, DV_UNSUPPORTED}, {DW_FORM_ref_sup4, 4, 4, DV_UNSUPPORTED},
-        {DW_FORM_ref_sup8, 8, 8, DV_UNSUPPORTED},
+        /* the dwz supplementary file's strings and DIEs (no file here: no string) */
+        {DW_FORM_strp_sup, 4, 8, DV_STR}, {DW_FORM_GNU_strp_alt, 4, 8, DV_STR},
+        {DW_FORM_GNU_ref_alt, 4, 8, DV_REF}, {DW_FORM_ref_sup4, 4, 4, DV_REF},
+        {DW_FORM_ref_sup8, 8, 8, DV_REF},
     };
     for (int w = 0; w < 2; w++) {
         dw_cu cu;
@@ -86,6 +87,11 @@ TEST(forms)
             CHECK_OK(dw_read_form(&s, &cu, &s.info, &c, cases[i].form, 42, &v, &err), &err);
             CHECK_EQ_U64(pk_cursor_offset(&c), w ? cases[i].len8 : cases[i].len4);
             CHECK_EQ_U64(v.cls, (uint64_t)cases[i].cls);
+            bool alt_form = cases[i].form == DW_FORM_GNU_ref_alt || cases[i].form == DW_FORM_ref_sup4 ||
+                            cases[i].form == DW_FORM_ref_sup8;
+            CHECK_EQ_U64(v.alt, alt_form);
+            if (cases[i].form == DW_FORM_strp_sup || cases[i].form == DW_FORM_GNU_strp_alt)
+                CHECK(v.str == NULL);
         }
         /* variable-length forms */
         pk_cursor c;
