@@ -52,6 +52,8 @@ static ref_insn *objdump(const char *bin, size_t *n)
     size_t cap = 1024, k = 0;
     ref_insn *v = malloc(cap * sizeof *v);
     char line[4096];
+    uint64_t prefix_addr = 0;
+    bool prefix_pending = false;
     while (fgets(line, sizeof line, p)) {
         char *s = line;
         while (*s == ' ')
@@ -70,15 +72,27 @@ static ref_insn *objdump(const char *bin, size_t *n)
         if (sscanf(t, "%63s", mn) != 1)
             continue;
         t += strlen(mn);
-        /* prefixes printed as separate words */
+        /* prefixes printed as separate words, on the instruction's line or
+         * (llvm-objdump-19 with `lock`) alone on a line of their own at the
+         * prefix's address: the instruction starts there */
+        bool prefix_only = false;
         while (!strcmp(mn, "notrack") || !strcmp(mn, "bnd") || !strcmp(mn, "rep") || !strcmp(mn, "lock") ||
                !strcmp(mn, "data16") || !strcmp(mn, "cs") || !strcmp(mn, "ds")) {
             while (*t == ' ' || *t == '\t')
                 t++;
-            if (sscanf(t, "%63s", mn) != 1)
+            if (sscanf(t, "%63s", mn) != 1) {
+                prefix_only = true;
                 break;
+            }
             t += strlen(mn);
         }
+        if (prefix_only) {
+            if (!prefix_pending)
+                prefix_addr = addr, prefix_pending = true;
+            continue;
+        }
+        if (prefix_pending)
+            addr = prefix_addr, prefix_pending = false;
         while (*t == ' ' || *t == '\t')
             t++;
         snprintf(ops, sizeof ops, "%s", t);
