@@ -45,7 +45,8 @@ CONF
     testdir=$(ls -d "$cache"/src/llvm-toolchain-19_*/llvm/test/tools/llvm-profgen | head -n 1)
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/compat_llvm_profgen.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# KEEP=1: leave the outputs of both sides for a look (the path is printed)
+if [ -n "${KEEP:-}" ]; then echo "compat_llvm_profgen: outputs in $work" >&2; else trap 'rm -rf "$work"' EXIT; fi
 mkdir -p "$work/ref" "$work/ours"
 {
     echo "# pgokit llvm-profgen against llvm-profgen-19 on llvm-profgen's lit tests"

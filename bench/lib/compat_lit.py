@@ -95,6 +95,16 @@ def as_text(path):
     return open(path + ".txt").read() if rc == 0 else None
 
 
+def error_line(path):
+    """The line of a failed run that says why (warnings come before it)."""
+    try:
+        lines = [ln.strip() for ln in open(path, errors="replace") if ln.strip()]
+    except OSError:
+        return ""
+    bad = [ln for ln in lines if "warning" not in ln]
+    return (bad or lines or [""])[-1]
+
+
 def first_line(path):
     try:
         for ln in open(path, errors="replace"):
@@ -113,7 +123,7 @@ def compare(n, ref, ours):
     if not os.path.exists(orc_path):
         return "cannot", "command line %d not reached" % n
     orc = int(open(orc_path).read())
-    oerr = first_line(os.path.join(ours, "%d.err" % n))
+    oerr = error_line(os.path.join(ours, "%d.err" % n))
     dump = next((d for d in DUMPS if re.search(r"(^|\s)-?" + re.escape(d) + r"(\s|=|$)", args)), None)
     if orc != 0:
         if rrc != 0:
@@ -121,9 +131,9 @@ def compare(n, ref, ours):
         m = re.search(r"option (-\S+) is not supported", oerr)
         if dump and m:
             return "dump", "llvm-profgen debug dump %s" % dump
-        return "cannot", ("option %s" % m.group(1)) if m else oerr[:160]
+        return "cannot", ("option %s" % m.group(1)) if m else oerr.replace(testdir + "/", "")[:160]
     if rrc != 0:
-        return "differ", "llvm-profgen-19 fails: " + first_line(os.path.join(ref, "%d.err" % n))[:120]
+        return "differ", "llvm-profgen-19 fails: " + error_line(os.path.join(ref, "%d.err" % n))[:120]
     rp, op = os.path.join(ref, "%d.prof" % n), os.path.join(ours, "%d.prof" % n)
     if dump:
         same = open(os.path.join(ref, "%d.out" % n)).read() == open(os.path.join(ours, "%d.out" % n)).read()

@@ -46,6 +46,11 @@ static const char usage_text[] =
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
     "  --raw-only          write the merged raw (unsymbolized, context-free) profile instead\n"
+    "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
+    "                      ranges and branches; addresses as --use-offset says)\n"
+    "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
+    "  --use-offset=false  that text's addresses are virtual addresses, not offsets from\n"
+    "                      the first executable segment (llvm-profgen's default)\n"
     "  --debug-binary F    read DWARF from F (e.g. objcopy --only-keep-debug output)\n"
     "  --pid N             only samples of process N\n"
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
@@ -408,6 +413,10 @@ int pk_cmd_profgen(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--raw-only")) {
             rq.raw_only = true;
+        } else if (bool_opt(a, "--skip-symbolization", &flag, &bad)) {
+            rq.raw_only = rq.raw_llvm_text = flag;
+        } else if (bool_opt(a, "--use-offset", &flag, &bad)) {
+            rq.llvm_absolute = !flag;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (!strcmp(a, "--no-dup-factor")) {
@@ -532,6 +541,8 @@ int pk_cmd_profgen(int argc, char **argv)
             ins[nin++] = (pk_pipeline_input){PK_INPUT_SCRIPT, val};
         } else if (OPT("--raw")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_RAW, val};
+        } else if (OPT("--unsymbolized-profile")) {
+            ins[nin++] = (pk_pipeline_input){PK_INPUT_LLVM_UNSYM, val};
         } else if (OPT("--pprof")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_PPROF, val};
         } else if (OPT("--threads")) {

@@ -300,6 +300,30 @@ static int open_target(run *r, pk_err *err)
     return 0;
 }
 
+/* Where llvm-profgen's unsymbolized addresses count from. */
+static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
+{
+    return req->llvm_absolute ? 0 : pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
+}
+
+/* llvm-profgen counts what lies in its disassembled functions only (function
+ * symbols; not PLT stubs): a branch whose target is there (any source), a
+ * range whose two ends are. Copies those of `from` into `to`. */
+static int keep_llvm_code(const pk_rawprof *from, pk_rawprof *to, const pk_elf *elf, pk_err *err)
+{
+    for (int part = 0; part < 2; part++) {
+        const pk_pairmap *m = part ? &from->branches : &from->ranges;
+        for (size_t i = 0; i < m->cap; i++) {
+            const pk_pair_count *e = &m->e[i];
+            if (!e->n || !pk_elf_func_at(elf, e->b) || (!part && !pk_elf_func_at(elf, e->a)))
+                continue;
+            if (pk_pairmap_add(part ? &to->branches : &to->ranges, e->a, e->b, e->n))
+                return pk_err_set(err, "out of memory");
+        }
+    }
+    return 0;
+}
+
 /* Reads every input into the raw profile (and the context profile). */
 static int read_inputs(run *r, bool probe, pk_err *err)
 {
@@ -317,6 +341,11 @@ static int read_inputs(run *r, bool probe, pk_err *err)
                 pk_err_prefix(err, "%s", in->path);
                 return -1;
             }
+            continue;
+        }
+        if (in->kind == PK_INPUT_LLVM_UNSYM) {
+            if (pk_llvm_unsym_read(&r->raw, in->path, llvm_base(r, req), err))
+                return -1;
             continue;
         }
         /* probe-based contexts use no branch but calls and tail calls */
@@ -592,9 +621,11 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         goto out;
     /* Contexts need every input to carry stacks: raw profiles have none. */
     bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
-    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && !req->raw_only;
+    /* llvm-profgen's unsymbolized text of samples with stacks would hold
+     * contexts: they are read (and refused below) rather than flattened */
+    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && (!req->raw_only || req->raw_llvm_text);
     for (size_t i = 0; i < req->ninputs; i++)
-        if (req->inputs[i].kind == PK_INPUT_RAW)
+        if (req->inputs[i].kind == PK_INPUT_RAW || req->inputs[i].kind == PK_INPUT_LLVM_UNSYM)
             try_cs = false;
     if (try_cs) {
         if (pk_csraw_init(&r.csr, r.target.preferred_base, err))
@@ -623,7 +654,19 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     rep->distinct_ranges = r.raw.ranges.len;
     if (req->raw_only) {
         rep->mode = PK_MODE_RAW;
-        rc = pk_rawprof_write(&r.raw, req->output, err);
+        if (!req->raw_llvm_text) {
+            rc = pk_rawprof_write(&r.raw, req->output, err);
+        } else if (r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) {
+            pk_err_set(err, "the samples have call stacks: llvm-profgen's context-sensitive unsymbolized "
+                            "text is not supported (--ignore-stack-samples gives the flat one)");
+        } else {
+            pk_rawprof in_code;
+            if (!pk_rawprof_init(&in_code, req->binary, NULL, 0, r.target.preferred_base, err)) {
+                if (!keep_llvm_code(&r.raw, &in_code, pk_binary_elf(r.bin), err))
+                    rc = pk_llvm_unsym_write(&in_code, llvm_base(&r, req), req->output, err);
+                pk_rawprof_free(&in_code);
+            }
+        }
         goto out;
     }
     if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len))) {

@@ -26,6 +26,7 @@ enum pk_input_kind {
     PK_INPUT_SCRIPT,     /* `perf script` text */
     PK_INPUT_RAW,        /* a raw profile written by --raw-only */
     PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
+    PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat), see llvm_addresses */
 };
 
 typedef struct pk_pipeline_input {
@@ -48,6 +49,11 @@ typedef struct pk_pipeline_request {
     int64_t pid;                     /* only this process; -1: all */
     int samples;                     /* enum pk_sample_kind */
     bool raw_only;                   /* write the merged raw profile instead */
+    bool raw_llvm_text;              /* raw_only: as llvm-profgen's unsymbolized text
+                                        (--skip-symbolization; flat samples only) */
+    bool llvm_absolute;              /* that text's addresses are vaddrs (llvm-profgen's
+                                        --use-offset=0), else offsets from the first
+                                        executable segment's page */
     bool ignore_stacks;              /* no contexts even with call stacks */
     bool no_preinline;               /* CS: keep the flat context profile */
     bool line_cs;                    /* CS line-based profile of a binary without probes */
