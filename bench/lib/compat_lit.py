@@ -128,7 +128,7 @@ def compare(n, ref, ours):
     if orc != 0:
         if rrc != 0:
             return ("dump", "llvm-profgen debug dump %s, refused by both" % dump) if dump else ("agree", "both refuse")
-        m = re.search(r"option (-\S+) is not supported", oerr)
+        m = re.search(r"option (-\S+) is not supported", open(os.path.join(ours, "%d.err" % n), errors="replace").read())
         if dump and m:
             return "dump", "llvm-profgen debug dump %s" % dump
         return "cannot", ("option %s" % m.group(1)) if m else oerr.replace(testdir + "/", "")[:160]

@@ -40,7 +40,7 @@ static const char *const same_value[] = {
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
-    "--skip-symbolization", "--use-offset",
+    "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
     "                      ranges and branches; addresses as --use-offset says)\n"
     "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
+    "  --fill-zero-for-all-funcs  line-based: every function of the binary gets a profile\n"
+    "                      (unsampled lines at 0), as llvm-profgen's option\n"
     "  --use-offset=false  that text's addresses are virtual addresses, not offsets from\n"
     "                      the first executable segment (llvm-profgen's default)\n"
     "  --debug-binary F    read DWARF from F (e.g. objcopy --only-keep-debug output)\n"
@@ -415,6 +417,8 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.raw_only = true;
         } else if (bool_opt(a, "--skip-symbolization", &flag, &bad)) {
             rq.raw_only = rq.raw_llvm_text = flag;
+        } else if (bool_opt(a, "--fill-zero-for-all-funcs", &flag, &bad)) {
+            rq.gen.fill_zero_all = flag;
         } else if (bool_opt(a, "--use-offset", &flag, &bad)) {
             rq.llvm_absolute = !flag;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

@@ -180,6 +180,25 @@ static int add_ranges(gen *g, const pk_rawprof *raw, pk_err *err)
     if (!v && raw->ranges.len)
         return pk_err_set(err, "out of memory");
     g->st->ranges_in = n;
+    if (g->o->fill_zero_all) {
+        const pk_dwarf_func *funcs;
+        size_t nfuncs;
+        if (pk_dwarf_funcs(g->sym, &funcs, &nfuncs, err)) {
+            free(v);
+            return -1;
+        }
+        for (size_t f = 0; f < nfuncs; f++)
+            for (uint32_t k = 0; k < funcs[f].nranges; k++) {
+                int failed;
+                fn_range *r = range_for(g, funcs[f].ranges[k].begin, err, &failed);
+                if (failed) {
+                    free(v);
+                    return -1;
+                }
+                if (r)
+                    r->sampled = true;
+            }
+    }
     for (size_t i = 0; i < n; i++) {
         fn_range *r;
         int rc = add_range(g, v[i].a, v[i].b, v[i].n, &r, err);

@@ -669,7 +669,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         }
         goto out;
     }
-    if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len))) {
+    if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) &&
+        !req->gen.fill_zero_all) {
         pk_err_set(err, "no samples of %s in the input", req->binary);
         goto out;
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # llvm-profgen's unsymbolized profile text: --skip-symbolization writes it,
 # --unsymbolized-profile reads it, with addresses as offsets from the first
-# executable segment (llvm-profgen's default) or as vaddrs (--use-offset=0).
+# executable segment (llvm-profgen's default) or as vaddrs (--use-offset=0);
+# and --fill-zero-for-all-funcs, which gives every function a profile.
 # Compared byte for byte with llvm-profgen-19 on a recording of our own
 # fixture (emulated LBR, no call stacks: the flat text).
 source "$(dirname "$0")/../lib.sh"
@@ -26,6 +27,16 @@ for pie in pie nopie; do
             cmp "$T/$pie.$off.ll.prof" "$T/$pie.$off.pk.prof"
     done
 done
+# --fill-zero-for-all-funcs: every function, sampled or not (an empty text: all at 0)
+printf '0\n0\n' > "$T/zero.raw"
+for in in zero.raw pie.1.ll.raw; do
+    check "--fill-zero-for-all-funcs on $in" "$PGOKIT" llvm-profgen -q --format=text --binary="$T/pie" \
+        --unsymbolized-profile="$T/$in" --output="$T/$in.pk.fz" --fill-zero-for-all-funcs
+    llvm-profgen-19 --format=text --binary="$T/pie" --unsymbolized-profile="$T/$in" --output="$T/$in.ll.fz" \
+        --fill-zero-for-all-funcs 2>/dev/null
+    check "--fill-zero-for-all-funcs on $in: llvm-profgen-19's profile" cmp "$T/$in.ll.fz" "$T/$in.pk.fz"
+done
+check "--fill-zero-for-all-funcs: an unsampled function is there" grep -q '^odd:0:0' "$T/zero.raw.pk.fz"
 # the no-PIE offsets are not the vaddrs (base 0x401000 taken off)
 check "nopie: offsets below the first executable segment's vaddr" \
     bash -c "! grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.1.pk.raw' && grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.0.pk.raw'"
