@@ -21,6 +21,9 @@
 int pk_cli_fail(const char *cmd, const pk_err *err);
 /* Prints a usage problem to stderr; returns 2. */
 int pk_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* AutoFDO's command lines (create_llvm_prof; create_gcov when gcov), run
+ * as `pgokit profgen`: see cmd_create_llvm_prof.c. */
+int pk_cli_autofdo(const char *cmd, bool gcov, int argc, char **argv);
 /* True when progress output is wanted: stderr is a terminal and not quiet. */
 bool pk_cli_progress_wanted(bool quiet);
 
