@@ -36,11 +36,12 @@ static const char *const same_value[] = {
     "--profile-summary-cold-count", "--profile-summary-cutoff-hot", "--profile-summary-cutoff-cold",
     "--sample-profile-hot-inline-threshold", "--sample-profile-cold-inline-threshold",
     "--profile-density-threshold", "--profile-density-cutoff-hot", "--unsymbolized-profile",
+    "--perf-event", "--perf-events", "--sample-period",
 };
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
-    "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs",
+    "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs", "--leading-ip-only",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

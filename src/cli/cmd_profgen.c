@@ -49,6 +49,12 @@ static const char usage_text[] =
     "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
     "                      ranges and branches; addresses as --use-offset says)\n"
     "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
+    "  --perf-event NAME   perf script text: only samples of this event (its event field;\n"
+    "                      repeatable; --perf-events A,B), as llvm-profgen's option\n"
+    "  --sample-period N   LBR samples without stacks count N / (entries - 1) times each\n"
+    "                      (llvm-profgen's scaling; IP samples N times)\n"
+    "  --leading-ip-only   a profile from the samples' instruction pointers alone: counts\n"
+    "                      summed per line, no duplication factor (llvm-profgen's option)\n"
     "  --fill-zero-for-all-funcs  line-based: every function of the binary gets a profile\n"
     "                      (unsampled lines at 0), as llvm-profgen's option\n"
     "  --use-offset=false  that text's addresses are virtual addresses, not offsets from\n"
@@ -395,11 +401,20 @@ int pk_cmd_profgen(int argc, char **argv)
     bool flag, bad = false, show_density = false;
     double density_threshold = 50;
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
+    /* --perf-events a,b,c: at most one name per two characters of argv */
+    size_t events_room = 1;
+    for (int i = 1; i < argc; i++)
+        events_room += strlen(argv[i]) / 2 + 1;
+    const char **events = calloc(events_room, sizeof *events);
+    size_t nevents = 0;
     size_t nin = 0;
     const char *trace_path = NULL;
     FILE *trace = NULL;
-    if (!ins)
+    if (!ins || !events) {
+        free(ins);
+        free(events);
         return 1;
+    }
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -417,6 +432,19 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.raw_only = true;
         } else if (bool_opt(a, "--skip-symbolization", &flag, &bad)) {
             rq.raw_only = rq.raw_llvm_text = flag;
+        } else if (bool_opt(a, "--leading-ip-only", &flag, &bad)) {
+            rq.leading_ip_only = rq.gen.sum_lines = flag;
+        } else if (OPT("--perf-event") || OPT("--perf-events")) {
+            /* --perf-events: comma-separated (the names have no commas) */
+            for (char *tok = strtok((char *)val, ","); tok; tok = strtok(NULL, ","))
+                events[nevents++] = tok;
+        } else if (OPT("--sample-period")) {
+            long long v;
+            if (!int_val(val, 1, INT64_MAX, &v)) {
+                rc = pk_cli_usage(cmd, "--sample-period must be a positive count, not '%s'", val);
+                goto done;
+            }
+            rq.sample_period = (uint64_t)v;
         } else if (bool_opt(a, "--fill-zero-for-all-funcs", &flag, &bad)) {
             rq.gen.fill_zero_all = flag;
         } else if (bool_opt(a, "--use-offset", &flag, &bad)) {
@@ -592,6 +620,10 @@ int pk_cmd_profgen(int argc, char **argv)
     }
     rq.inputs = ins;
     rq.ninputs = nin;
+    rq.perf_events = events;
+    rq.nperf_events = nevents;
+    if (rq.leading_ip_only)
+        rq.ignore_stacks = true;
     /* tests: walk every Nth sample on the reading thread */
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)
@@ -644,5 +676,6 @@ done:
     if (trace && fclose(trace) && rc == 0)
         rc = pk_cli_usage(cmd, "writing %s failed", trace_path);
     free(ins);
+    free(events);
     return rc;
 }

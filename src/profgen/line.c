@@ -273,6 +273,11 @@ static int emit_bodies(gen *g, pk_err *err)
             if (!p)
                 return -1;
             uint32_t d = fs.frames[0].discriminator;
+            if (g->o->sum_lines) {
+                if (pk_fprof_add_body(p, line_off(&fs.frames[0]), base_disc(g, d), count, err))
+                    return -1;
+                continue;
+            }
             uint64_t dup = g->fs || g->o->no_dup_factor ? 1 : pk_discr_dup_factor(d);
             if (pk_fprof_max_body(p, line_off(&fs.frames[0]), base_disc(g, d), pk_sat_mul(count, dup ? dup : 1), err))
                 return -1;

@@ -32,6 +32,7 @@ typedef struct feed {
     pk_err *err;
     const char *path;
     uint64_t size, n;
+    const pk_elf *elf;           /* the target (--sample-period counts its entries) */
 } feed;
 
 /* An IP sample: its user frames, leaf first, into the IP profile. */
@@ -99,11 +100,65 @@ static int ip_late(feed *f)
     return 0;
 }
 
+static int feed_sample_scaled(feed *f, const pk_sample *s);
+
+/* llvm-profgen's --leading-ip-only: the sample's instruction pointer as a
+ * range of one instruction, nothing else. */
+static int leading_ip(feed *f, const pk_sample *s, uint64_t w)
+{
+    pk_rawprof *r = pk_agg_profile(f->agg);
+    r->stats.samples += w;
+    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid) {
+        r->stats.samples_other_pid += w;
+        return 0;
+    }
+    uint64_t v = s->ip ? pk_agg_translate(f->agg, s->pid, s->ip) : PK_AGG_EXTERNAL;
+    if (v == PK_AGG_EXTERNAL) {
+        r->stats.samples_outside += w;
+        return 0;
+    }
+    r->stats.samples_used += w;
+    r->stats.ranges += w;
+    return pk_pairmap_add(&r->ranges, v, v, w) ? pk_err_set(f->err, "out of memory") : 0;
+}
+
 static int feed_sample(void *c, const pk_sample *s)
 {
     feed *f = c;
     if (f->req->progress && (++f->n & 0xffff) == 0)
         f->req->progress(f->req->cb_ctx, f->path, f->n, s->file_offset, f->size);
+    if (f->req->sample_period || f->req->leading_ip_only) {
+        /* llvm-profgen scales LBR-only samples (not those with stacks) */
+        uint64_t w = pk_sample_weight(s);
+        if (f->req->sample_period && (!s->callchain_nr || f->req->leading_ip_only)) {
+            w = pk_sat_mul(w, f->req->sample_period);
+            /* the entries llvm-profgen keeps: those with an end in the
+             * binary's functions */
+            uint64_t kept = 0;
+            for (uint64_t i = 0; i < s->branch_nr && !f->req->leading_ip_only; i++) {
+                uint64_t from = pk_ld64((const uint8_t *)&s->branches[i].from);
+                uint64_t to = pk_ld64((const uint8_t *)&s->branches[i].to);
+                uint64_t a = pk_agg_translate(f->agg, s->pid, from), b = pk_agg_translate(f->agg, s->pid, to);
+                kept += (a != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, a)) ||
+                        (b != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, b));
+            }
+            if (kept > 1)
+                w /= kept - 1;
+        }
+        if (f->req->leading_ip_only)
+            return w ? leading_ip(f, s, w) : 0;
+        if (!w)
+            return 0;
+        pk_sample scaled = *s;
+        scaled.weight = w;
+        s = &scaled;
+        return feed_sample_scaled(f, s);
+    }
+    return feed_sample_scaled(f, s);
+}
+
+static int feed_sample_scaled(feed *f, const pk_sample *s)
+{
     if (f->ip && (!s->branch_nr || f->req->samples == PK_SAMPLES_IP)) {
         /* the aggregator counts it (samples, without branch stack, other
          * pid) and, having no branch stack to count, does nothing else */
@@ -176,7 +231,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_agg *a = pk_agg_new(t, &ao, err);
     if (!a)
         return -1;
-    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip};
+    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
     if (cs) {
@@ -199,9 +254,14 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         f.size = (uint64_t)st.st_size;
     pk_agg_callbacks(a, err, &f.inner);
     pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
-                            .task = feed_task, .build_id = feed_bid, .sample_weights = true};
+                            .task = feed_task, .build_id = feed_bid, .sample_weights = true,
+                            .events = req->perf_events, .nevents = req->nperf_events};
+
     int rc;
-    if (in->kind == PK_INPUT_PERF) {
+    if (req->nperf_events && in->kind != PK_INPUT_SCRIPT) {
+        rc = pk_err_set(err, "%s: --perf-event selects samples of perf script text (its event field); "
+                        "for perf.data, print it with `perf script -F event,ip,brstack`", in->path);
+    } else if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;
         rc = pk_perf_read(in->path, &cb, &ps, err);
         char w[512], msg[1200];

@@ -51,6 +51,15 @@ typedef struct pk_pipeline_request {
     bool raw_only;                   /* write the merged raw profile instead */
     bool raw_llvm_text;              /* raw_only: as llvm-profgen's unsymbolized text
                                         (--skip-symbolization; flat samples only) */
+    /* llvm-profgen's sample selection and weighting: only these perf events
+     * (perf script text's event field), the sampling period (an LBR sample
+     * of n entries counts period / (n - 1) times; 0: unscaled), and profiles
+     * from the samples' instruction pointers alone (ranges of one
+     * instruction, summed per line; implies no contexts) */
+    const char *const *perf_events;
+    size_t nperf_events;
+    uint64_t sample_period;
+    bool leading_ip_only;
     bool llvm_absolute;              /* that text's addresses are vaddrs (llvm-profgen's
                                         --use-offset=0), else offsets from the first
                                         executable segment's page */
