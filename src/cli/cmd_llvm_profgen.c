@@ -25,7 +25,10 @@ static const char usage_text[] =
     "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
     "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
     "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
-    "  --profile-density-threshold, --profile-density-cutoff-hot.\n"
+    "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
+    "  --perf-event(s), --sample-period, --leading-ip-only,\n"
+    "  --skip-symbolization (flat text; context text of pseudo-probe binaries),\n"
+    "  --unsymbolized-profile (flat text), --use-offset, --use-first-loadable-segment-as-base.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
@@ -42,6 +45,7 @@ static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
     "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs", "--leading-ip-only",
+    "--use-first-loadable-segment-as-base",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

@@ -59,6 +59,7 @@ static const char usage_text[] =
     "                      (unsampled lines at 0), as llvm-profgen's option\n"
     "  --use-offset=false  that text's addresses are virtual addresses, not offsets from\n"
     "                      the first executable segment (llvm-profgen's default)\n"
+    "  --use-first-loadable-segment-as-base  offsets from the first loadable segment\n"
     "  --debug-binary F    read DWARF from F (e.g. objcopy --only-keep-debug output)\n"
     "  --pid N             only samples of process N\n"
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
@@ -447,6 +448,8 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.sample_period = (uint64_t)v;
         } else if (bool_opt(a, "--fill-zero-for-all-funcs", &flag, &bad)) {
             rq.gen.fill_zero_all = flag;
+        } else if (bool_opt(a, "--use-first-loadable-segment-as-base", &flag, &bad)) {
+            rq.llvm_first_loadable_base = flag;
         } else if (bool_opt(a, "--use-offset", &flag, &bad)) {
             rq.llvm_absolute = !flag;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

@@ -4,6 +4,7 @@
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
+#include "profgen/llvm_unsym_cs.h"
 #include "infer/ip_ranges.h"
 #include "pprof/pprof.h"
 
@@ -363,7 +364,16 @@ static int open_target(run *r, pk_err *err)
 /* Where llvm-profgen's unsymbolized addresses count from. */
 static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
 {
-    return req->llvm_absolute ? 0 : pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
+    if (req->llvm_absolute)
+        return 0;
+    size_t n;
+    const pk_elf_segment *seg = pk_elf_segments(pk_binary_elf(r->bin), &n);
+    /* llvm-profgen takes the first PT_LOAD whose page is not 0 (a zero
+     * base reads as "not set yet" there) */
+    for (size_t i = 0; req->llvm_first_loadable_base && i < n; i++)
+        if (seg[i].vaddr & ~0xfffULL)
+            return seg[i].vaddr & ~0xfffULL;
+    return pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
 }
 
 /* llvm-profgen counts what lies in its disassembled functions only (function
@@ -409,7 +419,7 @@ static int read_inputs(run *r, bool probe, pk_err *err)
             continue;
         }
         /* probe-based contexts use no branch but calls and tail calls */
-        int a = aggregate_one(req, in, &r->target, probe, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
+        int a = aggregate_one(req, in, &r->target, probe && !req->raw_llvm_text, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
                               r->ip_init ? &r->ip : NULL, &r->rep->unwind, err);
         if (a < 0 || (a > 0 && req->ninputs == 1))
             return -1;
@@ -717,8 +727,12 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         if (!req->raw_llvm_text) {
             rc = pk_rawprof_write(&r.raw, req->output, err);
         } else if (r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) {
-            pk_err_set(err, "the samples have call stacks: llvm-profgen's context-sensitive unsymbolized "
-                            "text is not supported (--ignore-stack-samples gives the flat one)");
+            if (probe)
+                rc = pk_llvm_unsym_write_cs(&r.csr, pk_binary_elf(r.bin), llvm_base(&r, req), req->output, err);
+            else
+                pk_err_set(err, "the samples have call stacks: llvm-profgen's context-sensitive unsymbolized "
+                                "text of a binary without pseudo-probes (contexts of source lines) is not "
+                                "supported (--ignore-stack-samples gives the flat text)");
         } else {
             pk_rawprof in_code;
             if (!pk_rawprof_init(&in_code, req->binary, NULL, 0, r.target.preferred_base, err)) {

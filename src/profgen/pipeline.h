@@ -60,7 +60,9 @@ typedef struct pk_pipeline_request {
     size_t nperf_events;
     uint64_t sample_period;
     bool leading_ip_only;
-    bool llvm_absolute;              /* that text's addresses are vaddrs (llvm-profgen's
+    bool llvm_absolute;
+    bool llvm_first_loadable_base;   /* offsets from the first PT_LOAD's page instead
+                                        (--use-first-loadable-segment-as-base) */              /* that text's addresses are vaddrs (llvm-profgen's
                                         --use-offset=0), else offsets from the first
                                         executable segment's page */
     bool ignore_stacks;              /* no contexts even with call stacks */
