@@ -43,8 +43,9 @@ static char *ctx_string(const pk_csraw *cs, uint32_t ctx, uint64_t base)
     return s;
 }
 
-int pk_llvm_unsym_write_cs(const pk_csraw *cs, const pk_elf *elf, uint64_t base, const char *path, pk_err *err)
+int pk_llvm_unsym_write_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, const char *path, pk_err *err)
 {
+    const pk_elf *elf = pk_binary_elf(bin);
     size_t nctx = pk_csraw_num_ctxs(cs);
     char **names = calloc(nctx ? nctx : 1, sizeof *names);
     entry *v = malloc((cs->ranges.len + cs->branches.len + 1) * sizeof *v);
@@ -79,6 +80,8 @@ int pk_llvm_unsym_write_cs(const pk_csraw *cs, const pk_elf *elf, uint64_t base,
                 if (!kind)
                     continue;
                 a = LLVM_EXTERNAL;
+            } else if (!kind && pk_binary_range_crosses_uncond(bin, a, b)) {
+                continue;
             }
             v[n++] = (entry){names[ctx], kind, a, b, m->e[i].n};
         }

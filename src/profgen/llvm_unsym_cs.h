@@ -10,8 +10,9 @@
 /* Writes `cs` as llvm-profgen does: per context ("[0xSITE @ 0xSITE...]", the
  * callers' call-site addresses outermost first, the leaf function left out,
  * contexts sorted as strings) its ranges then its branches, addresses
- * relative to `base`; only what lies in `elf`'s function symbols (llvm-profgen
- * disassembles no more). Atomic: a failure leaves no file. */
-int pk_llvm_unsym_write_cs(const pk_csraw *cs, const pk_elf *elf, uint64_t base, const char *path, pk_err *err);
+ * relative to `base`; only what lies in the binary's function symbols
+ * (llvm-profgen disassembles no more), ranges that ran straight (no call,
+ * return or jump before their end). Atomic: a failure leaves no file. */
+int pk_llvm_unsym_write_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, const char *path, pk_err *err);
 
 #endif
