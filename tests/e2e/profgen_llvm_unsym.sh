@@ -37,6 +37,25 @@ for in in zero.raw pie.1.ll.raw; do
     check "--fill-zero-for-all-funcs on $in: llvm-profgen-19's profile" cmp "$T/$in.ll.fz" "$T/$in.pk.fz"
 done
 check "--fill-zero-for-all-funcs: an unsampled function is there" grep -q '^odd:0:0' "$T/zero.raw.pk.fz"
+# duplicated LBR entries make a "range" across a call (main's call to sorter,
+# then sorter's call to qsort without the leafwork call between): llvm-profgen
+# leaves it out of the text, and so does pgokit
+sym() { nm "$T/nopie" | awk -v s="$1" '$3 == s {print $1}'; }
+dis() { objdump -d --no-show-raw-insn "$T/nopie" | awk -v f="<$1>:" '$0 ~ f {on = 1; next} on && /^$/ {exit} on'; }
+first() { dis "$1" | awk -v p="$2" '$0 ~ p {sub(":", "", $1); print $1; exit}'; }
+S=$(sym sorter) L=$(sym leafwork) C1=$(first sorter 'call.*<leafwork>') C2=$(first sorter 'call.*<qsort@plt>')
+LR=$(first leafwork '\tret') M=$(first main 'call.*<sorter>') PLT=$(dis sorter | awk '/call.*<qsort@plt>/ {print $(NF-1); exit}')
+R1=$(printf '%x' $((0x$C1 + 5)))
+{
+    for i in 1 2 3; do echo " 0x$C2/0x$PLT/P/-/-/0  0x$LR/0x$R1/P/-/-/0  0x$C1/0x$L/P/-/-/0  0x$M/0x$S/P/-/-/0"; done
+    for i in 1 2 3 4 5; do echo " 0x$C2/0x$PLT/P/-/-/0  0x$M/0x$S/P/-/-/0"; done
+} > "$T/dup.script"
+check "duplicated LBR entries: --skip-symbolization" "$PGOKIT" llvm-profgen -q --format=text --binary="$T/nopie" \
+    --perfscript="$T/dup.script" --output="$T/dup.pk.raw" --skip-symbolization
+llvm-profgen-19 --format=text --binary="$T/nopie" --perfscript="$T/dup.script" --output="$T/dup.ll.raw" --skip-symbolization 2>/dev/null
+check "duplicated LBR entries: the text llvm-profgen-19 writes" cmp "$T/dup.ll.raw" "$T/dup.pk.raw"
+check "duplicated LBR entries: no range from sorter's entry across its call" \
+    bash -c "! grep -q '^$(printf '%x' $((0x$S - 0x401000)))-$(printf '%x' $((0x$C2 - 0x401000))):' '$T/dup.pk.raw'"
 # the no-PIE offsets are not the vaddrs (base 0x401000 taken off)
 check "nopie: offsets below the first executable segment's vaddr" \
     bash -c "! grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.1.pk.raw' && grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.0.pk.raw'"
