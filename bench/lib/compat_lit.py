@@ -131,7 +131,7 @@ def compare(n, ref, ours):
         m = re.search(r"option (-\S+) is not supported", open(os.path.join(ours, "%d.err" % n), errors="replace").read())
         if dump and m:
             return "dump", "llvm-profgen debug dump %s" % dump
-        return "cannot", ("option %s" % m.group(1)) if m else oerr.replace(testdir + "/", "")[:160]
+        return "cannot", ("option %s" % m.group(1)) if m else oerr.replace(testdir + "/", "").replace(workdir + "/", "")[:200]
     if rrc != 0:
         return "differ", "llvm-profgen-19 fails: " + error_line(os.path.join(ref, "%d.err" % n))[:120]
     rp, op = os.path.join(ref, "%d.prof" % n), os.path.join(ours, "%d.prof" % n)
