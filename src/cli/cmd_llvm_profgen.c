@@ -28,7 +28,8 @@ static const char usage_text[] =
     "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
     "  --perf-event(s), --sample-period, --leading-ip-only,\n"
     "  --skip-symbolization (flat text; context text of pseudo-probe binaries),\n"
-    "  --unsymbolized-profile (flat text), --use-offset, --use-first-loadable-segment-as-base.\n"
+    "  --unsymbolized-profile (flat text), --llvm-sample-profile, --use-offset,\n"
+    "  --use-first-loadable-segment-as-base.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
@@ -39,7 +40,7 @@ static const char *const same_value[] = {
     "--profile-summary-cold-count", "--profile-summary-cutoff-hot", "--profile-summary-cutoff-cold",
     "--sample-profile-hot-inline-threshold", "--sample-profile-cold-inline-threshold",
     "--profile-density-threshold", "--profile-density-cutoff-hot", "--unsymbolized-profile",
-    "--perf-event", "--perf-events", "--sample-period",
+    "--perf-event", "--perf-events", "--sample-period", "--llvm-sample-profile",
 };
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",

@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
     "                      ranges and branches; addresses as --use-offset says)\n"
     "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
+    "  --llvm-sample-profile FILE  a sample profile as the only input: only the\n"
+    "                      post-processing runs (cold trimming, pre-inliner, nesting)\n"
     "  --perf-event NAME   perf script text: only samples of this event (its event field;\n"
     "                      repeatable; --perf-events A,B), as llvm-profgen's option\n"
     "  --sample-period N   LBR samples without stacks count N / (entries - 1) times each\n"
@@ -576,6 +578,8 @@ int pk_cmd_profgen(int argc, char **argv)
             ins[nin++] = (pk_pipeline_input){PK_INPUT_SCRIPT, val};
         } else if (OPT("--raw")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_RAW, val};
+        } else if (OPT("--llvm-sample-profile")) {
+            ins[nin++] = (pk_pipeline_input){PK_INPUT_PROFILE, val};
         } else if (OPT("--unsymbolized-profile")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_LLVM_UNSYM, val};
         } else if (OPT("--pprof")) {

@@ -685,6 +685,31 @@ static int choose_ip(run *r, pk_err *err)
     return 0;
 }
 
+/* --llvm-sample-profile: the profile read, then what follows generation. */
+static int post_process_profile(run *r, const pk_profset **result, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    if (req->ninputs != 1)
+        return pk_err_set(err, "a sample profile as input (%s) must be the only input", req->inputs[0].path);
+    if (pk_profset_init(&r->ps, err))
+        return -1;
+    r->ps_init = true;
+    *result = &r->ps;
+    if (pk_prof_read_file(&r->ps, req->inputs[0].path, PK_FMT_AUTO, NULL, err))
+        return -1;
+    bool probe = r->ps.kind & PK_PROF_PROBE;
+    r->rep->mode = r->ps.kind & PK_PROF_CS ? (probe ? PK_MODE_CS : PK_MODE_LINE_CS) : (probe ? PK_MODE_PROBE : PK_MODE_LINE);
+    if (!(r->ps.kind & PK_PROF_CS))
+        return trim_flat(req, &r->ps, err);
+    if (probe && !req->no_preinline && !req->no_csspgo_preinliner) {
+        /* the pre-inliner sizes inlinees by their probes */
+        if (pk_probe_info_load(&r->probes, pk_binary_elf(r->bin), NULL, err))
+            return -1;
+        r->probes_init = true;
+    }
+    return finish_contexts(r, r->rep->mode, result, err);
+}
+
 int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err)
 {
     memset(rep, 0, sizeof *rep);
@@ -692,6 +717,19 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     int rc = -1;
     if (open_target(&r, err))
         goto out;
+    if (req->ninputs && req->inputs[0].kind == PK_INPUT_PROFILE) {
+        const pk_profset *done = NULL;
+        if (post_process_profile(&r, &done, err))
+            goto out;
+        rep->counted = true;
+        rep->profiles = pk_profset_count(done);
+        if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)done, err))
+            goto out;
+        if ((rep->density = pk_profset_density(done, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
+            goto out;
+        rc = pk_prof_write_file(done, &req->write, req->output, err);
+        goto out;
+    }
     /* Contexts need every input to carry stacks: raw profiles have none. */
     bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
     /* llvm-profgen's unsymbolized text of samples with stacks would hold

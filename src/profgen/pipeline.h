@@ -27,6 +27,9 @@ enum pk_input_kind {
     PK_INPUT_RAW,        /* a raw profile written by --raw-only */
     PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
     PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat), see llvm_addresses */
+    PK_INPUT_PROFILE,    /* a sample profile (llvm-profgen's --llvm-sample-profile): only
+                            the post-processing runs on it (cold trimming, the pre-inliner,
+                            nesting); the only input */
 };
 
 typedef struct pk_pipeline_input {
