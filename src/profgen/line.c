@@ -357,11 +357,6 @@ out:
     return rc;
 }
 
-static bool ambiguous_name(const char *s)
-{
-    return !strncmp(s, "__cxx_global_var_init", 21) || !strncmp(s, "__tls_init", 10);
-}
-
 /* Shared by both generators: symbolizer, DWARF functions, FS detection,
  * the decoded function ranges and the name cache. */
 static int gen_open(gen *g, pk_binary *bin, pk_profset *out, const pk_profgen_opts *opts,
@@ -412,7 +407,7 @@ int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts
         pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
         if (f->removed)
             continue;
-        if (ambiguous_name(pk_profset_name(out, f->name))) {
+        if (pk_name_is_ambiguous_init(pk_profset_name(out, f->name))) {
             pk_profset_remove(out, f);
             continue;
         }

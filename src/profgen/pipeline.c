@@ -722,6 +722,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         if (post_process_profile(&r, &done, err))
             goto out;
         rep->counted = true;
+        pk_profset_remove_ambiguous((pk_profset *)done);
         rep->profiles = pk_profset_count(done);
         if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)done, err))
             goto out;
@@ -799,6 +800,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     if (g)
         goto out;
     rep->counted = true;
+    /* as llvm-profgen, after nesting: inlinees too */
+    pk_profset_remove_ambiguous((pk_profset *)result);
     rep->profiles = pk_profset_count(result);
     if (!rep->profiles) {
         char h[41];
