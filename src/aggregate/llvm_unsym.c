@@ -58,20 +58,24 @@ int pk_llvm_unsym_write(const pk_rawprof *r, uint64_t base, const char *path, pk
     return pk_out_commit(&o, err);
 }
 
-/* One line of [p, end): *line and *len, p advanced past its newline. */
-static bool next_line(const char **p, const char *end, const char **line, size_t *len)
+/* The next non-blank line of [p, end), trimmed: *line and *len, p advanced
+ * past its newline, *lineno counting every line. */
+static bool next_line(const char **p, const char *end, const char **line, size_t *len, size_t *lineno)
 {
-    if (*p >= end)
-        return false;
-    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    *line = *p;
-    *len = (size_t)((nl ? nl : end) - *p);
-    *p = nl ? nl + 1 : end;
-    while (*len && ((*line)[*len - 1] == '\r' || (*line)[*len - 1] == ' '))
-        (*len)--;
-    while (*len && (**line == ' ' || **line == '\t'))
-        (*line)++, (*len)--;
-    return true;
+    while (*p < end) {
+        const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+        *line = *p;
+        *len = (size_t)((nl ? nl : end) - *p);
+        *p = nl ? nl + 1 : end;
+        (*lineno)++;
+        while (*len && ((*line)[*len - 1] == '\r' || (*line)[*len - 1] == ' ' || (*line)[*len - 1] == '\t'))
+            (*len)--;
+        while (*len && (**line == ' ' || **line == '\t'))
+            (*line)++, (*len)--;
+        if (*len)
+            return true;
+    }
+    return false;
 }
 
 static bool parse_u64(const char *s, size_t len, int radix, uint64_t *out)
@@ -103,33 +107,29 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
         for (int part = 0; part < 2 && !rc; part++) {
             const char *sep = part ? "->" : "-";
             uint64_t n;
-            if (!next_line(&p, end, &line, &len)) {
+            if (!next_line(&p, end, &line, &len, &lineno)) {
                 if (part == 0 && any)
                     goto done;
                 rc = pk_err_set(err, "%s: line %zu: the file ends where a count of %s was expected", path,
                                 lineno + 1, part ? "branches" : "ranges");
                 break;
             }
-            lineno++;
-            if (part == 0 && len && line[0] == '[') {
+            if (part == 0 && line[0] == '[') {
                 rc = pk_err_set(err, "%s: line %zu: a calling context ('%.*s'): context-sensitive unsymbolized "
                                 "profiles are not supported", path, lineno, (int)(len > 60 ? 60 : len), line);
                 break;
             }
-            if (part == 0 && !len && p >= end)
-                goto done;
             if (!parse_u64(line, len, 10, &n)) {
                 rc = pk_err_set(err, "%s: line %zu: '%.*s' is not a count of %s", path, lineno,
                                 (int)(len > 60 ? 60 : len), line, part ? "branches" : "ranges");
                 break;
             }
             for (uint64_t k = 0; k < n && !rc; k++) {
-                if (!next_line(&p, end, &line, &len)) {
+                if (!next_line(&p, end, &line, &len, &lineno)) {
                     rc = pk_err_set(err, "%s: line %zu: the file ends after %llu of %llu %s", path, lineno + 1,
                                     (unsigned long long)k, (unsigned long long)n, part ? "branches" : "ranges");
                     break;
                 }
-                lineno++;
                 const char *colon = memchr(line, ':', len);
                 const char *s = colon ? memmem(line, (size_t)(colon - line), sep, strlen(sep)) : NULL;
                 uint64_t a, b, c;
