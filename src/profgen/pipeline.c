@@ -4,7 +4,7 @@
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
-#include "profgen/llvm_unsym_cs.h"
+#include "profgen/llvm_unsym_out.h"
 #include "infer/ip_ranges.h"
 #include "pprof/pprof.h"
 
@@ -374,27 +374,6 @@ static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
         if (seg[i].vaddr & ~0xfffULL)
             return seg[i].vaddr & ~0xfffULL;
     return pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
-}
-
-/* llvm-profgen counts what lies in its disassembled functions only (function
- * symbols; not PLT stubs): a branch whose target is there (any source), a
- * range whose two ends are and that holds no call, return or jump before its
- * end (what ran straight). Copies those of `from` into `to`. */
-static int keep_llvm_code(const pk_rawprof *from, pk_rawprof *to, pk_binary *bin, pk_err *err)
-{
-    for (int part = 0; part < 2; part++) {
-        const pk_pairmap *m = part ? &from->branches : &from->ranges;
-        for (size_t i = 0; i < m->cap; i++) {
-            const pk_pair_count *e = &m->e[i];
-            const pk_elf *elf = pk_binary_elf(bin);
-            if (!e->n || !pk_elf_func_at(elf, e->b) ||
-                (!part && (!pk_elf_func_at(elf, e->a) || pk_binary_range_crosses_uncond(bin, e->a, e->b))))
-                continue;
-            if (pk_pairmap_add(part ? &to->branches : &to->ranges, e->a, e->b, e->n))
-                return pk_err_set(err, "out of memory");
-        }
-    }
-    return 0;
 }
 
 /* Reads every input into the raw profile (and the context profile). */
@@ -776,12 +755,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
                                 "text of a binary without pseudo-probes (contexts of source lines) is not "
                                 "supported (--ignore-stack-samples gives the flat text)");
         } else {
-            pk_rawprof in_code;
-            if (!pk_rawprof_init(&in_code, req->binary, NULL, 0, r.target.preferred_base, err)) {
-                if (!keep_llvm_code(&r.raw, &in_code, r.bin, err))
-                    rc = pk_llvm_unsym_write(&in_code, llvm_base(&r, req), req->output, err);
-                pk_rawprof_free(&in_code);
-            }
+            rc = pk_llvm_unsym_write_flat(&r.raw, r.bin, llvm_base(&r, req), req->output, err);
         }
         goto out;
     }

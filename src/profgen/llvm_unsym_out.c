@@ -1,12 +1,34 @@
-/* llvm_unsym_cs.c — see llvm_unsym_cs.h. The flat form is in
- * aggregate/llvm_unsym.c. */
-#include "profgen/llvm_unsym_cs.h"
+/* llvm_unsym_out.c — see llvm_unsym_out.h. */
+#include "profgen/llvm_unsym_out.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LLVM_EXTERNAL 1ull
+
+int pk_llvm_unsym_write_flat(const pk_rawprof *raw, pk_binary *bin, uint64_t base, const char *path, pk_err *err)
+{
+    const pk_elf *elf = pk_binary_elf(bin);
+    pk_rawprof kept;
+    if (pk_rawprof_init(&kept, raw->path, NULL, 0, raw->preferred_base, err))
+        return -1;
+    int rc = 0;
+    for (int part = 0; part < 2 && !rc; part++) {
+        const pk_pairmap *m = part ? &raw->branches : &raw->ranges;
+        for (size_t i = 0; i < m->cap && !rc; i++) {
+            const pk_pair_count *e = &m->e[i];
+            if (!e->n || !pk_elf_func_at(elf, e->b) ||
+                (!part && (!pk_elf_func_at(elf, e->a) || pk_binary_range_crosses_uncond(bin, e->a, e->b))))
+                continue;
+            if (pk_pairmap_add(part ? &kept.branches : &kept.ranges, e->a, e->b, e->n))
+                rc = pk_err_set(err, "out of memory");
+        }
+    }
+    rc = rc ? -1 : pk_llvm_unsym_write(&kept, base, path, err);
+    pk_rawprof_free(&kept);
+    return rc;
+}
 
 typedef struct entry {
     const char *ctx;
