@@ -138,6 +138,14 @@ int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *data, size_t size, const c
  * bases differ (they cannot for the same build-id, but paths can lie). */
 int pk_rawprof_merge(pk_rawprof *dst, const pk_rawprof *src, pk_err *err);
 
+/* llvm-profgen's unsymbolized profile text (--skip-symbolization output,
+ * --unsymbolized-profile input), flat profiles only: ranges then branches,
+ * hex addresses relative to `base` (0: absolute), llvm-profgen's external
+ * address 1 for PK_AGG_EXTERNAL. The reader adds into `into` (initialised by
+ * the caller); a calling context ("[...]") is refused, errors name the line. */
+int pk_llvm_unsym_write(const pk_rawprof *r, uint64_t base, const char *path, pk_err *err);
+int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err);
+
 /* ---- the aggregator ---- */
 typedef struct pk_agg_opts {
     int64_t pid;                 /* only this process (and nothing else); -1: all */

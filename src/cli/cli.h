@@ -36,6 +36,9 @@ const char *pk_cli_name(char *buf, size_t cap, const char *s);
  * line escaped as pk_cli_name does when `to` is a terminal; as is otherwise
  * (a file or a pipe gets the exact bytes). */
 void pk_cli_put_lines(FILE *to, const char *text, size_t len);
+/* AutoFDO's command lines (create_llvm_prof; create_gcov when gcov), run
+ * as `pgokit profgen`: see cmd_create_llvm_prof.c. */
+int pk_cli_autofdo(const char *cmd, bool gcov, int argc, char **argv);
 /* True when progress output is wanted: stderr is a terminal and not quiet. */
 bool pk_cli_progress_wanted(bool quiet);
 

@@ -12,7 +12,8 @@
 const char pk_cmd_llvm_profgen_summary[] = "llvm-profgen's command line (a drop-in: same options, same meanings)";
 
 static const char usage_text[] =
-    "usage: pgokit llvm-profgen --binary=BIN (--perfscript=FILE | --perfdata=FILE) --output=OUT [options]\n"
+    "usage: pgokit llvm-profgen --binary=BIN (--perfscript=FILE | --perfdata=FILE | --unsymbolized-profile=FILE)\n"
+    "                           --output=OUT [options]\n"
     "       (or pgokit through a link named llvm-profgen)\n"
     "\n"
     "llvm-profgen's options, with its meanings ('-opt' and '--opt', '=V' and ' V' alike):\n"
@@ -24,7 +25,11 @@ static const char usage_text[] =
     "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
     "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
     "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
-    "  --profile-density-threshold, --profile-density-cutoff-hot.\n"
+    "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
+    "  --perf-event(s), --sample-period, --leading-ip-only,\n"
+    "  --skip-symbolization (flat text; context text of pseudo-probe binaries),\n"
+    "  --unsymbolized-profile (flat text), --llvm-sample-profile, --use-offset,\n"
+    "  --use-first-loadable-segment-as-base.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
@@ -34,11 +39,14 @@ static const char *const same_value[] = {
     "--csprof-max-context-depth", "--csprof-max-cold-context-depth", "--profile-summary-hot-count",
     "--profile-summary-cold-count", "--profile-summary-cutoff-hot", "--profile-summary-cutoff-cold",
     "--sample-profile-hot-inline-threshold", "--sample-profile-cold-inline-threshold",
-    "--profile-density-threshold", "--profile-density-cutoff-hot",
+    "--profile-density-threshold", "--profile-density-cutoff-hot", "--unsymbolized-profile",
+    "--perf-event", "--perf-events", "--sample-period", "--llvm-sample-profile",
 };
 static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
+    "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs", "--leading-ip-only",
+    "--use-first-loadable-segment-as-base",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

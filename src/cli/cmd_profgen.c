@@ -46,6 +46,22 @@ static const char usage_text[] =
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
     "  --raw-only          write the merged raw (unsymbolized, context-free) profile instead\n"
+    "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
+    "                      ranges and branches; addresses as --use-offset says)\n"
+    "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
+    "  --llvm-sample-profile FILE  a sample profile as the only input: only the\n"
+    "                      post-processing runs (cold trimming, pre-inliner, nesting)\n"
+    "  --perf-event NAME   perf script text: only samples of this event (its event field;\n"
+    "                      repeatable; --perf-events A,B), as llvm-profgen's option\n"
+    "  --sample-period N   LBR samples without stacks count N / (entries - 1) times each\n"
+    "                      (llvm-profgen's scaling; IP samples N times)\n"
+    "  --leading-ip-only   a profile from the samples' instruction pointers alone: counts\n"
+    "                      summed per line, no duplication factor (llvm-profgen's option)\n"
+    "  --fill-zero-for-all-funcs  line-based: every function of the binary gets a profile\n"
+    "                      (unsampled lines at 0), as llvm-profgen's option\n"
+    "  --use-offset=false  that text's addresses are virtual addresses, not offsets from\n"
+    "                      the first executable segment (llvm-profgen's default)\n"
+    "  --use-first-loadable-segment-as-base  offsets from the first loadable segment\n"
 PK_CLI_DEBUG_HELP
     "  --pid N             only samples of process N\n"
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
@@ -392,11 +408,20 @@ int pk_cmd_profgen(int argc, char **argv)
     double density_threshold = 50;
     pk_cli_debug dbg = {0};
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
+    /* --perf-events a,b,c: at most one name per two characters of argv */
+    size_t events_room = 1;
+    for (int i = 1; i < argc; i++)
+        events_room += strlen(argv[i]) / 2 + 1;
+    const char **events = calloc(events_room, sizeof *events);
+    size_t nevents = 0;
     size_t nin = 0;
     const char *trace_path = NULL;
     FILE *trace = NULL;
-    if (!ins)
+    if (!ins || !events) {
+        free(ins);
+        free(events);
         return 1;
+    }
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -412,6 +437,27 @@ int pk_cmd_profgen(int argc, char **argv)
             goto done;
         } else if (!strcmp(a, "--raw-only")) {
             rq.raw_only = true;
+        } else if (bool_opt(a, "--skip-symbolization", &flag, &bad)) {
+            rq.raw_only = rq.raw_llvm_text = flag;
+        } else if (bool_opt(a, "--leading-ip-only", &flag, &bad)) {
+            rq.leading_ip_only = rq.gen.sum_lines = flag;
+        } else if (OPT("--perf-event") || OPT("--perf-events")) {
+            /* --perf-events: comma-separated (the names have no commas) */
+            for (char *tok = strtok((char *)val, ","); tok; tok = strtok(NULL, ","))
+                events[nevents++] = tok;
+        } else if (OPT("--sample-period")) {
+            long long v;
+            if (!int_val(val, 1, INT64_MAX, &v)) {
+                rc = pk_cli_usage(cmd, "--sample-period must be a positive count, not '%s'", val);
+                goto done;
+            }
+            rq.sample_period = (uint64_t)v;
+        } else if (bool_opt(a, "--fill-zero-for-all-funcs", &flag, &bad)) {
+            rq.gen.fill_zero_all = flag;
+        } else if (bool_opt(a, "--use-first-loadable-segment-as-base", &flag, &bad)) {
+            rq.llvm_first_loadable_base = flag;
+        } else if (bool_opt(a, "--use-offset", &flag, &bad)) {
+            rq.llvm_absolute = !flag;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (!strcmp(a, "--no-dup-factor")) {
@@ -537,6 +583,10 @@ int pk_cmd_profgen(int argc, char **argv)
             ins[nin++] = (pk_pipeline_input){PK_INPUT_SCRIPT, val};
         } else if (OPT("--raw")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_RAW, val};
+        } else if (OPT("--llvm-sample-profile")) {
+            ins[nin++] = (pk_pipeline_input){PK_INPUT_PROFILE, val};
+        } else if (OPT("--unsymbolized-profile")) {
+            ins[nin++] = (pk_pipeline_input){PK_INPUT_LLVM_UNSYM, val};
         } else if (OPT("--pprof")) {
             ins[nin++] = (pk_pipeline_input){PK_INPUT_PPROF, val};
         } else if (OPT("--threads")) {
@@ -587,6 +637,10 @@ int pk_cmd_profgen(int argc, char **argv)
     rq.inputs = ins;
     rq.ninputs = nin;
     rq.debug = dbg.opts;
+    rq.perf_events = events;
+    rq.nperf_events = nevents;
+    if (rq.leading_ip_only)
+        rq.ignore_stacks = true;
     /* tests: walk every Nth sample on the reading thread */
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)
@@ -642,5 +696,6 @@ done:
     if (trace && fclose(trace) && rc == 0)
         rc = pk_cli_usage(cmd, "writing %s failed", trace_path);
     free(ins);
+    free(events);
     return rc;
 }

@@ -115,8 +115,8 @@ int main(int argc, char **argv)
      * tool's command line */
     const char *base = strrchr(argv[0], '/');
     base = base ? base + 1 : argv[0];
-    if (!strcmp(base, "llvm-profgen"))
-        return find("llvm-profgen")->run(argc, argv);
+    if (!strcmp(base, "llvm-profgen") || !strcmp(base, "create_llvm_prof") || !strcmp(base, "create_gcov"))
+        return find(base)->run(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -147,6 +147,12 @@ typedef struct pk_perf_callbacks {
      * Without it, a sample standing for N identical ones is handed over N
      * times: a 1e9 repeat count in a tiny perf script file is 1e9 calls. */
     bool sample_weights;
+    /* Added, perf script text only: keep only the samples whose event field
+     * (perf's "event:" word, e.g. "br_inst_retired.near_taken:upp:") names
+     * one of these (without its last ':'); samples without an event field
+     * are kept (llvm-profgen's --perf-event). nevents 0: every sample. */
+    const char *const *events;
+    size_t nevents;
 } pk_perf_callbacks;
 
 typedef struct pk_perf_stats {
@@ -289,6 +295,9 @@ typedef struct pk_script_stats {
      * they interrupt; the input is refused only when no sample remains. */
     uint64_t lines_skipped, samples_skipped;
     char first_skipped[256];    /* "line N, column C: why" of the first one */
+    /* with an event filter: samples of other events (dropped), samples
+     * without an event field (kept) */
+    uint64_t samples_other_event, samples_no_event;
 } pk_script_stats;
 
 int pk_perf_script_read(const char *path, const pk_perf_callbacks *cb, pk_script_stats *stats, pk_err *err);

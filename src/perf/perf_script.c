@@ -45,6 +45,8 @@ typedef struct sreader {
     bool saw_lbr_line;
     bool line_bad;              /* sfail() was called for this line: skip it */
     bool skip_block;            /* a bad line interrupted a call stack: drop up to its end */
+    const char *event;          /* the sample's event field, without its ':' (NULL: none) */
+    size_t event_len;
     char name_buf[4096];
 } sreader;
 
@@ -238,8 +240,45 @@ static int parse_entry(sreader *r, const char *p, const char *e, pk_branch *b)
 }
 
 /* One sample from what was read; ip_from_stack: its ip is the leaf entry. */
+/* An "event:" field: a word ending with ':' that is not perf's time
+ * ("12345.678901:", digits and one dot). */
+static void note_event(sreader *r, const char *q, const char *e)
+{
+    bool time = true;
+    for (const char *c = q; c < e - 1; c++)
+        time &= (*c >= '0' && *c <= '9') || *c == '.';
+    if (!time) {
+        r->event = q;
+        r->event_len = (size_t)(e - 1 - q);
+    }
+}
+
+/* The sample's event is one the callbacks want (no filter, or no event field). */
+static bool event_wanted(sreader *r)
+{
+    if (!r->cb->nevents)
+        return true;
+    if (!r->event) {
+        r->st->samples_no_event++;
+        return true;
+    }
+    for (size_t i = 0; i < r->cb->nevents; i++)
+        if (strlen(r->cb->events[i]) == r->event_len && !memcmp(r->cb->events[i], r->event, r->event_len))
+            return true;
+    r->st->samples_other_event++;
+    return false;
+}
+
 static int emit_sample(sreader *r, uint64_t ip, bool ip_from_stack)
 {
+    if (!event_wanted(r)) {
+        r->event = NULL;
+        r->repeat = 0;
+        r->pid = r->tid = -1;
+        stack_clear(r);
+        return 0;
+    }
+    r->event = NULL;
     if (r->stack.len) {
         pk_sframes_place(r->frames, r->pid, r->stack.data, r->names.data, r->stack.len, r->branches.data,
                          r->branches.len, r->st);
@@ -327,6 +366,8 @@ static int lbr_line(sreader *r, const char *p, const char *end)
             break;
         uint64_t v;
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid))) {
+            if (e[-1] == ':')
+                note_event(r, q, e);
             anchored = true;
         } else if (!after_sym && nums < (pid < 0 ? 2u : 1u) && parse_hex(q, e, &v) == e &&
                    (!nums || (is_dec(num0_at, num0_end) && dec_value(num0_at, num0_end) <= PID_MAX))) {
@@ -490,6 +531,8 @@ static bool header_line(sreader *r, const char *line, const char *p, const char 
     const char *dec = NULL, *dec_end = NULL;
     for (const char *q = p; q < end;) {
         const char *e = tok_end(q, end);
+        if (e[-1] == ':')
+            note_event(r, q, e);
         if (e[-1] == ':' || (pid < 0 && pid_tid(q, e, &pid, &tid)))
             anchored = true;
         else if (!dec && is_dec(q, e) && e - q <= 10 && dec_value(q, e) <= PID_MAX) {

@@ -180,6 +180,25 @@ static int add_ranges(gen *g, const pk_rawprof *raw, pk_err *err)
     if (!v && raw->ranges.len)
         return pk_err_set(err, "out of memory");
     g->st->ranges_in = n;
+    if (g->o->fill_zero_all) {
+        const pk_dwarf_func *funcs;
+        size_t nfuncs;
+        if (pk_dwarf_funcs(g->sym, &funcs, &nfuncs, err)) {
+            free(v);
+            return -1;
+        }
+        for (size_t f = 0; f < nfuncs; f++)
+            for (uint32_t k = 0; k < funcs[f].nranges; k++) {
+                int failed;
+                fn_range *r = range_for(g, funcs[f].ranges[k].begin, err, &failed);
+                if (failed) {
+                    free(v);
+                    return -1;
+                }
+                if (r)
+                    r->sampled = true;
+            }
+    }
     for (size_t i = 0; i < n; i++) {
         fn_range *r;
         int rc = add_range(g, v[i].a, v[i].b, v[i].n, &r, err);
@@ -254,6 +273,11 @@ static int emit_bodies(gen *g, pk_err *err)
             if (!p)
                 return -1;
             uint32_t d = fs.frames[0].discriminator;
+            if (g->o->sum_lines) {
+                if (pk_fprof_add_body(p, line_off(&fs.frames[0]), base_disc(g, d), count, err))
+                    return -1;
+                continue;
+            }
             uint64_t dup = g->fs || g->o->no_dup_factor ? 1 : pk_discr_dup_factor(d);
             if (pk_fprof_max_body(p, line_off(&fs.frames[0]), base_disc(g, d), pk_sat_mul(count, dup ? dup : 1), err))
                 return -1;
@@ -333,11 +357,6 @@ out:
     return rc;
 }
 
-static bool ambiguous_name(const char *s)
-{
-    return !strncmp(s, "__cxx_global_var_init", 21) || !strncmp(s, "__tls_init", 10);
-}
-
 /* Shared by both generators: symbolizer, DWARF functions, FS detection,
  * the decoded function ranges and the name cache. */
 static int gen_open(gen *g, pk_binary *bin, pk_profset *out, const pk_profgen_opts *opts,
@@ -388,7 +407,7 @@ int pk_profgen_line(pk_binary *bin, const pk_rawprof *raw, const pk_profgen_opts
         pk_fprof *f = PK_VEC_AT(&out->top, pk_fprof *, i);
         if (f->removed)
             continue;
-        if (ambiguous_name(pk_profset_name(out, f->name))) {
+        if (pk_name_is_ambiguous_init(pk_profset_name(out, f->name))) {
             pk_profset_remove(out, f);
             continue;
         }

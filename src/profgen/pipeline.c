@@ -4,6 +4,7 @@
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
 #include "profgen/cs_prep.h"
+#include "profgen/llvm_unsym_out.h"
 #include "infer/ip_ranges.h"
 #include "pprof/pprof.h"
 
@@ -32,6 +33,7 @@ typedef struct feed {
     pk_err *err;
     const char *path;
     uint64_t size, n;
+    const pk_elf *elf;           /* the target (--sample-period counts its entries) */
 } feed;
 
 /* An IP sample: its user frames, leaf first, into the IP profile. */
@@ -99,11 +101,65 @@ static int ip_late(feed *f)
     return 0;
 }
 
+static int feed_sample_scaled(feed *f, const pk_sample *s);
+
+/* llvm-profgen's --leading-ip-only: the sample's instruction pointer as a
+ * range of one instruction, nothing else. */
+static int leading_ip(feed *f, const pk_sample *s, uint64_t w)
+{
+    pk_rawprof *r = pk_agg_profile(f->agg);
+    r->stats.samples += w;
+    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid) {
+        r->stats.samples_other_pid += w;
+        return 0;
+    }
+    uint64_t v = s->ip ? pk_agg_translate(f->agg, s->pid, s->ip) : PK_AGG_EXTERNAL;
+    if (v == PK_AGG_EXTERNAL) {
+        r->stats.samples_outside += w;
+        return 0;
+    }
+    r->stats.samples_used += w;
+    r->stats.ranges += w;
+    return pk_pairmap_add(&r->ranges, v, v, w) ? pk_err_set(f->err, "out of memory") : 0;
+}
+
 static int feed_sample(void *c, const pk_sample *s)
 {
     feed *f = c;
     if (f->req->progress && (++f->n & 0xffff) == 0)
         f->req->progress(f->req->cb_ctx, f->path, f->n, s->file_offset, f->size);
+    if (f->req->sample_period || f->req->leading_ip_only) {
+        /* llvm-profgen scales LBR-only samples (not those with stacks) */
+        uint64_t w = pk_sample_weight(s);
+        if (f->req->sample_period && (!s->callchain_nr || f->req->leading_ip_only)) {
+            w = pk_sat_mul(w, f->req->sample_period);
+            /* the entries llvm-profgen keeps: those with an end in the
+             * binary's functions */
+            uint64_t kept = 0;
+            for (uint64_t i = 0; i < s->branch_nr && !f->req->leading_ip_only; i++) {
+                uint64_t from = pk_ld64((const uint8_t *)&s->branches[i].from);
+                uint64_t to = pk_ld64((const uint8_t *)&s->branches[i].to);
+                uint64_t a = pk_agg_translate(f->agg, s->pid, from), b = pk_agg_translate(f->agg, s->pid, to);
+                kept += (a != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, a)) ||
+                        (b != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, b));
+            }
+            if (kept > 1)
+                w /= kept - 1;
+        }
+        if (f->req->leading_ip_only)
+            return w ? leading_ip(f, s, w) : 0;
+        if (!w)
+            return 0;
+        pk_sample scaled = *s;
+        scaled.weight = w;
+        s = &scaled;
+        return feed_sample_scaled(f, s);
+    }
+    return feed_sample_scaled(f, s);
+}
+
+static int feed_sample_scaled(feed *f, const pk_sample *s)
+{
     if (f->ip && (!s->branch_nr || f->req->samples == PK_SAMPLES_IP)) {
         /* the aggregator counts it (samples, without branch stack, other
          * pid) and, having no branch stack to count, does nothing else */
@@ -176,7 +232,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_agg *a = pk_agg_new(t, &ao, err);
     if (!a)
         return -1;
-    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip};
+    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
     if (cs) {
@@ -199,9 +255,14 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         f.size = (uint64_t)st.st_size;
     pk_agg_callbacks(a, err, &f.inner);
     pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
-                            .task = feed_task, .build_id = feed_bid, .sample_weights = true};
+                            .task = feed_task, .build_id = feed_bid, .sample_weights = true,
+                            .events = req->perf_events, .nevents = req->nperf_events};
+
     int rc;
-    if (in->kind == PK_INPUT_PERF) {
+    if (req->nperf_events && in->kind != PK_INPUT_SCRIPT) {
+        rc = pk_err_set(err, "%s: --perf-event selects samples of perf script text (its event field); "
+                        "for perf.data, print it with `perf script -F event,ip,brstack`", in->path);
+    } else if (in->kind == PK_INPUT_PERF) {
         pk_perf_stats ps;
         rc = pk_perf_read(in->path, &cb, &ps, err);
         char w[512], msg[1200];
@@ -301,6 +362,21 @@ static int open_target(run *r, pk_err *err)
     return 0;
 }
 
+/* Where llvm-profgen's unsymbolized addresses count from. */
+static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
+{
+    if (req->llvm_absolute)
+        return 0;
+    size_t n;
+    const pk_elf_segment *seg = pk_elf_segments(pk_binary_elf(r->bin), &n);
+    /* llvm-profgen takes the first PT_LOAD whose page is not 0 (a zero
+     * base reads as "not set yet" there) */
+    for (size_t i = 0; req->llvm_first_loadable_base && i < n; i++)
+        if (seg[i].vaddr & ~0xfffULL)
+            return seg[i].vaddr & ~0xfffULL;
+    return pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
+}
+
 /* Reads every input into the raw profile (and the context profile). */
 static int read_inputs(run *r, bool probe, pk_err *err)
 {
@@ -320,8 +396,13 @@ static int read_inputs(run *r, bool probe, pk_err *err)
             }
             continue;
         }
+        if (in->kind == PK_INPUT_LLVM_UNSYM) {
+            if (pk_llvm_unsym_read(&r->raw, in->path, llvm_base(r, req), err))
+                return -1;
+            continue;
+        }
         /* probe-based contexts use no branch but calls and tail calls */
-        int a = aggregate_one(req, in, &r->target, probe, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
+        int a = aggregate_one(req, in, &r->target, probe && !req->raw_llvm_text, &r->raw, r->bin, r->cs_init ? &r->csr : NULL,
                               r->ip_init ? &r->ip : NULL, &r->rep->unwind, err);
         if (a < 0 || (a > 0 && req->ninputs == 1))
             return -1;
@@ -584,6 +665,31 @@ static int choose_ip(run *r, pk_err *err)
     return 0;
 }
 
+/* --llvm-sample-profile: the profile read, then what follows generation. */
+static int post_process_profile(run *r, const pk_profset **result, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    if (req->ninputs != 1)
+        return pk_err_set(err, "a sample profile as input (%s) must be the only input", req->inputs[0].path);
+    if (pk_profset_init(&r->ps, err))
+        return -1;
+    r->ps_init = true;
+    *result = &r->ps;
+    if (pk_prof_read_file(&r->ps, req->inputs[0].path, PK_FMT_AUTO, NULL, err))
+        return -1;
+    bool probe = r->ps.kind & PK_PROF_PROBE;
+    r->rep->mode = r->ps.kind & PK_PROF_CS ? (probe ? PK_MODE_CS : PK_MODE_LINE_CS) : (probe ? PK_MODE_PROBE : PK_MODE_LINE);
+    if (!(r->ps.kind & PK_PROF_CS))
+        return trim_flat(req, &r->ps, err);
+    if (probe && !req->no_preinline && !req->no_csspgo_preinliner) {
+        /* the pre-inliner sizes inlinees by their probes */
+        if (pk_probe_info_load(&r->probes, pk_binary_elf(r->bin), NULL, err))
+            return -1;
+        r->probes_init = true;
+    }
+    return finish_contexts(r, r->rep->mode, result, err);
+}
+
 int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err)
 {
     memset(rep, 0, sizeof *rep);
@@ -591,11 +697,27 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     int rc = -1;
     if (open_target(&r, err))
         goto out;
+    if (req->ninputs && req->inputs[0].kind == PK_INPUT_PROFILE) {
+        const pk_profset *done = NULL;
+        if (post_process_profile(&r, &done, err))
+            goto out;
+        rep->counted = true;
+        pk_profset_remove_ambiguous((pk_profset *)done);
+        rep->profiles = pk_profset_count(done);
+        if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)done, err))
+            goto out;
+        if ((rep->density = pk_profset_density(done, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
+            goto out;
+        rc = pk_prof_write_file(done, &req->write, req->output, err);
+        goto out;
+    }
     /* Contexts need every input to carry stacks: raw profiles have none. */
     bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
-    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && !req->raw_only;
+    /* llvm-profgen's unsymbolized text of samples with stacks would hold
+     * contexts: they are read (and refused below) rather than flattened */
+    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && (!req->raw_only || req->raw_llvm_text);
     for (size_t i = 0; i < req->ninputs; i++)
-        if (req->inputs[i].kind == PK_INPUT_RAW)
+        if (req->inputs[i].kind == PK_INPUT_RAW || req->inputs[i].kind == PK_INPUT_LLVM_UNSYM)
             try_cs = false;
     if (try_cs) {
         if (pk_csraw_init(&r.csr, r.target.preferred_base, err))
@@ -624,10 +746,22 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     rep->distinct_ranges = r.raw.ranges.len;
     if (req->raw_only) {
         rep->mode = PK_MODE_RAW;
-        rc = pk_rawprof_write(&r.raw, req->output, err);
+        if (!req->raw_llvm_text) {
+            rc = pk_rawprof_write(&r.raw, req->output, err);
+        } else if (r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) {
+            if (probe)
+                rc = pk_llvm_unsym_write_cs(&r.csr, r.bin, llvm_base(&r, req), req->output, err);
+            else
+                pk_err_set(err, "the samples have call stacks: llvm-profgen's context-sensitive unsymbolized "
+                                "text of a binary without pseudo-probes (contexts of source lines) is not "
+                                "supported (--ignore-stack-samples gives the flat text)");
+        } else {
+            rc = pk_llvm_unsym_write_flat(&r.raw, r.bin, llvm_base(&r, req), req->output, err);
+        }
         goto out;
     }
-    if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len))) {
+    if (!r.raw.ranges.len && !r.raw.branches.len && !(r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) &&
+        !req->gen.fill_zero_all) {
         pk_err_set(err, "no samples of %s in the input", req->binary);
         goto out;
     }
@@ -641,6 +775,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     if (g)
         goto out;
     rep->counted = true;
+    /* as llvm-profgen, after nesting: inlinees too */
+    pk_profset_remove_ambiguous((pk_profset *)result);
     rep->profiles = pk_profset_count(result);
     if (!rep->profiles) {
         char h[41];

@@ -26,6 +26,10 @@ enum pk_input_kind {
     PK_INPUT_SCRIPT,     /* `perf script` text */
     PK_INPUT_RAW,        /* a raw profile written by --raw-only */
     PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
+    PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat), see llvm_addresses */
+    PK_INPUT_PROFILE,    /* a sample profile (llvm-profgen's --llvm-sample-profile): only
+                            the post-processing runs on it (cold trimming, the pre-inliner,
+                            nesting); the only input */
 };
 
 typedef struct pk_pipeline_input {
@@ -48,6 +52,22 @@ typedef struct pk_pipeline_request {
     int64_t pid;                     /* only this process; -1: all */
     int samples;                     /* enum pk_sample_kind */
     bool raw_only;                   /* write the merged raw profile instead */
+    bool raw_llvm_text;              /* raw_only: as llvm-profgen's unsymbolized text
+                                        (--skip-symbolization; flat samples only) */
+    /* llvm-profgen's sample selection and weighting: only these perf events
+     * (perf script text's event field), the sampling period (an LBR sample
+     * of n entries counts period / (n - 1) times; 0: unscaled), and profiles
+     * from the samples' instruction pointers alone (ranges of one
+     * instruction, summed per line; implies no contexts) */
+    const char *const *perf_events;
+    size_t nperf_events;
+    uint64_t sample_period;
+    bool leading_ip_only;
+    bool llvm_absolute;
+    bool llvm_first_loadable_base;   /* offsets from the first PT_LOAD's page instead
+                                        (--use-first-loadable-segment-as-base) */              /* that text's addresses are vaddrs (llvm-profgen's
+                                        --use-offset=0), else offsets from the first
+                                        executable segment's page */
     bool ignore_stacks;              /* no contexts even with call stacks */
     bool no_preinline;               /* CS: keep the flat context profile */
     bool line_cs;                    /* CS line-based profile of a binary without probes */

@@ -42,6 +42,13 @@ typedef struct pk_profgen_opts {
      * (--csprof-max-context-depth), when depth_limited */
     bool depth_limited;
     uint32_t max_context_depth;
+    /* line-based flat: every DWARF function of the binary gets a profile,
+     * unsampled lines at 0 (llvm-profgen's --fill-zero-for-all-funcs) */
+    bool fill_zero_all;
+    /* line-based flat: a line's count is the sum of its instructions', no
+     * duplication factor (instruction-pointer samples: llvm-profgen's
+     * --leading-ip-only), instead of their maximum times the factor */
+    bool sum_lines;
 } pk_profgen_opts;
 
 /* The caller frames of a context (ctx[0..n), outermost first) after

@@ -171,6 +171,46 @@ void pk_profset_remove(pk_profset *ps, pk_fprof *f)
     fprof_empty(f);
 }
 
+bool pk_name_is_ambiguous_init(const char *s)
+{
+    return !strncmp(s, "__cxx_global_var_init", 21) || !strncmp(s, "__tls_init", 10);
+}
+
+static size_t remove_ambiguous_inlinees(const pk_profset *ps, pk_fprof *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->children.len; i++) {
+        pk_fprof *c = PK_VEC_AT(&f->children, pk_fprof *, i);
+        if (c->removed)
+            continue;
+        if (pk_name_is_ambiguous_init(pk_profset_name(ps, c->name))) {
+            c->removed = 1; /* the view leaves it out */
+            fprof_empty(c);
+            n++;
+        } else {
+            n += remove_ambiguous_inlinees(ps, c);
+        }
+    }
+    return n;
+}
+
+size_t pk_profset_remove_ambiguous(pk_profset *ps)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ps->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (f->removed)
+            continue;
+        if (pk_name_is_ambiguous_init(pk_profset_name(ps, f->name))) {
+            pk_profset_remove(ps, f);
+            n++;
+        } else {
+            n += remove_ambiguous_inlinees(ps, f);
+        }
+    }
+    return n;
+}
+
 size_t pk_profset_count(const pk_profset *ps)
 {
     size_t n = 0;
@@ -661,10 +701,13 @@ int pk_fprof_view_build(const pk_profset *ps, const pk_fprof *f, pk_fprof_view *
             continue;
         uint32_t slot = (uint32_t)(pk_u64map_key(&f->sites, i) >> 32);
         uint64_t loc = PK_VEC_AT(&f->slots, struct pk_fprof_slot, slot).loc;
+        pk_fprof *callee = PK_VEC_AT(&f->children, pk_fprof *, pk_u64map_val(&f->sites, i));
+        if (callee->removed)
+            continue;
         pk_callsite_entry *c = &v->sites[v->nsites++];
         c->line = pk_loc_line(loc);
         c->disc = pk_loc_disc(loc);
-        c->callee = PK_VEC_AT(&f->children, pk_fprof *, pk_u64map_val(&f->sites, i));
+        c->callee = callee;
     }
     qsort_r(v->sites, v->nsites, sizeof *v->sites, site_cmp, (void *)ps);
     free(pos);

@@ -96,7 +96,8 @@ struct pk_fprof {
     uint64_t head;       /* HeadSamples (top-level only) */
     uint64_t checksum;   /* CFG checksum of probe profiles (0 = none) */
     uint32_t attrs;      /* PK_ATTR_* */
-    uint32_t removed;    /* top-level profile removed from the set (pk_profset_remove) */
+    uint32_t removed;    /* removed from the set (pk_profset_remove), or an inlinee
+                            removed from its caller (pk_profset_remove_ambiguous) */
     /* ---- private to profile.c: use the functions below ---- */
     pk_vec slots;        /* struct pk_fprof_slot: one per touched location */
     uint32_t *slot_of;   /* loc → slot index + 1, open addressing over 2^slot_bits
@@ -214,6 +215,15 @@ size_t pk_profset_num_symbols(const pk_profset *ps);
 /* Removes a top-level profile: its counts are freed at once, the (now
  * empty) struct stays allocated until the set is freed. */
 void pk_profset_remove(pk_profset *ps, pk_fprof *f);
+/* The compiler's initialisation functions (__cxx_global_var_init*,
+ * __tls_init*): one binary has several under one canonical name, so their
+ * merged profile says nothing about any of them. */
+bool pk_name_is_ambiguous_init(const char *name);
+/* Removes the profiles of those functions: top-level ones (a context's leaf)
+ * and inlined instances anywhere below others (llvm-profgen's
+ * filterAmbiguousProfile; the totals above them stay as they were). Returns
+ * how many were removed. */
+size_t pk_profset_remove_ambiguous(pk_profset *ps);
 /* Live top-level profiles in LLVM writer order (total samples descending,
  * then context order). Caller frees the array. */
 int pk_profset_sorted(const pk_profset *ps, pk_fprof ***out, size_t *n, pk_err *err);

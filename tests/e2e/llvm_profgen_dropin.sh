@@ -43,7 +43,7 @@ llvm-profgen-19 --format=text --perfscript="$T/probe.script" --binary="$T/probe"
 check "--ignore-stack-samples: no contexts" bash -c "! grep -q '^\[' '$T/ign.pk'"
 check "--ignore-stack-samples: similarity >= 97%" atleast "$(similarity "$T/ign.ll" "$T/ign.pk")" 97
 # refused by name, nothing written
-for o in --leading-ip-only --skip-symbolization --unsymbolized-profile="$T/x" --llvm-sample-profile="$T/x" --fill-zero-for-all-funcs; do
+for o in --dwp="$T/x" --show-mmap-events --show-pseudo-probe; do
     "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$o" 2> "$T/no.err"
     rc=$?
     name=${o%%=*}

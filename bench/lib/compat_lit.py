@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Run the RUN lines of llvm-profgen's lit tests twice, once with `llvm-profgen`
+meaning `pgokit llvm-profgen` and once meaning llvm-profgen-19, and compare the
+profile each llvm-profgen command line wrote. FileCheck is not run: the oracle
+is llvm-profgen-19's output on the same command line, not LLVM's CHECK lines.
+
+usage: compat_lit.py TESTDIR WORKDIR PGOKIT  (Markdown on stdout)
+"""
+import difflib, glob, os, re, shlex, subprocess, sys
+
+testdir, workdir, pgokit = sys.argv[1:4]
+TOOLS = ["llvm-profdata", "llvm-objcopy", "yaml2obj", "llvm-dwp", "llc", "llvm-mc", "llvm-objdump"]
+# llvm-profgen options whose result is a dump on stdout, not a profile
+DUMPS = ["--show-disassembly-only", "--show-mmap-events", "--debug-only", "--show-pseudo-probe",
+         "--show-source-locations", "--help", "--show-detailed-warning"]
+
+
+def run_lines(path):
+    lines, cur = [], None
+    for raw in open(path, encoding="utf-8", errors="replace"):
+        m = re.search(r"(?:;|#|//)\s*RUN:\s?(.*)$", raw)
+        if not m:
+            continue
+        text = m.group(1).rstrip()
+        cur = (cur + " " if cur is not None else "") + text.rstrip("\\").rstrip()
+        if not text.endswith("\\"):
+            lines.append(cur)
+            cur = None
+    return lines
+
+
+def substitute(line, test, tmp):
+    d = os.path.dirname(test)
+    return (line.replace("%python", "python3").replace("%S", d).replace("%s", test)
+            .replace("%p", d).replace("%T", os.path.dirname(tmp)).replace("%t", tmp))
+
+
+WRAP = r'''
+set +e
+SNAP=__SNAP__
+__n=0
+__pg() {
+    __n=$((__n + 1))
+    local out= prev= a
+    for a in "$@"; do
+        case "$a" in
+            --output=*|-output=*) out=${a#*=} ;;
+            -o=*) out=${a#*=} ;;
+        esac
+        case "$prev" in --output|-output|-o) out=$a ;; esac
+        prev=$a
+    done
+    printf '%s\n' "$*" > "$SNAP/$__n.args"
+    [ -n "$out" ] && [ "$out" != /dev/null ] && [ -f "$out" ] && rm -f "$out"
+    timeout 600 __TOOL__ "$@" > "$SNAP/$__n.out" 2> "$SNAP/$__n.err"
+    local rc=$?
+    echo $rc > "$SNAP/$__n.rc"
+    [ -n "$out" ] && [ "$out" != /dev/null ] && [ -f "$out" ] && cp "$out" "$SNAP/$__n.prof"
+    cat "$SNAP/$__n.out"; cat "$SNAP/$__n.err" >&2
+    return $rc
+}
+function llvm-profgen { __pg "$@"; }
+function FileCheck { cat > /dev/null; return 0; }
+function not { ! "$@"; }
+'''
+
+
+def side_script(test, side, tool):
+    base = os.path.join(workdir, side, os.path.basename(test)[:-5])
+    snap = base + ".snap"
+    subprocess.run(["rm", "-rf", snap, base + ".tmp"])
+    os.makedirs(snap)
+    body = WRAP.replace("__SNAP__", shlex.quote(snap)).replace("__TOOL__", tool)
+    for t in TOOLS:
+        body += "function %s { %s-19 \"$@\"; }\n" % (t, t)
+    body += "cd %s\n" % shlex.quote(os.path.dirname(snap))
+    for ln in run_lines(test):
+        body += substitute(ln, test, base + ".tmp") + "\n"
+    return snap, body
+
+
+def profdata(*args):
+    r = subprocess.run(["llvm-profdata-19"] + list(args), capture_output=True, text=True)
+    return r.returncode, r.stdout
+
+
+def similarity(ref, ours):
+    rc, out = profdata("overlap", "--sample", ref, ours)
+    m = re.search(r"Whole program profile similarity:\s*([0-9.]+)%", out) if rc == 0 else None
+    return float(m.group(1)) if m else None
+
+
+def as_text(path):
+    rc, _ = profdata("merge", "--sample", "--text", path, "-o", path + ".txt")
+    return open(path + ".txt").read() if rc == 0 else None
+
+
+def error_line(path):
+    """The line of a failed run that says why (warnings come before it)."""
+    try:
+        lines = [ln.strip() for ln in open(path, errors="replace") if ln.strip()]
+    except OSError:
+        return ""
+    bad = [ln for ln in lines if "warning" not in ln]
+    return (bad or lines or [""])[-1]
+
+
+def first_line(path):
+    try:
+        for ln in open(path, errors="replace"):
+            if ln.strip():
+                return ln.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def compare(n, ref, ours):
+    """One llvm-profgen command line: (verdict, note)."""
+    args = open(os.path.join(ref, "%d.args" % n)).read().strip()
+    rrc = int(open(os.path.join(ref, "%d.rc" % n)).read())
+    orc_path = os.path.join(ours, "%d.rc" % n)
+    if not os.path.exists(orc_path):
+        return "cannot", "command line %d not reached" % n
+    orc = int(open(orc_path).read())
+    oerr = error_line(os.path.join(ours, "%d.err" % n))
+    dump = next((d for d in DUMPS if re.search(r"(^|\s)-?" + re.escape(d) + r"(\s|=|$)", args)), None)
+    if orc != 0:
+        if rrc != 0:
+            return ("dump", "llvm-profgen debug dump %s, refused by both" % dump) if dump else ("agree", "both refuse")
+        m = re.search(r"option (-\S+) is not supported", open(os.path.join(ours, "%d.err" % n), errors="replace").read())
+        if dump and m:
+            return "dump", "llvm-profgen debug dump %s" % dump
+        return "cannot", ("option %s" % m.group(1)) if m else oerr.replace(testdir + "/", "").replace(workdir + "/", "")[:200]
+    if rrc != 0:
+        return "differ", "llvm-profgen-19 fails: " + error_line(os.path.join(ref, "%d.err" % n))[:120]
+    rp, op = os.path.join(ref, "%d.prof" % n), os.path.join(ours, "%d.prof" % n)
+    if dump:
+        same = open(os.path.join(ref, "%d.out" % n)).read() == open(os.path.join(ours, "%d.out" % n)).read()
+        return ("agree", "") if same else ("dump", "llvm-profgen debug dump %s" % dump)
+    if not os.path.exists(rp) and not os.path.exists(op):
+        return "agree", "no profile written"
+    if not os.path.exists(op) or not os.path.exists(rp):
+        return "differ", "only %s wrote a profile" % ("llvm-profgen-19" if os.path.exists(rp) else "pgokit")
+    a, b = open(rp, "rb").read(), open(op, "rb").read()
+    if a == b:
+        return "agree", "identical"
+    ta, tb = as_text(rp), as_text(op)
+    if ta is not None and tb is not None:
+        if ta == tb:
+            return "agree", "same profile"
+        s = similarity(rp, op)
+        return "differ", "similarity %s%%" % ("?" if s is None else "%.2f" % s)
+    # unsymbolized text (--skip-symbolization): lines in common
+    la, lb = a.decode(errors="replace").splitlines(), b.decode(errors="replace").splitlines()
+    r = difflib.SequenceMatcher(None, la, lb, autojunk=False).ratio()
+    return "differ", "unsymbolized text, %.1f%% of lines alike" % (100 * r)
+
+
+def main():
+    tests = sorted(glob.glob(os.path.join(testdir, "*.test")))
+    rows, counts = [], {"agree": 0, "differ": 0, "cannot": 0, "dump": 0}
+    for test in tests:
+        name = os.path.basename(test)[:-5]
+        snaps = {}
+        for side, tool in (("ref", "llvm-profgen-19"), ("ours", shlex.quote(pgokit) + " llvm-profgen")):
+            snap, body = side_script(test, side, tool)
+            subprocess.run(["bash", "-c", body], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=1800)
+            snaps[side] = snap
+        nref = len(glob.glob(os.path.join(snaps["ref"], "*.rc")))
+        results = [compare(n, snaps["ref"], snaps["ours"]) for n in range(1, nref + 1)]
+        kinds = [k for k, _ in results]
+        verdict = ("cannot" if "cannot" in kinds else "differ" if "differ" in kinds
+                   else "dump" if "dump" in kinds and "agree" not in kinds else "agree")
+        if nref == 0:
+            verdict = "cannot"
+            results = [("cannot", "no llvm-profgen command line")]
+        counts[verdict] += 1
+        notes = "; ".join("%d: %s%s" % (i + 1, k, (" (" + t + ")") if t else "")
+                          for i, (k, t) in enumerate(results) if k != "agree" or verdict == "agree" and t)
+        label = {"agree": "agrees", "differ": "differs", "cannot": "cannot run", "dump": "debug dump"}[verdict]
+        rows.append("| %s | %s | %d | %s |" % (name, label, nref, notes.replace("|", "\\|")))
+        print("%-40s %s" % (name, label), file=sys.stderr, flush=True)
+    print("| test | result | llvm-profgen runs | per run (n: result) |")
+    print("|---|---|---|---|")
+    print("\n".join(rows))
+    print()
+    print("**%d tests: %d agree, %d differ, %d cannot run, %d debug dumps only (not compared)**"
+          % (len(tests), counts["agree"], counts["differ"], counts["cannot"], counts["dump"]))
+
+
+main()
