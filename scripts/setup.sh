@@ -15,6 +15,7 @@ PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler golang-go
   libsqlite3-dev libpq-dev postgresql-15 postgresql
   chromium chromium-driver
+  stress-ng cmake
 )
 
 missing=()
