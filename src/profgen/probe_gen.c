@@ -373,7 +373,10 @@ static int ctx_prefix(struct gen *g, const pk_csraw *raw, uint32_t ctx, pk_ctx_f
             break;
         first--;
     }
-    if (first > 0)
+    /* (a context whose leaf is no function, a PLT stub entered by a call
+     * the compiler gave no probe, e.g. memcpy for a struct copy, loses
+     * nothing: it has no probes of its own) */
+    if (first > 0 && !(first == nsites && !sites[nsites]))
         g->st->contexts_truncated++;
     size_t len = 0;
     for (uint32_t i = first; i < nsites; i++) {
