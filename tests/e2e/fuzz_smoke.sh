@@ -106,7 +106,7 @@ for dir in "$CORPUS"/*/ "$SEEDS.hostile"/*/; do
             # the probe sections' offsets are the copy's, so only the file name is checked there
             # a position, or one of the conditions of the whole input fuzz_util.c accepts too
             if [ $rc -eq 1 ] && grep -q "$f\|$T/probed" "$T/err" &&
-                grep -qE 'offset [0-9]+|line [0-9]+|nothing usable|no sample_type says|no samples|no LBR line' "$T/err" &&
+                grep -qE 'offset [0-9]+|line [0-9]+|nothing usable|no sample_type says|no samples|none of [0-9]+ samples|no LBR line' "$T/err" &&
                 [ -z "$left" ]; then
                 pass "$h/$n: exit 1, $(head -c 160 "$T/err" | tr '\n' ' ')"
             else

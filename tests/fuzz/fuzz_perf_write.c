@@ -148,9 +148,18 @@ static int write_all(const evlist *in, const pk_perf_writer_opts *o, const char 
 
 #define SAME(what, a, b)                                                                         \
     do {                                                                                         \
-        if ((uint64_t)(a) != (uint64_t)(b))                                                      \
-            pk_fuzz_fail("event %zu: %s differs after the round trip: %llu vs %llu", i, what,    \
-                         (unsigned long long)(a), (unsigned long long)(b));                      \
+        if ((uint64_t)(a) != (uint64_t)(b)) {                                                    \
+            if (fail)                                                                            \
+                pk_fuzz_fail("event %zu: %s differs after the round trip: %llu vs %llu", i, what, \
+                             (unsigned long long)(a), (unsigned long long)(b));                  \
+            return false;                                                                        \
+        }                                                                                        \
+    } while (0)
+#define DIFFERS(...)                                                                             \
+    do {                                                                                         \
+        if (fail)                                                                                \
+            pk_fuzz_fail(__VA_ARGS__);                                                           \
+        return false;                                                                            \
     } while (0)
 
 /* The call-chain entries a 64 KiB record has room for next to this sample's
@@ -162,72 +171,102 @@ static uint64_t chain_room(const pk_perf_writer_opts *o, const pk_sample *s)
     return (65528 - fixed - 8 - br) / 8;
 }
 
+/* Whether y is x read back (fail: say where not, and stop). */
+static bool event_equal(const ev *x, const ev *y, const pk_perf_writer_opts *o, size_t i, bool fail)
+{
+    SAME("kind", x->kind, y->kind);
+    if (x->kind == 1) {
+        const pk_sample *s = &x->s, *t = &y->s;
+        SAME("ip", s->ip, t->ip);
+        SAME("pid", s->pid, t->pid);
+        SAME("tid", s->tid, t->tid);
+        SAME("time", s->time, t->time);
+        SAME("period", s->period ? s->period : o->sample_period, t->period);
+        SAME("misc", s->misc ? s->misc : PK_CPUMODE_USER, t->misc);
+        if (o->cpu)
+            SAME("cpu", s->cpu, t->cpu);
+        if (o->callchain) {
+            uint64_t room = chain_room(o, s), n = s->callchain_nr < room ? s->callchain_nr : room;
+            SAME("callchain_nr", n, t->callchain_nr);
+            if (n && memcmp(s->callchain, t->callchain, 8 * (size_t)n))
+                DIFFERS("event %zu: call chain differs", i);
+        }
+        if (o->branch_stack) {
+            SAME("branch_nr", s->branch_nr, t->branch_nr);
+            if (s->branch_nr && memcmp(s->branches, t->branches, sizeof(pk_branch) * (size_t)s->branch_nr))
+                DIFFERS("event %zu: branch stack differs", i);
+            if (o->hw_idx)
+                SAME("hw_idx", s->has_hw_idx ? s->hw_idx : UINT64_MAX, t->hw_idx);
+        }
+    } else if (x->kind == 2) {
+        const pk_mmap_event *m = &x->m, *n = &y->m;
+        SAME("mmap pid", m->pid, n->pid);
+        SAME("mmap tid", m->tid, n->tid);
+        SAME("mmap addr", m->addr, n->addr);
+        SAME("mmap len", m->len, n->len);
+        SAME("mmap pgoff", m->pgoff, n->pgoff);
+        SAME("mmap time", m->time, n->time);
+        SAME("mmap has_build_id", m->has_build_id, n->has_build_id);
+        if (m->has_build_id) {
+            SAME("build-id size", m->build_id_size, n->build_id_size);
+            if (memcmp(m->build_id, n->build_id, m->build_id_size))
+                DIFFERS("event %zu: build-id differs", i);
+        } else {
+            SAME("mmap maj", m->maj, n->maj);
+            SAME("mmap ino", m->ino, n->ino);
+        }
+        SAME("mmap prot", m->prot, n->prot);
+        if (strcmp(m->filename, n->filename))
+            DIFFERS("event %zu: mmap name differs", i);
+    } else if (x->kind == 3) {
+        SAME("comm pid", x->c.pid, y->c.pid);
+        SAME("comm tid", x->c.tid, y->c.tid);
+        SAME("comm exec", x->c.exec, y->c.exec);
+        SAME("comm time", x->c.time, y->c.time);
+        if (strcmp(x->c.comm, y->c.comm))
+            DIFFERS("event %zu: comm differs", i);
+    } else {
+        SAME("task fork", x->t.is_fork, y->t.is_fork);
+        SAME("task pid", x->t.pid, y->t.pid);
+        SAME("task ppid", x->t.ppid, y->t.ppid);
+        SAME("task tid", x->t.tid, y->t.tid);
+        SAME("task ptid", x->t.ptid, y->t.ptid);
+        SAME("task time", x->t.time, y->t.time);
+    }
+    return true;
+}
+
+/* The reader hands records over in time order; records the input had out of
+ * that order (late ones, or ones without a time: the writer gives every
+ * record one) can come back in another order, so each event is matched
+ * with an equal one of its kind not matched yet. */
 static void compare(const evlist *a, const evlist *b, const pk_perf_writer_opts *o)
 {
     if (a->n != b->n)
         pk_fuzz_fail("%zu events written, %zu read back", a->n, b->n);
+    bool *used = calloc(b->n ? b->n : 1, sizeof *used);
+    if (!used)
+        pk_fuzz_fail("out of memory");
     for (size_t i = 0; i < a->n; i++) {
-        const ev *x = &a->e[i], *y = &b->e[i];
-        SAME("kind", x->kind, y->kind);
-        if (x->kind == 1) {
-            const pk_sample *s = &x->s, *t = &y->s;
-            SAME("ip", s->ip, t->ip);
-            SAME("pid", s->pid, t->pid);
-            SAME("tid", s->tid, t->tid);
-            SAME("time", s->time, t->time);
-            SAME("period", s->period ? s->period : o->sample_period, t->period);
-            SAME("misc", s->misc ? s->misc : PK_CPUMODE_USER, t->misc);
-            if (o->cpu)
-                SAME("cpu", s->cpu, t->cpu);
-            if (o->callchain) {
-                uint64_t room = chain_room(o, s), n = s->callchain_nr < room ? s->callchain_nr : room;
-                SAME("callchain_nr", n, t->callchain_nr);
-                if (n && memcmp(s->callchain, t->callchain, 8 * (size_t)n))
-                    pk_fuzz_fail("event %zu: call chain differs", i);
-            }
-            if (o->branch_stack) {
-                SAME("branch_nr", s->branch_nr, t->branch_nr);
-                if (s->branch_nr && memcmp(s->branches, t->branches, sizeof(pk_branch) * (size_t)s->branch_nr))
-                    pk_fuzz_fail("event %zu: branch stack differs", i);
-                if (o->hw_idx)
-                    SAME("hw_idx", s->has_hw_idx ? s->hw_idx : UINT64_MAX, t->hw_idx);
-            }
-        } else if (x->kind == 2) {
-            const pk_mmap_event *m = &x->m, *n = &y->m;
-            SAME("mmap pid", m->pid, n->pid);
-            SAME("mmap tid", m->tid, n->tid);
-            SAME("mmap addr", m->addr, n->addr);
-            SAME("mmap len", m->len, n->len);
-            SAME("mmap pgoff", m->pgoff, n->pgoff);
-            SAME("mmap time", m->time, n->time);
-            SAME("mmap has_build_id", m->has_build_id, n->has_build_id);
-            if (m->has_build_id) {
-                SAME("build-id size", m->build_id_size, n->build_id_size);
-                if (memcmp(m->build_id, n->build_id, m->build_id_size))
-                    pk_fuzz_fail("event %zu: build-id differs", i);
-            } else {
-                SAME("mmap maj", m->maj, n->maj);
-                SAME("mmap ino", m->ino, n->ino);
-            }
-            SAME("mmap prot", m->prot, n->prot);
-            if (strcmp(m->filename, n->filename))
-                pk_fuzz_fail("event %zu: mmap name differs", i);
-        } else if (x->kind == 3) {
-            SAME("comm pid", x->c.pid, y->c.pid);
-            SAME("comm tid", x->c.tid, y->c.tid);
-            SAME("comm exec", x->c.exec, y->c.exec);
-            SAME("comm time", x->c.time, y->c.time);
-            if (strcmp(x->c.comm, y->c.comm))
-                pk_fuzz_fail("event %zu: comm differs", i);
-        } else {
-            SAME("task fork", x->t.is_fork, y->t.is_fork);
-            SAME("task pid", x->t.pid, y->t.pid);
-            SAME("task ppid", x->t.ppid, y->t.ppid);
-            SAME("task tid", x->t.tid, y->t.tid);
-            SAME("task ptid", x->t.ptid, y->t.ptid);
-            SAME("task time", x->t.time, y->t.time);
+        const ev *x = &a->e[i];
+        size_t first = b->n, j;
+        for (j = 0; j < b->n; j++) {
+            if (used[j] || b->e[j].kind != x->kind)
+                continue;
+            if (first == b->n)
+                first = j;
+            if (event_equal(x, &b->e[j], o, i, false))
+                break;
         }
+        if (j == b->n) {
+            if (first == b->n)
+                pk_fuzz_fail("event %zu: no event of kind %d left when read back", i, x->kind);
+            event_equal(x, &b->e[first], o, i, true);
+            pk_fuzz_fail("event %zu: no equal event read back", i);
+        }
+        used[j] = true;
     }
+    free(used);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
