@@ -67,10 +67,24 @@ gone() { # PID...: true once none of them runs (bounded: 10 s)
   done
   return 1
 }
+# waits for a child that was signalled; one that does not end within the
+# bound is killed and the check fails (the suite never hangs on it)
+wait_bounded() { # PID SECONDS
+  rm -f "$T/.timed-out"
+  ( sleep "$2"; touch "$T/.timed-out"; kill -9 "$1" 2>/dev/null ) &
+  local killer=$!
+  wait "$1" 2>/dev/null
+  kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null
+  [ ! -e "$T/.timed-out" ]
+}
+# (the signals at their defaults for pgokit: a suite started under nohup, or
+# as a script's background job, would pass SIGHUP or SIGINT on ignored, and
+# pgokit keeps an ignored SIGHUP ignored, as nohup means)
+sigdef() { env --default-signal=HUP,INT,TERM "$@"; }
 if command -v perf > /dev/null 2>&1 && perf record -q -e cpu-clock -o perf.probe true > /dev/null 2>&1; then
   for sig in HUP TERM KILL; do
     mkdir -p "sig$sig"
-    "$PGOKIT" record --ip -q -o "sig$sig/p.data" -- sleep 60 > /dev/null 2>&1 &
+    sigdef "$PGOKIT" record --ip -q -o "sig$sig/p.data" -- sleep 60 > /dev/null 2>&1 &
     pid=$!
     for _ in $(seq 200); do
       [ -n "$(find "sig$sig" -name 'p.data.tmp.*' -size +0 2>/dev/null)" ] && break
@@ -81,7 +95,7 @@ if command -v perf > /dev/null 2>&1 && perf record -q -e cpu-clock -o perf.probe
     prog_pid=$(pgrep -P "${perf_pid:-0}" | head -1)
     check "record --ip SIG$sig: perf and the program run" test -n "$perf_pid" -a -n "$prog_pid"
     kill -"$sig" $pid
-    wait $pid 2>/dev/null
+    check "record --ip SIG$sig: pgokit ends (bounded: 60 s)" wait_bounded $pid 60
     check "record --ip SIG$sig: perf and the program end with pgokit" gone $perf_pid $prog_pid
     case $sig in
     HUP)
@@ -99,7 +113,7 @@ fi
 # files) goes, and QEMU with pgokit
 printf 'volatile long n; int main(void) { for (;;) n++; }\n' | cc -O1 -x c - -o spin
 mkdir -p sigE
-"$PGOKIT" record --emulate -q -o sigE/p.data -- ./spin > /dev/null 2>&1 &
+sigdef "$PGOKIT" record --emulate -q -o sigE/p.data -- ./spin > /dev/null 2>&1 &
 pid=$!
 for _ in $(seq 400); do
   [ -n "$(find sigE -path 'sigE/p.data.tmp.*/*' -size +0 2>/dev/null)" ] && break
@@ -109,7 +123,7 @@ check "record --emulate SIGHUP: the plugin was writing into the session director
   test -n "$(find sigE -path 'sigE/p.data.tmp.*/*' -size +0)"
 q=$(pgrep -P $pid -f 'pgokit-lbr.*spin$')
 kill -HUP $pid
-wait $pid 2>/dev/null
+check "record --emulate SIGHUP: pgokit ends (bounded: 60 s)" wait_bounded $pid 60
 check "record --emulate SIGHUP: QEMU ends with pgokit" gone ${q:-0}
 check "record --emulate SIGHUP: no temporary or session directory left" test -z "$(ls sigE)"
 
