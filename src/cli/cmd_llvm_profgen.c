@@ -162,6 +162,8 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
     /* llvm-profgen makes a context-sensitive profile of any binary whose
      * samples have stacks (--ignore-stack-samples turns that off) */
     av[n++] = (char *)"--cs";
+    /* and keeps the callers of samples taken outside the binary */
+    av[n++] = (char *)"--outside-leaf-context=full";
     av[n] = NULL;
     rc = pk_cmd_profgen((int)n, av);
 done:

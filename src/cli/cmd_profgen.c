@@ -70,6 +70,10 @@ PK_CLI_DEBUG_HELP
     "  --ignore-stack-samples  no calling contexts even when samples have call stacks\n"
     "  --no-preinline      CSSPGO: keep the flat context profile (cold contexts merged),\n"
     "                      no pre-inliner, no nesting\n"
+    "  --outside-leaf-context C  contexts of a sample taken outside the binary (malloc,\n"
+    "                      memcpy) whose branches show no call back into it: cut (default:\n"
+    "                      its callers in the binary are not kept; measured better) or full\n"
+    "                      (kept, as llvm-profgen does; `pgokit llvm-profgen` uses it)\n"
     "  --preinline-cycle-order O  CSSPGO: the order in which the pre-inliner visits the\n"
     "                      members of a recursion cycle: fas (default; least weight of calls\n"
     "                      into a member visited before its caller) or mst (the cycle's\n"
@@ -466,6 +470,12 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.ignore_stacks = true;
         } else if (!strcmp(a, "--no-preinline")) {
             rq.no_preinline = true;
+        } else if (OPT("--outside-leaf-context")) {
+            if (strcmp(val, "cut") && strcmp(val, "full")) {
+                rc = pk_cli_usage(cmd, "--outside-leaf-context must be cut or full, not '%s'", val);
+                goto done;
+            }
+            rq.gen.outside_leaf_full_context = val[0] == 'f';
         } else if (OPT("--preinline-cycle-order")) {
             if (!strcmp(val, "mst"))
                 po.cycle_order = PK_CG_CYCLE_MST;

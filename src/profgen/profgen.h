@@ -49,6 +49,10 @@ typedef struct pk_profgen_opts {
      * duplication factor (instruction-pointer samples: llvm-profgen's
      * --leading-ip-only), instead of their maximum times the factor */
     bool sum_lines;
+    /* contexts: a sample whose leaf is outside the binary keeps its callers
+     * in the binary even without a callback in its branch stack, as
+     * llvm-profgen does (pk_unwind_opts.outside_leaf_full_context) */
+    bool outside_leaf_full_context;
 } pk_profgen_opts;
 
 /* The caller frames of a context (ctx[0..n), outermost first) after

@@ -597,7 +597,7 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
      * end at its first caller outside, as before. */
     size_t n = 0;
     bool leaf_outside = stack[0] == PK_AGG_EXTERNAL;
-    bool cut_at_outside = leaf_outside && !lbr_calls_back(u, lbr, nlbr);
+    bool cut_at_outside = leaf_outside && !u->o.outside_leaf_full_context && !lbr_calls_back(u, lbr, nlbr);
     for (size_t i = 1; i < nstack; i++) {
         if (stack[i] == PK_AGG_EXTERNAL) {
             if (cut_at_outside) {

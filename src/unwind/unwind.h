@@ -126,6 +126,10 @@ typedef struct pk_unwind_opts {
      * function's entry (tail calls: missing-frame inference needs them). The
      * rest, nine in ten, are only counted. */
     bool calls_and_entries_only;
+    /* A sample whose leaf is outside the binary keeps the binary's callers
+     * below that code even when its branch stack shows no call back into
+     * the binary (llvm-profgen's choice; see pk_unwind_sample). */
+    bool outside_leaf_full_context;
 } pk_unwind_opts;
 
 typedef struct pk_unwinder pk_unwinder;

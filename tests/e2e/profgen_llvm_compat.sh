@@ -16,10 +16,12 @@ depth() { sed -n 's/^\(\[.*\]\):[0-9]*:[0-9]*$/\1/p' "$1" | awk -F' @ ' 'NF > m 
 similarity() { llvm-profdata-19 overlap --sample "$1" "$2" 2>/dev/null | sed -n 's/.*Whole program profile similarity: *\([0-9.]*\)%.*/\1/p' | head -n 1; }
 
 clang-19 -O2 -g "$src" -o "$T/rec"
-check "record (emulated LBR + stacks)" "$PGOKIT" record --emulate -q -o "$T/rec.data" -- "$T/rec" 20000 >/dev/null
+# (in a fixed environment: the guest's stack, and so the samples, move with it)
+check "record (emulated LBR + stacks)" env -i PATH=/usr/bin:/bin "$PGOKIT" record --emulate -q -o "$T/rec.data" -- "$T/rec" 20000 >/dev/null
 "$PGOKIT" dump --perfscript "$T/rec.data" > "$T/rec.script"
-check "profgen --cs (flat)" "$PGOKIT" profgen -q --cs --no-preinline --binary "$T/rec" --perf "$T/rec.data" \
-    -o "$T/cs.prof" --format text
+# (llvm-profgen's contexts for samples taken in libc: --outside-leaf-context full)
+check "profgen --cs (flat)" "$PGOKIT" profgen -q --cs --no-preinline --outside-leaf-context full --binary "$T/rec" \
+    --perf "$T/rec.data" -o "$T/cs.prof" --format text
 llvm-profgen-19 --binary "$T/rec" --perfscript "$T/rec.script" -o "$T/cs.llvm.prof" --format=text \
     --csspgo-preinliner=0 --gen-cs-nested-profile=0 --profile-summary-cold-count=0 2>/dev/null
 
@@ -39,7 +41,14 @@ for line in open(sys.argv[1]):
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
-check_eq "line CS: the deepest context as deep as llvm-profgen-19's" "$(depth "$T/cs.llvm.prof")" "$(depth "$T/cs.prof")"
+# (within one frame of llvm-profgen-19's deepest: it puts an inlined callee
+# of a recursive pair one frame up in some samples, [... @ even:4 @ leafwork]
+# where pgokit has [... @ even:4 @ odd:3 @ leafwork], so which of the two
+# tools is one deeper moves with the recording; uncompressed recursion was
+# ten frames and more)
+dl=$(depth "$T/cs.llvm.prof") dp=$(depth "$T/cs.prof")
+check "line CS: the deepest context ($dp frames) within one of llvm-profgen-19's ($dl)" \
+    test "$dp" -ge 2 -a "$dp" -le $((dl + 1)) -a "$dl" -le $((dp + 1))
 ov=$(similarity "$T/cs.llvm.prof" "$T/cs.prof")
 echo "line CS similarity with llvm-profgen-19: ${ov:-?}%"
 check "line CS: similarity with llvm-profgen-19 >= 97%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 97 else 1)"
@@ -47,12 +56,13 @@ check "line CS: similarity with llvm-profgen-19 >= 97%" python3 -c "import sys; 
 # 2. callback: sorter (main → sorter → qsort → cmp) keeps main as its caller,
 #    the comparator's contexts start at libc
 check "callback: [main:10 @ sorter] present" grep -q '^\[main:10 @ sorter\]:' "$T/cs.prof"
-# (samples taken inside qsort whose branch stack shows no call back into
-# the program end their contexts at qsort: a few percent of sorter's)
+# (by default, samples taken inside qsort whose branch stack shows no call
+# back into the program end their contexts at qsort: a few percent of
+# sorter's)
 cut_share() { # profile caller-site
     awk -F: -v full="[$2 @ sorter]" '$1 == "[sorter]" {c = $2} index($0, full ":") == 1 {f = $(NF-1)} END {exit !(f > 0 && c < 0.05 * (c + f))}' "$1"
 }
-check "callback: under 5 % of sorter's samples cut at libc" cut_share "$T/cs.prof" main:10
+check "callback: no [sorter] cut at libc" bash -c "! grep -q '^\[sorter[]:]' '$T/cs.prof'"
 check "callback: the comparator is a root context" grep -q '^\[cmp\]:' "$T/cs.prof"
 clang-19 -O2 -g -fpseudo-probe-for-profiling "$src" -o "$T/recp"
 "$PGOKIT" record --emulate -q -o "$T/recp.data" -- "$T/recp" 20000 >/dev/null

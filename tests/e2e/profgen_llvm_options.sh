@@ -19,7 +19,7 @@ depth() { tops "$1" | awk -F' @ ' 'NF > m {m = NF} END {print m}'; }
 # pk NAME ARGS...: pgokit and llvm-profgen-19 with the same options on the same recording
 pk() {
     local n=$1; shift
-    "$PGOKIT" profgen -q "$@" --binary "$T/p" --perf "$T/p.data" -o "$T/$n.pk" --format text || return 1
+    "$PGOKIT" profgen -q --outside-leaf-context full "$@" --binary "$T/p" --perf "$T/p.data" -o "$T/$n.pk" --format text || return 1
     llvm-profgen-19 --binary "$T/p" --perfscript "$T/p.script" -o "$T/$n.ll" --format=text "$@" 2>/dev/null
 }
 same_tops() { diff <(tops "$T/$1.ll") <(tops "$T/$1.pk") > "$T/$1.diff"; }
@@ -33,7 +33,7 @@ for v in 0 1 2; do
 done
 check "--compress-recursion=0 keeps the recursion: deeper contexts" test "$(depth "$T/cr0.pk")" -gt "$(depth "$T/cr2.pk")"
 check "--compress-recursion 1 (two words) = --compress-recursion=1" \
-    bash -c "'$PGOKIT' profgen -q ${flat[*]} --profile-summary-hot-count 0 --compress-recursion 1 --binary '$T/p' --perf '$T/p.data' -o '$T/cr1b.pk' --format text && cmp -s '$T/cr1.pk' '$T/cr1b.pk'"
+    bash -c "'$PGOKIT' profgen -q --outside-leaf-context full ${flat[*]} --profile-summary-hot-count 0 --compress-recursion 1 --binary '$T/p' --perf '$T/p.data' -o '$T/cr1b.pk' --format text && cmp -s '$T/cr1.pk' '$T/cr1b.pk'"
 # --csprof-max-context-depth: the innermost N callers of each (expanded) context
 for v in 1 2; do
     check "--csprof-max-context-depth $v" pk d$v "${flat[@]}" --profile-summary-hot-count=0 --csprof-max-context-depth $v
@@ -68,7 +68,7 @@ check "cold context depth 2: llvm-profgen-19's contexts" same_tops cold2
 check "--trim-cold-profile" pk trim "${flat[@]}" --profile-summary-hot-count=$H --trim-cold-profile
 check "trim: llvm-profgen-19's contexts" same_tops trim
 check "trim: fewer contexts than merged" test "$(tops "$T/trim.pk" | wc -l)" -lt "$(tops "$T/h300.pk" | wc -l)"
-check "--trim-cold-profile=false is the default" bash -c "'$PGOKIT' profgen -q ${flat[*]} --profile-summary-hot-count=$H --trim-cold-profile=false --binary '$T/p' --perf '$T/p.data' -o '$T/nt.pk' --format text && cmp -s '$T/h300.pk' '$T/nt.pk'"
+check "--trim-cold-profile=false is the default" bash -c "'$PGOKIT' profgen -q --outside-leaf-context full ${flat[*]} --profile-summary-hot-count=$H --trim-cold-profile=false --binary '$T/p' --perf '$T/p.data' -o '$T/nt.pk' --format text && cmp -s '$T/h300.pk' '$T/nt.pk'"
 # flat probe-only profile: --trim-cold-profile drops the profiles under the cold threshold
 check "--ignore-stack-samples --trim-cold-profile" pk ptrim --ignore-stack-samples --trim-cold-profile
 check "probe-only trim: llvm-profgen-19's functions" same_tops ptrim
