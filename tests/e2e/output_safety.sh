@@ -69,22 +69,27 @@ gone() { # PID...: true once none of them runs (bounded: 10 s)
 }
 # waits for a child that was signalled; one that does not end within the
 # bound is killed and the check fails (the suite never hangs on it)
+# (the killer is a copy of this script: it must not run lib.sh's EXIT trap,
+# which removes $T, when it is stopped; SIGKILL runs no trap)
 wait_bounded() { # PID SECONDS
   rm -f "$T/.timed-out"
-  ( sleep "$2"; touch "$T/.timed-out"; kill -9 "$1" 2>/dev/null ) &
+  ( trap - EXIT; sleep "$2"; touch "$T/.timed-out"; kill -9 "$1" 2>/dev/null ) &
   local killer=$!
   wait "$1" 2>/dev/null
-  kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null
+  local nap; nap=$(pgrep -P "$killer")
+  kill -9 "$killer" 2>/dev/null; wait "$killer" 2>/dev/null
+  [ -z "$nap" ] || kill $nap 2>/dev/null
   [ ! -e "$T/.timed-out" ]
 }
-# (the signals at their defaults for pgokit: a suite started under nohup, or
-# as a script's background job, would pass SIGHUP or SIGINT on ignored, and
-# pgokit keeps an ignored SIGHUP ignored, as nohup means)
-sigdef() { env --default-signal=HUP,INT,TERM "$@"; }
+# (pgokit is started with the signals at their defaults: a suite started
+# under nohup, or as a script's background job, would pass SIGHUP or SIGINT
+# on ignored, and pgokit keeps an ignored SIGHUP ignored, as nohup means;
+# env execs pgokit, so $! is pgokit itself, where a shell function run in
+# the background would be a copy of this script)
 if command -v perf > /dev/null 2>&1 && perf record -q -e cpu-clock -o perf.probe true > /dev/null 2>&1; then
   for sig in HUP TERM KILL; do
     mkdir -p "sig$sig"
-    sigdef "$PGOKIT" record --ip -q -o "sig$sig/p.data" -- sleep 60 > /dev/null 2>&1 &
+    env --default-signal=HUP,INT,TERM "$PGOKIT" record --ip -q -o "sig$sig/p.data" -- sleep 60 > /dev/null 2>&1 &
     pid=$!
     for _ in $(seq 200); do
       [ -n "$(find "sig$sig" -name 'p.data.tmp.*' -size +0 2>/dev/null)" ] && break
@@ -113,7 +118,7 @@ fi
 # files) goes, and QEMU with pgokit
 printf 'volatile long n; int main(void) { for (;;) n++; }\n' | cc -O1 -x c - -o spin
 mkdir -p sigE
-sigdef "$PGOKIT" record --emulate -q -o sigE/p.data -- ./spin > /dev/null 2>&1 &
+env --default-signal=HUP,INT,TERM "$PGOKIT" record --emulate -q -o sigE/p.data -- ./spin > /dev/null 2>&1 &
 pid=$!
 for _ in $(seq 400); do
   [ -n "$(find sigE -path 'sigE/p.data.tmp.*/*' -size +0 2>/dev/null)" ] && break
