@@ -111,6 +111,26 @@ done:
     return rc;
 }
 
+/* A call weight as a signed sum term, capped so that sums over a few
+ * thousand calls stay in range. */
+#define CAPW(w) ((int64_t)((w) > (UINT64_MAX >> 16) ? (UINT64_MAX >> 16) : (w)))
+
+/* Takes member m out of what is left: its calls no longer weigh on the
+ * members it calls, nor its callers' calls to it on them. */
+static void remove_member(const struct graph *g, const uint32_t *mem, const uint32_t *slot, const uint32_t *ifirst,
+                          const uint32_t *ifrom, const uint64_t *iw, int64_t *out_w, int64_t *in_w, bool *gone,
+                          uint32_t m)
+{
+    gone[m] = true;
+    for (uint32_t e = g->first[mem[m]]; e < g->first[mem[m] + 1]; e++) {
+        uint32_t to = slot[g->adj[e]];
+        if (to != NONE && to != m)
+            in_w[to] -= CAPW(g->weight[e]);
+    }
+    for (uint32_t e = ifirst[m]; e < ifirst[m + 1]; e++)
+        out_w[ifrom[e]] -= CAPW(iw[e]);
+}
+
 /* Orders the members of one component so that the calls from a member to
  * one before it (contexts merged before their caller decides) weigh as
  * little as possible: Eades, Lin and Smyth's greedy heuristic for the
@@ -134,8 +154,6 @@ static int order_members_fas(const struct graph *g, uint32_t *mem, size_t n, uin
         pk_err_set(err, "out of memory");
         goto done;
     }
-    /* weights are capped so that sums of a few thousand stay in range */
-#define CAPW(w) ((int64_t)((w) > (UINT64_MAX >> 16) ? (UINT64_MAX >> 16) : (w)))
     for (size_t i = 0; i < n; i++)
         for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++) {
             uint32_t to = slot[g->adj[e]];
@@ -186,14 +204,8 @@ static int order_members_fas(const struct graph *g, uint32_t *mem, size_t n, uin
                     head[nh++] = (uint32_t)i;   /* a source: nothing left calls it */
                 else
                     tail[nt++] = (uint32_t)i;   /* a sink: calls nothing left */
-                gone[i] = true, left--, moved = true;
-                for (uint32_t e = g->first[mem[i]]; e < g->first[mem[i] + 1]; e++) {
-                    uint32_t to = slot[g->adj[e]];
-                    if (to != NONE && to != i)
-                        in_w[to] -= CAPW(g->weight[e]);
-                }
-                for (uint32_t e = ifirst[i]; e < ifirst[i + 1]; e++)
-                    out_w[ifrom[e]] -= CAPW(iw[e]);
+                remove_member(g, mem, slot, ifirst, ifrom, iw, out_w, in_w, gone, (uint32_t)i);
+                left--, moved = true;
             }
         }
         if (!left)
@@ -203,16 +215,9 @@ static int order_members_fas(const struct graph *g, uint32_t *mem, size_t n, uin
             if (!gone[i] && (best == n || out_w[i] - in_w[i] > out_w[best] - in_w[best]))
                 best = i;
         head[nh++] = (uint32_t)best;
-        gone[best] = true, left--;
-        for (uint32_t e = g->first[mem[best]]; e < g->first[mem[best] + 1]; e++) {
-            uint32_t to = slot[g->adj[e]];
-            if (to != NONE && to != best)
-                in_w[to] -= CAPW(g->weight[e]);
-        }
-        for (uint32_t e = ifirst[best]; e < ifirst[best + 1]; e++)
-            out_w[ifrom[e]] -= CAPW(iw[e]);
+        remove_member(g, mem, slot, ifirst, ifrom, iw, out_w, in_w, gone, (uint32_t)best);
+        left--;
     }
-#undef CAPW
     {
         uint32_t *res = malloc(n * sizeof *res);
         if (!res) {
