@@ -240,7 +240,11 @@ static bool has(const lines *c, const pk_vec *v, uint64_t a, uint32_t line, uint
  * chains may have seen it: the functions between were tail calls there (LBR
  * and stacks both show a tail call's callee as called from the caller) that
  * may be ordinary calls in this build (-O0), or kept no frame pointer (a
- * frame-pointer chain skips them). Breadth first over the call graph. */
+ * frame-pointer chain skips them). Breadth first over the call graph. An
+ * indirect call of g itself reaches any callee: a sample in the prologue of
+ * the function it called, before the frame pointer was pushed, skips g in a
+ * frame-pointer chain; deeper indirect calls do not count, or nearly every
+ * call would reach everything. */
 static bool reaches(const lines *c, uint32_t g, uint32_t callee)
 {
     pk_u64map seen;
@@ -260,7 +264,7 @@ static bool reaches(const lines *c, uint32_t g, uint32_t callee)
             uint32_t f = PK_VEC_AT(&level, uint32_t, k);
             for (size_t i = lower(&c->calls, (uint64_t)f << 32, 0); i < c->calls.len && e[2 * i] >> 32 == f; i++) {
                 uint32_t h = (uint32_t)e[2 * i];
-                if (h == callee) {
+                if (h == callee || (h == INDIRECT && depth == 0)) {
                     found = true;
                     break;
                 }

@@ -62,6 +62,38 @@ done
 check "c: the profile has atoi inlined into main" \
     bash -c "'$PGOKIT' show --json '$T/c.lbr.prof' | grep -q '\"atoi\"'"
 
+# ---- a frame skipped in front of an indirect call ----
+# An IP sample in the prologue of a function called through a pointer, before
+# it pushed its frame pointer, shows it called from its caller's caller: a
+# written profile with that call is fresh. The same call two frames up, or on
+# a line with no call, is stale.
+cat > "$T/ind.c" <<'C'
+int target(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int wrap(int (*fp)(int), int x) { return fp(x) + 1; }
+__attribute__((noinline)) int outer(int (*fp)(int), int x) { return wrap(fp, x) + 2; }
+int main(int argc, char **argv)
+{
+    int (*volatile fp)(int) = target;
+    int s = 0;
+    for (int i = 0; i < argc * 1000; i++)
+        s += wrap(fp, i);
+    for (int i = 0; i < argc * 1000; i++)
+        s += outer(fp, i);
+    return s & 1;
+}
+C
+clang-19 -O2 -g -o "$T/ind" "$T/ind.c" || fail "build ind.c"
+# ind_prof OFFSET: main calling target at main's line OFFSET (wrap's line 5, outer's 7, return 8)
+ind_prof() { printf 'main:100:1\n 4: 50\n %s: 50 target:50\n' "$1" > "$T/ind_$1.prof"; }
+ind_prof 5
+check_fresh "indirect call one frame down: fresh" "$T/ind" "$T/ind_5.prof"
+for o in 7 8; do
+    ind_prof $o
+    "$PGOKIT" check --binary "$T/ind" "$T/ind_$o.prof" --top 0 --json >"$T/ind_$o.json" 2>/dev/null
+    check_eq "the call at offset $o (two frames up, no call): stale" 1 \
+        "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["stale_functions"]))' "$T/ind_$o.json")"
+done
+
 # ---- SQLite ----
 W=$("$PK_ROOT/scripts/workloads.sh" dir 2>/dev/null)
 if [ -n "$W" ] && PK_WORKLOADS_CACHE=1 XFLAGS= "$PK_ROOT/scripts/workloads.sh" build binary-d5 sqlite >/dev/null 2>&1 &&
