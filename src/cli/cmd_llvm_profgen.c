@@ -71,7 +71,7 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
 {
     const char *cmd = "llvm-profgen";
     /* room for every argument split in two, plus the defaults */
-    char **av = calloc((size_t)argc * 2 + 8, sizeof *av);
+    char **av = calloc((size_t)argc * 2 + 9, sizeof *av);
     char **owned = calloc((size_t)argc + 1, sizeof *owned);
     size_t n = 0, nowned = 0;
     int rc = 2;
@@ -162,8 +162,10 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
     /* llvm-profgen makes a context-sensitive profile of any binary whose
      * samples have stacks (--ignore-stack-samples turns that off) */
     av[n++] = (char *)"--cs";
-    /* and keeps the callers of samples taken outside the binary */
+    /* keeps the callers of samples taken outside the binary, and drops
+     * samples taken in a prologue or epilogue */
     av[n++] = (char *)"--outside-leaf-context=full";
+    av[n++] = (char *)"--prolog-epilog-leaf=drop";
     av[n] = NULL;
     rc = pk_cmd_profgen((int)n, av);
 done:

@@ -274,12 +274,12 @@ static void print_unwind(const pk_pipeline_report *rep)
     const pk_unwind_stats *u = &rep->unwind;
     if (!rep->from_ip) { /* (IP contexts come from the stacks themselves) */
         fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
-                "%llu without stack), %zu contexts; "
+                "%llu without stack, %llu dropped in a prologue or epilogue), %zu contexts; "
                 "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
                 "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
                 (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
                 (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
-                rep->contexts,
+                (unsigned long long)u->samples_prolog_epilog, rep->contexts,
                 (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
                 (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
                 (unsigned long long)u->ranges_dropped);
@@ -476,6 +476,12 @@ int pk_cmd_profgen(int argc, char **argv)
                 goto done;
             }
             rq.gen.outside_leaf_full_context = val[0] == 'f';
+        } else if (OPT("--prolog-epilog-leaf")) {
+            if (strcmp(val, "keep") && strcmp(val, "drop")) {
+                rc = pk_cli_usage(cmd, "--prolog-epilog-leaf must be keep or drop, not '%s'", val);
+                goto done;
+            }
+            rq.gen.drop_prolog_epilog_leaf = val[0] == 'd';
         } else if (OPT("--preinline-cycle-order")) {
             if (!strcmp(val, "mst"))
                 po.cycle_order = PK_CG_CYCLE_MST;

@@ -337,6 +337,18 @@ static uint64_t func_entry(pk_unwinder *u, uint64_t addr)
     return e->entry;
 }
 
+static bool prolog_epilog(pk_unwinder *u, uint64_t addr)
+{
+    if (!u->code.prolog_epilog)
+        return false;
+    if (u->code_lock)
+        pthread_mutex_lock(u->code_lock);
+    bool r = u->code.prolog_epilog(u->code.ctx, addr);
+    if (u->code_lock)
+        pthread_mutex_unlock(u->code_lock);
+    return r;
+}
+
 /* The call site before return address `ret`, or 0 when there is none. */
 static uint64_t call_before(pk_unwinder *u, uint64_t ret)
 {
@@ -577,6 +589,10 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
         u->st.samples_no_stack += weight;
         return 0;
     }
+    if (u->o.drop_prolog_epilog_leaf && stack[0] != PK_AGG_EXTERNAL && prolog_epilog(u, stack[0])) {
+        u->st.samples_prolog_epilog += weight;
+        return 0;
+    }
     /* The callers' call sites from the return addresses, innermost first,
      * up to the first frame outside the binary or not after a call. */
     if (ensure_stack(u, nstack + 1, err))
@@ -673,6 +689,23 @@ static int bin_call_before(void *ctx, uint64_t vaddr, uint64_t *call_addr)
     return 0;
 }
 
+static bool bin_prolog_epilog(void *ctx, uint64_t vaddr)
+{
+    pk_binary *bin = ctx;
+    const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(bin), vaddr);
+    if (!f)
+        return false;
+    const pk_insn *insns;
+    size_t n;
+    pk_err err;
+    if (pk_binary_func_insns(bin, f, &insns, &n, &err))
+        return false;
+    size_t i = pk_insn_lower_bound(insns, n, vaddr);
+    if (i >= n || insns[i].addr != vaddr)
+        return false;
+    return i < 2 || insns[i].cls == PK_INSN_RET || (i + 1 < n && insns[i + 1].cls == PK_INSN_RET);
+}
+
 static uint64_t bin_func_entry(void *ctx, uint64_t vaddr, uint64_t *end)
 {
     const pk_elf *elf = pk_binary_elf(ctx);
@@ -700,6 +733,7 @@ void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin)
     code->insn_class = bin_insn_class;
     code->call_before = bin_call_before;
     code->func_entry = bin_func_entry;
+    code->prolog_epilog = bin_prolog_epilog;
 }
 
 /* ---- a second walker (unwind_feed.c) ---- */

@@ -42,6 +42,11 @@ typedef struct pk_unwind_code {
      * end, or the next function's start if that comes first (entry + 1 is
      * always safe). */
     uint64_t (*func_entry)(void *ctx, uint64_t vaddr, uint64_t *end);
+    /* Whether vaddr is one of the first two instructions of its function, a
+     * return, or the instruction before one: a frame-pointer stack taken
+     * there misses its caller or still shows the returning frame. May be
+     * NULL (never). */
+    bool (*prolog_epilog)(void *ctx, uint64_t vaddr);
 } pk_unwind_code;
 
 /* The pk_binary implementation of pk_unwind_code (bin must outlive it). */
@@ -54,6 +59,7 @@ typedef struct pk_unwind_stats {
     uint64_t walks;                       /* LBR walks: identical samples share one */
     uint64_t walks_here;                  /* of those, walked on the reading thread (worker busy) */
     uint64_t samples_no_lbr, samples_no_stack;
+    uint64_t samples_prolog_epilog;       /* dropped: leaf in a prologue or epilogue (drop_prolog_epilog_leaf) */
     uint64_t stack_truncated_external;    /* callers above an address outside the binary */
     uint64_t stack_truncated_not_call;    /* return address not preceded by a call */
     uint64_t call_mismatch;               /* LBR call source differs from the stack's call site */
@@ -130,6 +136,9 @@ typedef struct pk_unwind_opts {
      * below that code even when its branch stack shows no call back into
      * the binary (llvm-profgen's choice; see pk_unwind_sample). */
     bool outside_leaf_full_context;
+    /* Drop samples whose leaf is in a prologue or epilogue
+     * (pk_unwind_code.prolog_epilog), as llvm-profgen does. */
+    bool drop_prolog_epilog_leaf;
 } pk_unwind_opts;
 
 typedef struct pk_unwinder pk_unwinder;

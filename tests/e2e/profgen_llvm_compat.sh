@@ -163,4 +163,29 @@ else
     echo "skipped: perf inject cannot write a pipe-mode file here"
 fi
 
+# 7. the drop-in's CSSPGO contexts and counts equal llvm-profgen-19's on the
+#    same recording: samples taken in a prologue or epilogue are dropped as
+#    llvm-profgen drops them (pgokit profgen keeps them unless
+#    --prolog-epilog-leaf drop: then no context agrees, the counts are higher)
+"$PGOKIT" dump --perfscript "$T/recp.data" > "$T/recp.script"
+flat="--binary $T/recp --perfscript $T/recp.script --csspgo-preinliner=0 --gen-cs-nested-profile=0 --format=text"
+llvm-profgen-19 $flat -o "$T/pe.llvm.txt" 2>/dev/null
+"$PGOKIT" llvm-profgen $flat -o "$T/pe.drop.txt" 2>"$T/pe.drop.err"
+"$PGOKIT" profgen -q --no-preinline --outside-leaf-context full --prolog-epilog-leaf keep --binary "$T/recp" \
+    --perf "$T/recp.data" -o "$T/pe.keep.txt" --format text
+# same_contexts A B: the share of B's contexts with A's total and head samples
+same_contexts() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+def load(p):
+    return {m.group(1): (m.group(2), m.group(3)) for m in
+            (re.match(r'^\[(.*)\]:(\d+):(\d+)$', l) for l in open(p)) if m}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+print(round(100 * sum(1 for k in b if a.get(k) == b[k]) / max(len(b), 1)))
+PY
+}
+check "prologue samples: the drop-in counts them as dropped" grep -qE '[1-9][0-9]* dropped in a prologue or epilogue' "$T/pe.drop.err"
+check_eq "prologue samples dropped: every context as llvm-profgen-19's" 100 "$(same_contexts "$T/pe.drop.txt" "$T/pe.llvm.txt")"
+check "prologue samples kept: contexts differ from llvm-profgen-19's" test "$(same_contexts "$T/pe.keep.txt" "$T/pe.llvm.txt")" -lt 50
+
 finish

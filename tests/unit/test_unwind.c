@@ -40,7 +40,7 @@ static uint64_t fake_entry(void *ctx, uint64_t a, uint64_t *end)
     return e;
 }
 
-static const pk_unwind_code fake = {NULL, fake_class, fake_call_before, fake_entry};
+static const pk_unwind_code fake = {NULL, fake_class, fake_call_before, fake_entry, NULL};
 
 static uint64_t range_count(const pk_csraw *r, const uint64_t *ctx, uint32_t n, uint64_t b, uint64_t e)
 {
@@ -87,6 +87,44 @@ TEST(walks_calls_and_returns_backwards)
     CHECK_EQ_U64(st->ranges_dropped, 0);
     pk_unwinder_free(u);
     pk_csraw_free(&r);
+}
+
+/* A sample taken in a prologue or epilogue (bar's entry and its second
+ * instruction, bar's ret and the instruction before it) is dropped when the
+ * option asks, counted, and walked otherwise; one taken elsewhere in bar is
+ * walked either way. */
+static bool fake_prolog_epilog(void *ctx, uint64_t a)
+{
+    (void)ctx;
+    return a == 0x3000 || a == 0x3001 || a == 0x300c || a == 0x3010;
+}
+
+TEST(samples_in_prologues_and_epilogues_are_dropped_when_asked)
+{
+    pk_unwind_code code = fake;
+    code.prolog_epilog = fake_prolog_epilog;
+    const pk_branch lbr[] = {{0x2020, 0x3000, 0}, {0x2018, 0x201c, 0}};
+    const uint64_t leaves[] = {0x3000, 0x3001, 0x300c, 0x3010, 0x3004};
+    for (int drop = 0; drop <= 1; drop++) {
+        pk_csraw r;
+        pk_err err;
+        CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+        pk_unwind_opts o = {.max_depth = -1, .drop_prolog_epilog_leaf = drop};
+        pk_unwinder *u = pk_unwinder_new(&code, &o, &r, &err);
+        CHECK(u != NULL);
+        for (size_t i = 0; i < sizeof leaves / sizeof *leaves; i++) {
+            const uint64_t stack[] = {leaves[i], 0x2025, 0x1015};
+            CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 2, 1, &err), &err);
+        }
+        const pk_unwind_stats *st = pk_unwinder_stats(u);
+        CHECK_EQ_U64(st->samples, 5);
+        CHECK_EQ_U64(st->samples_prolog_epilog, drop ? 4 : 0);
+        CHECK_EQ_U64(st->samples_unwound, drop ? 1 : 5);
+        const uint64_t foo_in_main[] = {0x1010, 0x2000};
+        CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x201c, 0x2020), drop ? 1 : 5);
+        pk_unwinder_free(u);
+        pk_csraw_free(&r);
+    }
 }
 
 /* Branch types in the LBR entries (perf's save_type, pgokit record) are
