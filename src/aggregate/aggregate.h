@@ -179,7 +179,9 @@ typedef struct pk_raw_writer {
     pk_out_file *o;
     uint64_t h;
 } pk_raw_writer;
-int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *identity, uint32_t flags, pk_err *err);
+/* (nsections: how many pk_raw_writer_section calls follow) */
+int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *identity, uint32_t flags,
+                       uint32_t nsections, pk_err *err);
 int pk_raw_writer_section(pk_raw_writer *w, int id, uint64_t n, pk_err *err);
 int pk_raw_writer_words(pk_raw_writer *w, const uint64_t *v, size_t n, pk_err *err);
 int pk_raw_writer_commit(pk_raw_writer *w, pk_err *err);

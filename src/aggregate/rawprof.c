@@ -33,7 +33,7 @@
  *   16  u64      preferred base of the binary
  *   24  u8       build-id size (0..20), u8[3] zero, u32 path length
  *   32  u8[20]   build-id (zero padded), u8[4] zero
- *   56  u64      zero (reserved)
+ *   56  u32      number of sections, u32 zero
  *   64  path bytes, zero padded to a multiple of 8
  *       sections until the checksum, each at most once, ids increasing:
  *         u32 id, u32 entry size in bytes, u64 number of entries, entries
@@ -274,6 +274,7 @@ int pk_raw_file_parse_v2(const uint8_t *d, size_t size, const char *path, pk_raw
     if (off > end)
         return pk_err_set(err, "%s: offset 28: path length %u runs past the end (%zu bytes)", path, f->path_len, size);
     f->path_bytes = d + RAW2_HEADER;
+    uint32_t want_sections = pk_ld32(d + 56), nsec = 0;
     int last = 0;
     while (off < end) {
         if (end - off < 16)
@@ -296,7 +297,11 @@ int pk_raw_file_parse_v2(const uint8_t *d, size_t size, const char *path, pk_raw
         f->sec[id] = (pk_raw_section){d + off, n, off};
         off += n * esz;
         last = (int)id;
+        nsec++;
     }
+    if (nsec != want_sections)
+        return pk_err_set(err, "%s: offset %llu: truncated: %u of the %u sections the header announces", path,
+                          (unsigned long long)off, nsec, want_sections);
     return 0;
 }
 
@@ -342,7 +347,8 @@ static int read_v2_flat(pk_rawprof *r, const uint8_t *d, size_t size, const char
     return 0;
 }
 
-int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *id, uint32_t flags, pk_err *err)
+int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *id, uint32_t flags, uint32_t nsections,
+                       pk_err *err)
 {
     w->h = 0xcbf29ce484222325ULL;
     if (!(w->o = malloc(sizeof *w->o)))
@@ -361,6 +367,7 @@ int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *id,
     h[24] = id->build_id_size;
     pk_st32(h + 28, (uint32_t)plen);
     memcpy(h + 32, id->build_id, id->build_id_size);
+    pk_st32(h + 56, nsections);
     static const uint8_t zeros[8];
     hashing_out ho = {w->o, w->h};
     int rc = hw(&ho, h, sizeof h, err) || hw(&ho, id->path, plen, err) || hw(&ho, zeros, (8 - plen % 8) % 8, err);
