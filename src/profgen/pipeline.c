@@ -379,44 +379,36 @@ static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
     return pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
 }
 
-/* One raw profile into the run: flat counts to the flat profile, contexts
- * to the context profile (trimmed as the unwinder would have), IP
- * observations to the IP profile: where the samples of a recording would
- * have gone. What the run cannot take is said, not dropped silently. */
+/* One raw profile into the run, each part where a recording's samples
+ * would have gone; what the run cannot take is said, not dropped silently. */
 static int read_raw(run *r, const pk_pipeline_input *in, bool probe, pk_err *err)
 {
     const pk_pipeline_request *req = r->req;
     pk_rawprof2 rp;
     if (pk_rawprof2_read(&rp, in->path, err))
         return -1;
-    char msg[1400];
-    int rc = pk_rawprof_merge(&r->raw, &rp.flat, err);
-    pk_unwind_stats_add(&r->rep->unwind, &rp.unwind);
+    bool trim = probe && req->gen.depth_limited && !req->raw_only; /* as the unwinder would have */
+    pk_rawprof2_sink sink = {.flat = &r->raw, .cs = r->cs_init ? &r->csr : NULL,
+                             .max_depth = trim ? (int)req->gen.max_context_depth : -1,
+                             .ip = r->ip_init ? &r->ip : NULL, .unwind = &r->rep->unwind};
+    int rc = pk_rawprof2_add_to(&rp, &sink, err);
     r->rep->raw_v1_inputs += rp.version == 1;
-    if (!rc && pk_rawprof2_has_contexts(&rp)) {
-        bool trim = probe && req->gen.depth_limited && !req->raw_only;
-        if (r->cs_init) {
-            rc = pk_csraw_merge_trimmed(&r->csr, &rp.lbr, trim ? (int)req->gen.max_context_depth : -1, err);
-        } else {
-            rc = pk_csraw_add_flat(&rp.lbr, &r->raw, err);
-            snprintf(msg, sizeof msg, "%s: its calling contexts are summed into flat counts (no contexts are "
-                     "made for this binary or with these options)", in->path);
-            if (!rc && req->warning)
-                req->warning(req->cb_ctx, msg);
-        }
-    }
-    if (!rc && pk_rawprof2_has_ip(&rp)) {
-        if (r->ip_init) {
-            rc = pk_ipraw_add_recorded(&r->ip, &rp.ip, &rp.ip_unplaced, &rp.ip_stats, err);
-        } else if (req->warning) {
-            snprintf(msg, sizeof msg, "%s: its IP samples are not used (--samples lbr)", in->path);
-            req->warning(req->cb_ctx, msg);
-        }
-    }
     pk_rawprof2_free(&rp);
-    if (rc)
+    if (rc) {
         pk_err_prefix(err, "%s", in->path);
-    return rc;
+        return -1;
+    }
+    char msg[1400];
+    if (sink.contexts_flattened && req->warning) {
+        snprintf(msg, sizeof msg, "%s: its calling contexts are summed into flat counts (no contexts are made "
+                 "for this binary or with these options)", in->path);
+        req->warning(req->cb_ctx, msg);
+    }
+    if (sink.ip_unused && req->warning) {
+        snprintf(msg, sizeof msg, "%s: its IP samples are not used (--lbr)", in->path);
+        req->warning(req->cb_ctx, msg);
+    }
+    return 0;
 }
 
 /* Reads every input into the raw profile (and the context profile). */
@@ -677,31 +669,6 @@ static void cleanup(run *r)
     free(r->segs);
 }
 
-/* --raw-only, version 2: the counters as they are now, before anything is
- * inferred (the run's own structures, borrowed: nothing here is freed). */
-static int write_raw_v2(run *r, pk_err *err)
-{
-    pk_rawprof2 v;
-    memset(&v, 0, sizeof v);
-    v.version = 2;
-    v.flat = r->raw;
-    v.unwind = r->rep->unwind;
-    if (r->cs_init) {
-        v.lbr = r->csr;
-        v.flags = r->rep->calls_only ? PK_RAW_CALLS_ONLY : 0;
-    }
-    if (r->ip_init) {
-        if (pk_ipraw_record_calls(&r->ip, err))
-            return -1;
-        v.ip = r->ip.ctxs;
-        v.ip.ranges = r->ip.hits;
-        v.ip.branches = r->ip.calls;
-        v.ip_unplaced = r->ip.unplaced;
-        v.ip_stats = r->ip.stats;
-    }
-    return pk_rawprof2_write(&v, r->req->output, err);
-}
-
 /* LBR samples win when there are any (an IP sample carries far less); else
  * the IP samples become ranges and branches through flow inference. */
 static int choose_ip(run *r, pk_err *err)
@@ -808,7 +775,9 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         rep->distinct_branches = r.raw.branches.len + (r.cs_init ? r.csr.branches.len : 0);
         rep->distinct_ranges = r.raw.ranges.len + (r.cs_init ? r.csr.ranges.len : 0);
         rep->have_contexts = r.cs_init && pk_csraw_num_ctxs(&r.csr);
-        rc = write_raw_v2(&r, err);
+        /* the counters as they are now, before anything is inferred */
+        rc = pk_rawprof2_write_parts(&r.raw, r.cs_init ? &r.csr : NULL, rep->calls_only ? PK_RAW_CALLS_ONLY : 0,
+                                     &rep->unwind, r.ip_init ? &r.ip : NULL, req->output, err);
         goto out;
     }
     if (r.ip_init && choose_ip(&r, err))

@@ -232,7 +232,8 @@ int pk_rawprof2_write(const pk_rawprof2 *r, const char *path, pk_err *err)
             goto out;
         }
     }
-    if (pk_raw_writer_open(&w, path, &r->flat, r->flags, err))
+    uint32_t nsec = 3 + !!t.words.len + !!ranges.n + !!branches.n + !!hits.n + !!calls.n + !!unplaced.n;
+    if (pk_raw_writer_open(&w, path, &r->flat, r->flags, nsec, err))
         goto out;
     if (write_stats(&w, PK_RAWSEC_AGG_STATS, &r->flat.stats, sizeof r->flat.stats, err) ||
         write_stats(&w, PK_RAWSEC_UNWIND_STATS, &r->unwind, sizeof r->unwind, err) ||
@@ -496,5 +497,52 @@ int pk_rawprof2_merge(pk_rawprof2 *dst, const pk_rawprof2 *src, pk_err *err)
     dst->flags |= src->flags;
     if (src->version > dst->version)
         dst->version = src->version;
+    return 0;
+}
+
+/* ---- the profgen pipeline's side ---- */
+
+int pk_rawprof2_write_parts(const pk_rawprof *flat, const pk_csraw *cs, uint32_t flags,
+                            const pk_unwind_stats *unwind, pk_ipraw *ip, const char *path, pk_err *err)
+{
+    /* a view: every member is borrowed */
+    pk_rawprof2 v;
+    memset(&v, 0, sizeof v);
+    v.version = 2;
+    v.flat = *flat;
+    if (cs) {
+        v.lbr = *cs;
+        v.flags = flags;
+    }
+    if (unwind)
+        v.unwind = *unwind;
+    if (ip) {
+        if (pk_ipraw_record_calls(ip, err))
+            return -1;
+        v.ip = ip->ctxs;
+        v.ip.ranges = ip->hits;
+        v.ip.branches = ip->calls;
+        v.ip_unplaced = ip->unplaced;
+        v.ip_stats = ip->stats;
+    }
+    return pk_rawprof2_write(&v, path, err);
+}
+
+int pk_rawprof2_add_to(const pk_rawprof2 *r, pk_rawprof2_sink *sink, pk_err *err)
+{
+    if (pk_rawprof_merge(sink->flat, &r->flat, err))
+        return -1;
+    pk_unwind_stats_add(sink->unwind, &r->unwind);
+    if (pk_rawprof2_has_contexts(r)) {
+        if (sink->cs ? pk_csraw_merge_trimmed(sink->cs, &r->lbr, sink->max_depth, err)
+                     : pk_csraw_add_flat(&r->lbr, sink->flat, err))
+            return -1;
+        sink->contexts_flattened |= !sink->cs;
+    }
+    if (pk_rawprof2_has_ip(r)) {
+        if (sink->ip && pk_ipraw_add_recorded(sink->ip, &r->ip, &r->ip_unplaced, &r->ip_stats, err))
+            return -1;
+        sink->ip_unused |= !sink->ip;
+    }
     return 0;
 }

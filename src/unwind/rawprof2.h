@@ -55,4 +55,28 @@ int pk_rawprof2_write(const pk_rawprof2 *r, const char *path, pk_err *err);
  * contexts cannot be rebased (equal build-ids always share the base). */
 int pk_rawprof2_merge(pk_rawprof2 *dst, const pk_rawprof2 *src, pk_err *err);
 
+/* ---- the profgen pipeline's side ---- */
+
+/* Writes the counters of a run as they are before generation: flat counts
+ * (and the binary) in `flat`, contexts in `cs` (NULL: none), IP
+ * observations in `ip` (NULL: none; its call observations are recorded
+ * first, pk_ipraw_record_calls). Nothing is copied or freed. */
+int pk_rawprof2_write_parts(const pk_rawprof *flat, const pk_csraw *cs, uint32_t flags,
+                            const pk_unwind_stats *unwind, pk_ipraw *ip, const char *path, pk_err *err);
+
+/* Where a raw profile's counts go in a run: flat counts into `flat`
+ * (the same binary, pk_rawprof_merge), contexts into `cs` trimmed to their
+ * max_depth innermost call sites (< 0: all) or, when cs is NULL, summed into
+ * `flat` (contexts_flattened says so), IP observations into `ip` (NULL:
+ * left out, ip_unused says so), unwinding statistics added to `unwind`. */
+typedef struct pk_rawprof2_sink {
+    pk_rawprof *flat;
+    pk_csraw *cs;
+    int max_depth;
+    pk_ipraw *ip;
+    pk_unwind_stats *unwind;
+    bool contexts_flattened, ip_unused;
+} pk_rawprof2_sink;
+int pk_rawprof2_add_to(const pk_rawprof2 *r, pk_rawprof2_sink *sink, pk_err *err);
+
 #endif

@@ -79,6 +79,12 @@ check "depth-limited CSSPGO: from perf == from raw (contexts trimmed after the m
 check "... and differs from the unlimited profile" \
     bash -c "\"$PGOKIT\" profgen -q --binary probe --raw probe.lbr.a.raw --format text -o d.u.txt && ! cmp -s d.u.txt d.y.txt"
 
+# contexts where none are wanted: summed into flat counts, and said so
+"$PGOKIT" profgen --binary probe --raw probe.lbr.a.raw --ignore-stack-samples -o flat.prof 2>flat.err
+check "contexts with --ignore-stack-samples: a flat probe profile, the summing said" \
+    bash -c "test -s flat.prof && grep -q 'probe.lbr.a.raw: its calling contexts are summed into flat counts' flat.err &&
+             grep -q 'wrote flat.prof (extbinary, probe-based' flat.err"
+
 # ---- version 1 ----
 "$PGOKIT" profgen -q --binary plain --perf plain.lbr.a.data --raw-only --raw-version 1 -o v1.plain.raw &&
     "$PGOKIT" profgen -q --binary probe --perf probe.lbr.a.data --raw-only --raw-version 1 -o v1.a.raw &&
