@@ -35,7 +35,8 @@
  *   32  u8[20]   build-id (zero padded), u8[4] zero
  *   56  u32      number of sections, u32 zero
  *   64  path bytes, zero padded to a multiple of 8
- *       sections until the checksum, each at most once, ids increasing:
+ *       sections until the checksum, each at most once, ids increasing
+ *       (the three statistics always, the others only when not empty):
  *         u32 id, u32 entry size in bytes, u64 number of entries, entries
  *       u64      checksum
  *   Sections (id: entry size, entry; entries sorted, no duplicate keys):
@@ -47,7 +48,10 @@
  *                    compressed as the unwinder does, never depth-trimmed),
  *                    then the entry of the function the counts are in (the
  *                    leaf: tail-call frames are inferred from it at
- *                    generation). Context 0 is the empty context: flat counts.
+ *                    generation; an unknown leaf, vaddr 0, is stored as
+ *                    0 - base modulo 2^64). Context 0 is the empty context:
+ *                    flat counts. Addresses in a non-empty context's entries
+ *                    lie below 4 GiB from the base.
  *                    Contexts are numbered in the order of their address
  *                    lists, so equal data gives equal bytes.
  *     5 RANGES      32: ctx, begin, end (inclusive), count
