@@ -113,6 +113,19 @@ check "show: version 2 with its calling contexts" \
 "$PGOKIT" show probe.ip.a.raw >show.ip.txt
 check "show: IP observations" grep -q "^IP samples: [1-9][0-9]* used" show.ip.txt
 
+# ---- the ASan+UBSan build: the same raw profiles, the same profiles ----
+if [ -x "${PGOKIT_SAN:-}" ]; then
+    "$PGOKIT_SAN" profgen -q --binary probe --perf probe.ip.a.data --raw-only -o san.ip.raw &&
+        "$PGOKIT_SAN" merge probe.lbr.a.raw probe.lbr.b.raw -o san.m.raw &&
+        "$PGOKIT_SAN" profgen -q --binary probe --raw san.m.raw -o san.lbr.prof &&
+        "$PGOKIT_SAN" profgen -q --binary probe --raw san.ip.raw --raw probe.ip.b.raw -o san.ip.prof &&
+        "$PGOKIT_SAN" show san.m.raw >/dev/null
+    check "sanitizer build: raw profiles written, merged, shown and generated from" test $? -eq 0
+    check "sanitizer build: the same raw profile" cmp san.ip.raw probe.ip.a.raw
+    check "sanitizer build: the same CSSPGO profiles (LBR, IP)" \
+        bash -c "cmp san.lbr.prof probe.lbr.x.prof && cmp san.ip.prof probe.ip.x.prof"
+fi
+
 # ---- deep recursion: the raw profile stays bounded ----
 ok=1
 for d in 30 3000; do
