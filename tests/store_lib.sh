@@ -23,9 +23,9 @@ store_fixtures() {
     local x
     for x in a1 a2 c1 c2; do
         local bin=$F/r1/prog; [[ $x == c* ]] && bin=$F/r2/prog
-        "$PGOKIT" profgen -q --binary "$bin" --perf "$F/$x.data" --raw-only -o "$F/$x.raw" || fail "raw $x"
+        "$PGOKIT" profgen -q --binary "$bin" --perf "$F/$x.data" --raw-only --raw-version 1 -o "$F/$x.raw" || fail "raw $x"
     done
-    "$PGOKIT" profgen -q --binary "$F/r1/prog" --pprof "$F/ip.pb.gz" --raw-only -o "$F/ip.raw" || fail "raw ip"
+    "$PGOKIT" profgen -q --binary "$F/r1/prog" --pprof "$F/ip.pb.gz" --raw-only --raw-version 1 -o "$F/ip.raw" || fail "raw ip"
 }
 
 # store_suite LABEL DB QUERYFN [PGCTL]: results in $T/LABEL
@@ -65,7 +65,7 @@ store_suite() {
     check "$L: pull revision 1" st pull "$DB" -q --build-id "$R1" -o "$O/p1.raw"
     "$PGOKIT" merge "$F/a1.raw" "$F/a2.raw" "$F/ip.raw" -o "$O/m1.raw"
     check "$L: pull == pgokit merge of the raw files (cmp)" cmp "$O/p1.raw" "$O/m1.raw"
-    "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$F/a1.raw" --raw "$F/a2.raw" --raw "$F/ip.raw" --raw-only \
+    "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$F/a1.raw" --raw "$F/a2.raw" --raw "$F/ip.raw" --raw-only --raw-version 1 \
         -o "$O/g1.raw"
     check "$L: pull == profgen --raw ... --raw-only (cmp)" cmp "$O/p1.raw" "$O/g1.raw"
     "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$O/p1.raw" --format text -o "$O/p1.prof" &&

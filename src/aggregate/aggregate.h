@@ -126,10 +126,14 @@ typedef struct pk_rawprof {
 int pk_rawprof_init(pk_rawprof *r, const char *path, const uint8_t *build_id,
                     uint8_t build_id_size, uint64_t preferred_base, pk_err *err);
 void pk_rawprof_free(pk_rawprof *r);
-/* Writes the versioned binary file (atomically, through pk_out_file). */
+/* Writes the version-1 (flat) file (atomically, through pk_out_file). */
 int pk_rawprof_write(const pk_rawprof *r, const char *path, pk_err *err);
-/* Reads a file written by pk_rawprof_write; corrupt or truncated input gives
- * an error naming the file and byte offset. r is initialised by the call. */
+/* Reads a file written by pk_rawprof_write (version 1), or a version-2 file
+ * whose counts are all in the empty context (flat LBR data); a version-2
+ * file with calling contexts or IP observations is refused, naming the
+ * reader that takes it (pk_rawprof2_read): dropping them would be silent.
+ * Corrupt or truncated input gives an error naming the file and byte
+ * offset. r is initialised by the call. */
 int pk_rawprof_read(pk_rawprof *r, const char *path, pk_err *err);
 /* Same over bytes in memory; `path` is for messages. */
 int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *data, size_t size, const char *path, pk_err *err);
@@ -137,6 +141,51 @@ int pk_rawprof_read_mem(pk_rawprof *r, const uint8_t *data, size_t size, const c
  * when both have one, else equal paths. Addresses are rebased if the preferred
  * bases differ (they cannot for the same build-id, but paths can lie). */
 int pk_rawprof_merge(pk_rawprof *dst, const pk_rawprof *src, pk_err *err);
+
+/* ---- the file's version-2 primitives (rawprof.c has the layout; the
+ * container with contexts and IP observations is unwind/rawprof2.h) ---- */
+#define PK_RAW_VERSION_MAX 2u
+#define PK_RAW_CALLS_ONLY 1u     /* flags: context branches are calls and jumps to entries only */
+enum pk_raw_section_id {
+    PK_RAWSEC_AGG_STATS = 1, PK_RAWSEC_UNWIND_STATS, PK_RAWSEC_IP_STATS, PK_RAWSEC_CONTEXTS,
+    PK_RAWSEC_RANGES, PK_RAWSEC_BRANCHES, PK_RAWSEC_IP_HITS, PK_RAWSEC_IP_CALLS, PK_RAWSEC_IP_UNPLACED,
+    PK_RAWSEC_N
+};
+typedef struct pk_raw_section {
+    const uint8_t *data;         /* the first entry */
+    uint64_t n;                  /* entries (0 when the section is absent) */
+    uint64_t off;                /* file offset of the first entry, for messages */
+} pk_raw_section;
+typedef struct pk_raw_file {
+    uint32_t version, flags;
+    uint64_t base;
+    uint8_t build_id[20];
+    uint8_t build_id_size;
+    const uint8_t *path_bytes;   /* not NUL-terminated */
+    uint32_t path_len;
+    pk_raw_section sec[PK_RAWSEC_N];
+} pk_raw_file;
+/* The version of a raw profile in memory (magic and header size checked). */
+int pk_raw_file_version(const uint8_t *d, size_t size, const char *path, uint32_t *version, pk_err *err);
+/* Checks a version-2 file (header, sizes, section order and entry sizes,
+ * checksum) and finds its sections; errors name `path` and the offset. */
+int pk_raw_file_parse_v2(const uint8_t *d, size_t size, const char *path, pk_raw_file *f, pk_err *err);
+/* Bytes per entry of a section (0: unknown id). */
+unsigned pk_raw_section_entry_size(int id);
+/* A version-2 writer: header, then sections in increasing id order, then
+ * commit (checksum, atomic rename). Errors after open leave no file once
+ * pk_raw_writer_abort is called (commit aborts by itself on failure). */
+typedef struct pk_raw_writer {
+    pk_out_file *o;
+    uint64_t h;
+} pk_raw_writer;
+/* (nsections: how many pk_raw_writer_section calls follow) */
+int pk_raw_writer_open(pk_raw_writer *w, const char *path, const pk_rawprof *identity, uint32_t flags,
+                       uint32_t nsections, pk_err *err);
+int pk_raw_writer_section(pk_raw_writer *w, int id, uint64_t n, pk_err *err);
+int pk_raw_writer_words(pk_raw_writer *w, const uint64_t *v, size_t n, pk_err *err);
+int pk_raw_writer_commit(pk_raw_writer *w, pk_err *err);
+void pk_raw_writer_abort(pk_raw_writer *w);
 
 /* llvm-profgen's unsymbolized profile text (--skip-symbolization output,
  * --unsymbolized-profile input), flat profiles only: ranges then branches,

@@ -5,6 +5,7 @@
 #include "format/format.h"
 #include "pprof/pprof_convert.h"
 #include "profile/profile.h"
+#include "unwind/rawprof2.h"
 
 #include <stdlib.h>
 
@@ -32,6 +33,10 @@ static void usage(FILE *to)
             "                 return addresses\n"
             "  --pid N        pprof input: the process id of the events (default 0)\n"
             "  --max-size N   pprof input: largest protobuf accepted, MiB (default 1024)\n"
+            "Raw profiles (profgen --raw-only):\n"
+            "  raw -> raw     --format raw (version 2, default: a version-1 file is upgraded)\n"
+            "                 or raw-v1 (flat counts only: refused for calling contexts or IP\n"
+            "                 samples, which version 1 cannot hold)\n"
             "  -q, --quiet    no summary on standard error\n");
 }
 
@@ -66,6 +71,28 @@ static void print_write_stats(const char *out, const pk_pprof_write_stats *w)
     fprintf(stderr, "convert: %s: %llu samples as %llu stacks, %llu locations, %llu mappings, %llu bytes\n", out,
             (unsigned long long)w->samples_in, (unsigned long long)w->samples, (unsigned long long)w->locations,
             (unsigned long long)w->mappings, (unsigned long long)w->bytes);
+}
+
+/* A raw profile in, of either version; version 2 (or 1) out. */
+static int convert_raw(const char *in, const char *out, const char *format)
+{
+    bool v1 = format && !strcmp(format, "raw-v1");
+    if (format && !v1 && strcmp(format, "raw"))
+        return pk_cli_usage("convert", "a raw profile converts to raw or raw-v1, not '%s' (a sample profile comes "
+                            "from `pgokit profgen --raw`)", format);
+    pk_err err = {{0}};
+    pk_rawprof2 r;
+    if (pk_rawprof2_read(&r, in, &err))
+        return pk_cli_fail("convert", &err);
+    int rc = 0;
+    if (v1 && (pk_rawprof2_has_contexts(&r) || pk_rawprof2_has_ip(&r)))
+        rc = pk_cli_usage("convert", "%s holds %s, which a version-1 raw profile cannot: `pgokit profgen --binary "
+                          "BIN --raw %s --raw-only --raw-version 1` makes one (flat, IP samples inferred)", in,
+                          pk_rawprof2_has_contexts(&r) ? "calling contexts" : "IP observations", in);
+    else if (v1 ? pk_rawprof_write(&r.flat, out, &err) : pk_rawprof2_write(&r, out, &err))
+        rc = pk_cli_fail("convert", &err);
+    pk_rawprof2_free(&r);
+    return rc;
 }
 
 /* perf.data or pprof in; pprof or perf.data out. */
@@ -175,6 +202,15 @@ int pk_cmd_convert(int argc, char **argv)
         return 1;
 
     pk_err err = {{0}};
+    if (strcmp(in, "-")) {
+        pk_mapped_file f;
+        if (!pk_file_map(&f, in, &err)) {
+            bool raw = pk_file_identify(f.data, f.size) == PK_KIND_RAWPROF;
+            pk_file_unmap(&f);
+            if (raw)
+                return convert_raw(in, out, format);
+        }
+    }
     pk_sample_file kind = PK_SAMPLES_UNKNOWN;
     if (from)
         kind = !strcmp(from, "perf") ? PK_SAMPLES_PERF : PK_SAMPLES_PPROF;

@@ -7,6 +7,7 @@
 #include "cli/temporal_cli.h"
 #include "format/format.h"
 #include "profile/profile.h"
+#include "unwind/rawprof2.h"
 
 #include <stdlib.h>
 
@@ -67,16 +68,18 @@ static bool is_rawprof(const char *path)
     return raw;
 }
 
-/* Raw profiles merge into a raw profile: counts and statistics add up, the
- * first input's binary path is kept (what `pgokit store pull` writes too). */
+/* Raw profiles merge into a raw profile: counts and statistics add up (per
+ * calling context), the first input's binary path is kept (what `pgokit
+ * store pull` writes too). The output has the newest version among the
+ * inputs: version-1 inputs alone give the same bytes as before. */
 static int merge_raw(const struct input *ins, size_t nin, const char *out)
 {
     pk_err err = {{0}};
-    pk_rawprof dst, src;
+    pk_rawprof2 dst, src;
     for (size_t i = 0; i < nin; i++)
         if (ins[i].weight != 1)
             return pk_cli_usage("merge", "%s: raw profiles are merged without weights", ins[i].path);
-    if (pk_rawprof_read(&dst, ins[0].path, &err))
+    if (pk_rawprof2_read(&dst, ins[0].path, &err))
         return pk_cli_fail("merge", &err);
     int rc = 0;
     for (size_t i = 1; i < nin && !rc; i++) {
@@ -84,19 +87,19 @@ static int merge_raw(const struct input *ins, size_t nin, const char *out)
             pk_err_set(&err, "%s: not a raw profile (the first input is one: inputs cannot mix raw and "
                              "symbolized profiles)", ins[i].path);
             rc = pk_cli_fail("merge", &err);
-        } else if (pk_rawprof_read(&src, ins[i].path, &err)) {
+        } else if (pk_rawprof2_read(&src, ins[i].path, &err)) {
             rc = pk_cli_fail("merge", &err);
         } else {
-            if (pk_rawprof_merge(&dst, &src, &err)) {
+            if (pk_rawprof2_merge(&dst, &src, &err)) {
                 pk_err_prefix(&err, "%s", ins[i].path);
                 rc = pk_cli_fail("merge", &err);
             }
-            pk_rawprof_free(&src);
+            pk_rawprof2_free(&src);
         }
     }
-    if (!rc && pk_rawprof_write(&dst, out, &err))
+    if (!rc && (dst.version == 1 ? pk_rawprof_write(&dst.flat, out, &err) : pk_rawprof2_write(&dst, out, &err)))
         rc = pk_cli_fail("merge", &err);
-    pk_rawprof_free(&dst);
+    pk_rawprof2_free(&dst);
     return rc;
 }
 

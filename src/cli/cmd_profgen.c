@@ -34,7 +34,8 @@ static const char usage_text[] =
     "                      else by path or file name, in the recording's mmap events)\n"
     "  --perf FILE         a perf.data file (LBR branch stacks), repeatable\n"
     "  --perfscript FILE   `perf script -F ip,brstack [--show-mmap-events]` text, repeatable\n"
-    "  --raw FILE          a raw profile written by --raw-only, repeatable (counts add up)\n"
+    "  --raw FILE          a raw profile written by --raw-only (version 1 or 2), repeatable\n"
+    "                      (counts add up per context; IP samples are inferred once, on the sum)\n"
     "  --pprof FILE        a pprof profile (profile.proto, gzip-compressed) whose locations\n"
     "                      carry addresses, e.g. from Go's runtime/pprof, Parca, Pyroscope or\n"
     "                      `pgokit convert`; repeatable\n"
@@ -45,7 +46,12 @@ static const char usage_text[] =
     "  -o, --output OUT    output file\n"
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
-    "  --raw-only          write the merged raw (unsymbolized, context-free) profile instead\n"
+    "  --raw-only          write the merged raw (unsymbolized) profile instead: per calling\n"
+    "                      context, IP samples as observed; contexts are trimmed, tail-call\n"
+    "                      frames and IP block counts inferred when a profile is made of it\n"
+    "                      (after merging: `pgokit merge`, or several --raw)\n"
+    "  --raw-version N     --raw-only: 2 (default), or 1: flat counts only, IP samples\n"
+    "                      inferred first (what pgokit before version 2 and the store read)\n"
     "  --skip-symbolization  write llvm-profgen's unsymbolized text instead (flat samples:\n"
     "                      ranges and branches; addresses as --use-offset says)\n"
     "  --unsymbolized-profile FILE  llvm-profgen's unsymbolized text (flat) as an input\n"
@@ -405,7 +411,7 @@ int pk_cmd_profgen(int argc, char **argv)
      * 1 MiB steps (fewer brk calls and re-faulted pages). */
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TOP_PAD, 1 << 20);
-    pk_pipeline_request rq = {.pid = -1, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
+    pk_pipeline_request rq = {.pid = -1, .raw_version = 2, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
     bool flag, bad = false, show_density = false;
@@ -611,6 +617,12 @@ int pk_cmd_profgen(int argc, char **argv)
                 goto done;
             }
             rq.worker = val[0] == '2';
+        } else if (OPT("--raw-version")) {
+            if (strcmp(val, "1") && strcmp(val, "2")) {
+                rc = pk_cli_usage(cmd, "bad --raw-version '%s' (1 or 2)", val);
+                goto done;
+            }
+            rq.raw_version = (uint32_t)(val[0] - '0');
         } else if (OPT("--pid")) {
             char *end;
             long long v = strtoll(val, &end, 10);

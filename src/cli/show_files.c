@@ -4,6 +4,7 @@
  * gets a short readable summary and the command that turns it into what a
  * compiler reads. Names and paths from the file are printed escaped. */
 #include "aggregate/aggregate.h"
+#include "unwind/rawprof2.h"
 #include "cli/cli.h"
 #include "cli/show.h"
 #include "perf/perf_data.h"
@@ -78,14 +79,17 @@ static int list_top(const pk_pairmap *m, size_t top, const char *what, bool rang
 
 int pk_show_rawprof(const char *path, size_t top)
 {
-    pk_rawprof r;
+    pk_rawprof2 r2;
     pk_err err;
-    if (pk_rawprof_read(&r, path, &err))
+    if (pk_rawprof2_read(&r2, path, &err))
         return pk_cli_fail("show", &err);
+    pk_rawprof r = r2.flat;
     const pk_agg_stats *s = &r.stats;
+    size_t nctx = pk_csraw_num_ctxs(&r2.lbr); /* (the reader interns only contexts with counts) */
     printf("Profile: %s\n", path);
-    printf("Format: pgokit raw profile (unsymbolized branch and range counts; "
-           "`pgokit profgen --binary BIN --raw FILE -o OUT` makes a sample profile of it)\n");
+    printf("Format: pgokit raw profile, version %u (unsymbolized branch and range counts%s; "
+           "`pgokit profgen --binary BIN --raw FILE -o OUT` makes a sample profile of it)\n",
+           r2.version, r2.version == 1 ? ", flat" : " per calling context, IP samples as observed");
     fputs("Binary: ", stdout);
     put_esc(r.path);
     fputs(", build-id ", stdout);
@@ -98,6 +102,20 @@ int pk_show_rawprof(const char *path, size_t top)
         printf(", %" PRIu64 " without branch stack", s->samples_no_lbr);
     if (s->samples_outside)
         printf(", %" PRIu64 " entirely outside the binary", s->samples_outside);
+    if (nctx)
+        printf("\nContexts: %zu calling contexts (%" PRIu64 " samples unwound): %zu distinct ranges and %zu "
+               "distinct branches in them%s", nctx, r2.unwind.samples_unwound, r2.lbr.ranges.len,
+               r2.lbr.branches.len, r2.flags & PK_RAW_CALLS_ONLY ? " (calls and jumps to function entries only)" : "");
+    if (pk_rawprof2_has_ip(&r2))
+        printf("\nIP samples: %" PRIu64 " used of %" PRIu64 "; %zu distinct (context, address) hits, %zu call "
+               "observations, %zu addresses of unknown caller (block counts are inferred when a profile is made)",
+               r2.ip_stats.used, r2.ip_stats.samples, r2.ip.ranges.len, r2.ip.branches.len, r2.ip_unplaced.len);
+    /* the lists below: summed over the contexts */
+    if (pk_csraw_add_flat(&r2.lbr, &r2.flat, &err)) {
+        pk_rawprof2_free(&r2);
+        return pk_cli_fail("show", &err);
+    }
+    r = r2.flat;
     printf("\nBranches: %zu distinct, %" PRIu64 " taken branches counted, %" PRIu64 " LBR entries to other code\n",
            r.branches.len, s->branches, s->branches_external);
     printf("Ranges: %zu distinct, %" PRIu64 " counted", r.ranges.len, s->ranges);
@@ -110,7 +128,7 @@ int pk_show_rawprof(const char *path, size_t top)
     printf("\nProcesses: %" PRIu64 " (%" PRIu64 " forks, %" PRIu64 " execs); mappings: %" PRIu64 ", of the binary %" PRIu64
            "\n", s->processes, s->forks, s->execs, s->mmaps, s->mmaps_target);
     int rc = list_top(&r.branches, top, "branches", false) || list_top(&r.ranges, top, "ranges", true);
-    pk_rawprof_free(&r);
+    pk_rawprof2_free(&r2);
     if (rc) {
         pk_err_set(&err, "out of memory");
         return pk_cli_fail("show", &err);

@@ -241,7 +241,8 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         /* (line-based contexts are trimmed once expanded into inline
          * frames, by the generator; probe contexts here, on call sites) */
         int cr = req->gen.compress_recursion;
-        bool trim = calls_only && req->gen.depth_limited;
+        /* (a raw profile keeps every frame: contexts are trimmed after the merge) */
+        bool trim = calls_only && req->gen.depth_limited && !req->raw_only;
         pk_unwind_opts uo = {.max_depth = trim ? (int)req->gen.max_context_depth : -1,
                              .compress_recursion = cr == 0 ? -1 : cr < 0 ? 0 : cr, .worker = req->worker,
                              .calls_and_entries_only = calls_only, .walk_here_every = req->walk_here_every,
@@ -379,6 +380,38 @@ static uint64_t llvm_base(const run *r, const pk_pipeline_request *req)
     return pk_elf_first_exec_vaddr(pk_binary_elf(r->bin));
 }
 
+/* One raw profile into the run, each part where a recording's samples
+ * would have gone; what the run cannot take is said, not dropped silently. */
+static int read_raw(run *r, const pk_pipeline_input *in, bool probe, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    pk_rawprof2 rp;
+    if (pk_rawprof2_read(&rp, in->path, err))
+        return -1;
+    bool trim = probe && req->gen.depth_limited && !req->raw_only; /* as the unwinder would have */
+    pk_rawprof2_sink sink = {.flat = &r->raw, .cs = r->cs_init ? &r->csr : NULL,
+                             .max_depth = trim ? (int)req->gen.max_context_depth : -1,
+                             .ip = r->ip_init ? &r->ip : NULL, .unwind = &r->rep->unwind};
+    int rc = pk_rawprof2_add_to(&rp, &sink, err);
+    r->rep->raw_v1_inputs += rp.version == 1;
+    pk_rawprof2_free(&rp);
+    if (rc) {
+        pk_err_prefix(err, "%s", in->path);
+        return -1;
+    }
+    char msg[1400];
+    if (sink.contexts_flattened && req->warning) {
+        snprintf(msg, sizeof msg, "%s: its calling contexts are summed into flat counts (no contexts are made "
+                 "for this binary or with these options)", in->path);
+        req->warning(req->cb_ctx, msg);
+    }
+    if (sink.ip_unused && req->warning) {
+        snprintf(msg, sizeof msg, "%s: its IP samples are not used (--lbr)", in->path);
+        req->warning(req->cb_ctx, msg);
+    }
+    return 0;
+}
+
 /* Reads every input into the raw profile (and the context profile). */
 static int read_inputs(run *r, bool probe, pk_err *err)
 {
@@ -387,15 +420,8 @@ static int read_inputs(run *r, bool probe, pk_err *err)
     for (size_t i = 0; i < req->ninputs; i++) {
         const pk_pipeline_input *in = &req->inputs[i];
         if (in->kind == PK_INPUT_RAW) {
-            pk_rawprof rp;
-            if (pk_rawprof_read(&rp, in->path, err))
+            if (read_raw(r, in, probe, err))
                 return -1;
-            int m = pk_rawprof_merge(&r->raw, &rp, err);
-            pk_rawprof_free(&rp);
-            if (m) {
-                pk_err_prefix(err, "%s", in->path);
-                return -1;
-            }
             continue;
         }
         if (in->kind == PK_INPUT_LLVM_UNSYM) {
@@ -713,13 +739,15 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         rc = pk_prof_write_file(done, &req->write, req->output, err);
         goto out;
     }
-    /* Contexts need every input to carry stacks: raw profiles have none. */
     bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
     /* llvm-profgen's unsymbolized text of samples with stacks would hold
-     * contexts: they are read (and refused below) rather than flattened */
-    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks && (!req->raw_only || req->raw_llvm_text);
+     * contexts: they are read (and refused below) rather than flattened; a
+     * raw profile of version 2 keeps them, one of version 1 cannot */
+    bool raw_v2 = req->raw_only && !req->raw_llvm_text && req->raw_version >= 2;
+    bool try_cs = (probe || req->line_cs) && !req->ignore_stacks &&
+                  (!req->raw_only || req->raw_llvm_text || raw_v2);
     for (size_t i = 0; i < req->ninputs; i++)
-        if (req->inputs[i].kind == PK_INPUT_RAW || req->inputs[i].kind == PK_INPUT_LLVM_UNSYM)
+        if (req->inputs[i].kind == PK_INPUT_LLVM_UNSYM)
             try_cs = false;
     if (try_cs) {
         if (pk_csraw_init(&r.csr, r.target.preferred_base, err))
@@ -741,6 +769,18 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     }
     if (read_inputs(&r, probe, err))
         goto out;
+    if (raw_v2) {
+        rep->mode = PK_MODE_RAW;
+        rep->agg = r.raw.stats;
+        rep->ip = r.ip_init ? r.ip.stats : rep->ip;
+        rep->distinct_branches = r.raw.branches.len + (r.cs_init ? r.csr.branches.len : 0);
+        rep->distinct_ranges = r.raw.ranges.len + (r.cs_init ? r.csr.ranges.len : 0);
+        rep->have_contexts = r.cs_init && pk_csraw_num_ctxs(&r.csr);
+        /* the counters as they are now, before anything is inferred */
+        rc = pk_rawprof2_write_parts(&r.raw, r.cs_init ? &r.csr : NULL, rep->calls_only ? PK_RAW_CALLS_ONLY : 0,
+                                     &rep->unwind, r.ip_init ? &r.ip : NULL, req->output, err);
+        goto out;
+    }
     if (r.ip_init && choose_ip(&r, err))
         goto out;
     rep->agg = r.raw.stats;
@@ -769,6 +809,15 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     }
     bool have_ctx = r.cs_init && (rep->unwind.samples_unwound || rep->from_ip) && pk_csraw_num_ctxs(&r.csr);
     rep->have_contexts = have_ctx;
+    if (r.cs_init && rep->raw_v1_inputs && req->warning) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%zu raw profile%s of version 1 hold%s no calling contexts: %s", rep->raw_v1_inputs,
+                 rep->raw_v1_inputs > 1 ? "s" : "", rep->raw_v1_inputs > 1 ? "" : "s",
+                 have_ctx ? "their counts are not in the context-sensitive profile (write them again with "
+                            "profgen --raw-only from the recordings)"
+                          : "the profile is made without contexts");
+        req->warning(req->cb_ctx, msg);
+    }
     rep->mode = probe ? (have_ctx ? PK_MODE_CS : PK_MODE_PROBE) : (have_ctx ? PK_MODE_LINE_CS : PK_MODE_LINE);
     const pk_profset *result = NULL;
     int g = generate(&r, rep->mode, &result, err);

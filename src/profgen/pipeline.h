@@ -20,11 +20,12 @@
 #include "unwind/unwind.h"
 #include "unwind/ip_stack.h"
 #include "infer/ip_ranges.h"
+#include "unwind/rawprof2.h"
 
 enum pk_input_kind {
     PK_INPUT_PERF,       /* perf.data (file or pipe mode, "-" for stdin) */
     PK_INPUT_SCRIPT,     /* `perf script` text */
-    PK_INPUT_RAW,        /* a raw profile written by --raw-only */
+    PK_INPUT_RAW,        /* a raw profile written by --raw-only (version 1 or 2) */
     PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
     PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat), see llvm_addresses */
     PK_INPUT_PROFILE,    /* a sample profile (llvm-profgen's --llvm-sample-profile): only
@@ -52,6 +53,11 @@ typedef struct pk_pipeline_request {
     int64_t pid;                     /* only this process; -1: all */
     int samples;                     /* enum pk_sample_kind */
     bool raw_only;                   /* write the merged raw profile instead */
+    /* raw_only: the raw profile's version. 0 or 1: version 1 (flat counts;
+     * IP samples inferred into ranges first; what the store reads today);
+     * 2: per calling context, IP observations as recorded, nothing inferred
+     * (tail-call frames, depth trimming, flow inference: at generation) */
+    uint32_t raw_version;
     bool raw_llvm_text;              /* raw_only: as llvm-profgen's unsymbolized text
                                         (--skip-symbolization; flat samples only) */
     /* llvm-profgen's sample selection and weighting: only these perf events
@@ -133,6 +139,7 @@ typedef struct pk_pipeline_report {
     size_t contexts;                 /* address contexts before generation */
     size_t profiles;                 /* top-level profiles written */
     double density;                  /* the written profile's density (pk_profset_density) */
+    size_t raw_v1_inputs;            /* raw profile inputs of version 1 (no contexts, IP inferred) */
     bool counted;                    /* every counter above is final (also when the run
                                         failed because no function received samples) */
 } pk_pipeline_report;

@@ -406,10 +406,11 @@ out:
     return rc;
 }
 
-int pk_ipraw_finish(pk_ipraw *r, pk_err *err)
+int pk_ipraw_record_calls(pk_ipraw *r, pk_err *err)
 {
-    if (place_unplaced(r, err))
-        return -1;
+    if (r->calls_recorded)
+        return 0;
+    r->calls_recorded = true;
     size_t ns = pk_csraw_num_ctxs(&r->stacks);
     for (uint32_t sid = 0; sid < ns; sid++) {
         uint32_t m;
@@ -437,6 +438,136 @@ int pk_ipraw_finish(pk_ipraw *r, pk_err *err)
         }
     }
     return 0;
+}
+
+/* Renumbers the contexts in the order of their address lists; hits and
+ * calls follow. */
+static int canonicalize(pk_ipraw *r, pk_err *err)
+{
+    size_t n = pk_csraw_num_ctxs(&r->ctxs);
+    uint32_t *newid = malloc((n + 1) * sizeof *newid);
+    pk_csraw out;
+    pk_pairmap maps[2] = {{0}};
+    if (!newid)
+        return pk_err_set(err, "out of memory");
+    int rc = -1;
+    if (pk_csraw_init(&out, r->ctxs.base, err)) {
+        free(newid);
+        return -1;
+    }
+    if (pk_csraw_intern_sorted(&r->ctxs, &out, newid, err))
+        goto out;
+    for (int w = 0; w < 2; w++) {
+        const pk_pairmap *from = w ? &r->calls : &r->hits;
+        if (pk_pairmap_init(&maps[w], 16) || pk_pairmap_reserve(&maps[w], from->len)) {
+            pk_err_set(err, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(&maps[w], (uint64_t)newid[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto out;
+            }
+        }
+    }
+    pk_pairmap_free(&out.ranges);
+    pk_pairmap_free(&out.branches);
+    pk_csraw_free(&r->ctxs);
+    r->ctxs = out;
+    pk_pairmap_free(&r->hits);
+    pk_pairmap_free(&r->calls);
+    r->hits = maps[0];
+    r->calls = maps[1];
+    free(newid);
+    return 0;
+out:
+    pk_csraw_free(&out);
+    pk_pairmap_free(&maps[0]);
+    pk_pairmap_free(&maps[1]);
+    free(newid);
+    return rc;
+}
+
+int pk_ipraw_finish(pk_ipraw *r, pk_err *err)
+{
+    /* The values do not depend on the order of the steps (sharing out
+     * looks at hits only; the call observations add none); the numbering
+     * would: it is made canonical before sharing out (ties go to the lowest
+     * id) and after (a function's own context may be new). */
+    return pk_ipraw_record_calls(r, err) || canonicalize(r, err) || place_unplaced(r, err) || canonicalize(r, err)
+               ? -1
+               : 0;
+}
+
+void pk_ip_stats_add(pk_ip_stats *into, const pk_ip_stats *from)
+{
+    _Static_assert(sizeof(pk_ip_stats) % sizeof(uint64_t) == 0, "counters only");
+    uint64_t *d = (uint64_t *)into;
+    const uint64_t *s = (const uint64_t *)from;
+    for (size_t i = 0; i < sizeof *into / sizeof(uint64_t); i++)
+        d[i] += s[i];
+}
+
+int pk_ipraw_add_recorded(pk_ipraw *r, const pk_csraw *obs, const pk_pairmap *unplaced, const pk_ip_stats *stats,
+                          pk_err *err)
+{
+    size_t n = pk_csraw_num_ctxs(obs);
+    uint32_t *id = malloc((n + 1) * sizeof *id);
+    if (!id)
+        return pk_err_set(err, "out of memory");
+    int rc = -1;
+    for (size_t c = 0; c < n; c++) {
+        uint32_t len;
+        const uint64_t *f = pk_csraw_ctx(obs, (uint32_t)c, &len);
+        uint32_t sites = len ? len - 1 : 0;
+        uint32_t keep = r->max_depth < 0 || sites < (uint32_t)r->max_depth ? sites : (uint32_t)r->max_depth;
+        if (!len) { /* (not written by a recorder: every IP context has its leaf) */
+            pk_err_set(err, "an IP observation without a leaf function");
+            goto out;
+        }
+        if (keep < sites)
+            r->stats.depth_trimmed += sites - keep;
+        if (pk_csraw_intern(&r->ctxs, f + (sites - keep), keep + 1, &id[c], err))
+            goto out;
+    }
+    for (int w = 0; w < 2; w++) {
+        const pk_pairmap *from = w ? &obs->branches : &obs->ranges;
+        pk_pairmap *to = w ? &r->calls : &r->hits;
+        for (size_t i = 0; i < from->cap; i++) {
+            const pk_pair_count *e = &from->e[i];
+            if (e->n && pk_pairmap_add(to, (uint64_t)id[e->a >> 32] << 32 | (uint32_t)e->a, e->b, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto out;
+            }
+        }
+    }
+    for (size_t i = 0; i < unplaced->cap; i++) {
+        const pk_pair_count *e = &unplaced->e[i];
+        if (!e->n)
+            continue;
+        if (r->max_depth != 0) {
+            if (pk_pairmap_add(&r->unplaced, e->a, e->b, e->n)) {
+                pk_err_set(err, "out of memory");
+                goto out;
+            }
+            continue;
+        }
+        /* no contexts wanted: the leaf function's own, as pk_ipraw_add does */
+        uint64_t entry = r->ctxs.base + e->a;
+        uint32_t ctx;
+        if (pk_csraw_intern(&r->ctxs, &entry, 1, &ctx, err))
+            goto out;
+        if (pk_pairmap_add(&r->hits, (uint64_t)ctx << 32 | (uint32_t)e->b, 0, e->n)) {
+            pk_err_set(err, "out of memory");
+            goto out;
+        }
+    }
+    pk_ip_stats_add(&r->stats, stats);
+    rc = 0;
+out:
+    free(id);
+    return rc;
 }
 
 int pk_ipraw_child(pk_ipraw *r, uint32_t parent, uint64_t site, uint64_t callee, uint32_t *ctx, pk_err *err)

@@ -68,6 +68,7 @@ typedef struct pk_ipraw {
     const struct pk_elf *elf;
     int max_depth;               /* call sites kept per context; 0: the leaf function only */
     bool allow_minus_one;        /* non-leaf frames may be return address - 1 */
+    bool calls_recorded;         /* pk_ipraw_record_calls ran */
     uint64_t *scratch;
     size_t scratch_cap;
     /* address → (call site | function entry) cache */
@@ -84,9 +85,22 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
  * frame-pointer chain) out over their function's contexts in proportion to
  * the samples each context has: a prologue runs once per call, in the same
  * contexts as the rest of the function (left in the leaf-only context,
- * such hits starved the entry block of every real context). Call once after
- * the last sample; adding more samples afterwards is an error. */
+ * such hits starved the entry block of every real context). Contexts are
+ * then numbered in the order of their address lists (what is inferred from
+ * them does not depend on the order samples or raw profiles came in). Call
+ * once after the last sample; adding more samples afterwards is an error. */
 int pk_ipraw_finish(pk_ipraw *r, pk_err *err);
+
+/* The call observations of every distinct stack seen so far, into `calls`
+ * (what pk_ipraw_finish does first; a raw profile records them, so that
+ * the stacks themselves need not be kept). Further samples are an error. */
+int pk_ipraw_record_calls(pk_ipraw *r, pk_err *err);
+/* Adds observations recorded by another run (a raw profile): contexts of
+ * `obs` (pk_csraw key shape: ranges = hits, branches = calls), trimmed to
+ * this profile's max_depth (recursion was compressed when they were
+ * recorded), the hits whose callers were unknown, and the statistics. */
+int pk_ipraw_add_recorded(pk_ipraw *r, const pk_csraw *obs, const pk_pairmap *unplaced, const pk_ip_stats *stats,
+                          pk_err *err);
 
 /* The context of `callee` called from `site` inside context `parent`
  * (interned if new): where the entries a call observation speaks of land. */
@@ -99,6 +113,9 @@ static inline void pk_ipraw_key(const pk_ipraw *r, const pk_pair_count *e, uint3
     *a = r->ctxs.base + (uint32_t)e->a;
     *b = r->ctxs.base + e->b;
 }
+
+/* Adds every counter of `from` to `into`. */
+void pk_ip_stats_add(pk_ip_stats *into, const pk_ip_stats *from);
 
 /* Removes adjacent repetitions of windows of 1..max_len sites in place
  * (a b a b c → a b c); max_len < 0: any length. Returns the new length. */

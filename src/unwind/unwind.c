@@ -766,7 +766,7 @@ void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from)
 
 void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other) { pk_unwind_stats_add(&u->st, &other->st); }
 
-int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
+int pk_csraw_merge_trimmed(pk_csraw *dst, const pk_csraw *src, int max_depth, pk_err *err)
 {
     size_t n = pk_csraw_num_ctxs(src);
     uint32_t *newid = malloc((n + 1) * sizeof *newid);
@@ -776,7 +776,11 @@ int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
     for (size_t i = 0; i < n; i++) {
         uint32_t len;
         const uint64_t *fr = pk_csraw_ctx(src, (uint32_t)i, &len);
-        if (pk_csraw_intern(dst, fr, len, &newid[i], err))
+        /* call sites, then the leaf entry */
+        uint32_t sites = len ? len - 1 : 0, skip = 0;
+        if (max_depth >= 0 && sites > (uint32_t)max_depth)
+            skip = sites - (uint32_t)max_depth;
+        if (pk_csraw_intern(dst, fr + skip, len - skip, &newid[i], err))
             goto done;
     }
     /* (the two walkers saw mostly the same keys) */
@@ -784,4 +788,26 @@ int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
 done:
     free(newid);
     return rc;
+}
+
+int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err)
+{
+    return pk_csraw_merge_trimmed(dst, src, -1, err);
+}
+
+int pk_csraw_add_flat(const pk_csraw *src, pk_rawprof *flat, pk_err *err)
+{
+    for (int w = 0; w < 2; w++) {
+        const pk_pairmap *from = w ? &src->branches : &src->ranges;
+        for (size_t i = 0; i < from->cap; i++) {
+            uint32_t ctx;
+            uint64_t a, b;
+            if (!from->e[i].n)
+                continue;
+            pk_csraw_key(src, &from->e[i], &ctx, &a, &b);
+            if (pk_pairmap_add(w ? &flat->branches : &flat->ranges, a, b, from->e[i].n))
+                return pk_err_set(err, "out of memory");
+        }
+    }
+    return 0;
 }

@@ -113,6 +113,13 @@ int pk_csraw_canonicalize(pk_csraw *r, pk_err *err);
 int pk_csraw_intern_sorted(const pk_csraw *from, pk_csraw *out, uint32_t *newid, pk_err *err);
 /* Adds src's contexts and counts to dst (src unchanged). */
 int pk_csraw_merge(pk_csraw *dst, const pk_csraw *src, pk_err *err);
+/* Adds src's contexts and counts to dst with every context trimmed to its
+ * max_depth innermost call sites (< 0: as they are), as the unwinder trims
+ * them when it interns a context; contexts that become equal add up. */
+int pk_csraw_merge_trimmed(pk_csraw *dst, const pk_csraw *src, int max_depth, pk_err *err);
+/* Adds src's counts, summed over its contexts, to a flat profile (its
+ * ranges and branches keyed by vaddrs). */
+int pk_csraw_add_flat(const pk_csraw *src, pk_rawprof *flat, pk_err *err);
 /* Decodes a range/branch key back into (ctx, begin/source vaddr or
  * PK_AGG_EXTERNAL, end/target vaddr). */
 void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b);

@@ -12,7 +12,7 @@
 #                        texts, perf's default stack text, an aggregated text
 #   prof_*               profgen's outputs in every format (line, probe, CS),
 #                        merge --use-md5 / --compress variants
-#   rawprof              profgen --raw-only
+#   rawprof              profgen --raw-only (version 2: flat, contexts, IP; version 1)
 #   temporal_raw/indexed libpgokit_rt runs (trace and count modes), merge --temporal
 #   exact_counts         record --exact-counts
 #   pprof                pgokit convert to pprof, gzip and raw protobuf
@@ -116,11 +116,16 @@ if [ -s "$W/e.data" ]; then
     prof "$W/loop" "$W/e.data" line
     prof "$W/loop" "$W/e.data" line_cs --cs
     q "$PGOKIT" profgen -q --binary "$W/loop" --perf "$W/e.data" -o "$W/e.raw" --raw-only && cp "$W/e.raw" "$OUT/rawprof/e.raw"
+    q "$PGOKIT" profgen -q --binary "$W/loop" --perf "$W/e.data" -o "$W/e1.raw" --raw-only --raw-version 1 &&
+        cp "$W/e1.raw" "$OUT/rawprof/e1.raw"
 fi
 if [ -s "$W/p.data" ]; then
     prof "$W/demo_probe" "$W/p.data" csspgo
     prof "$W/demo_probe" "$W/p.data" probe --ignore-stack-samples
     prof "$W/demo_probe" "$W/p.data" csspgo_flat --no-preinline
+    # version 2 with calling contexts
+    q "$PGOKIT" profgen -q --binary "$W/demo_probe" --perf "$W/p.data" -o "$W/p.raw" --raw-only &&
+        cp "$W/p.raw" "$OUT/rawprof/p.raw"
 fi
 if [ -s "$W/f.data" ]; then
     prof "$W/loop" "$W/f.data" ip
