@@ -487,7 +487,7 @@ int pk_cmd_profgen(int argc, char **argv)
                 rc = pk_cli_usage(cmd, "--prolog-epilog-leaf must be keep or drop, not '%s'", val);
                 goto done;
             }
-            rq.gen.drop_prolog_epilog_leaf = val[0] == 'd';
+            rq.gen.keep_prolog_epilog_leaf = val[0] == 'k';
         } else if (OPT("--preinline-cycle-order")) {
             if (!strcmp(val, "mst"))
                 po.cycle_order = PK_CG_CYCLE_MST;

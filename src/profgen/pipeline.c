@@ -247,7 +247,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
                              .compress_recursion = cr == 0 ? -1 : cr < 0 ? 0 : cr, .worker = req->worker,
                              .calls_and_entries_only = calls_only, .walk_here_every = req->walk_here_every,
                              .outside_leaf_full_context = req->gen.outside_leaf_full_context,
-                             .drop_prolog_epilog_leaf = req->gen.drop_prolog_epilog_leaf};
+                             .drop_prolog_epilog_leaf = !req->gen.keep_prolog_epilog_leaf};
         if (!(f.unw = pk_unwinder_new(&code, &uo, cs, err))) {
             pk_agg_free(a);
             return -1;

@@ -53,9 +53,9 @@ typedef struct pk_profgen_opts {
      * in the binary even without a callback in its branch stack, as
      * llvm-profgen does (pk_unwind_opts.outside_leaf_full_context) */
     bool outside_leaf_full_context;
-    /* contexts: samples whose leaf is in a prologue or epilogue are dropped
-     * (pk_unwind_opts.drop_prolog_epilog_leaf) */
-    bool drop_prolog_epilog_leaf;
+    /* contexts: samples whose leaf is in a prologue or epilogue are kept;
+     * by default they are dropped (pk_unwind_opts.drop_prolog_epilog_leaf) */
+    bool keep_prolog_epilog_leaf;
 } pk_profgen_opts;
 
 /* The caller frames of a context (ctx[0..n), outermost first) after

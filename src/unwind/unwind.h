@@ -144,7 +144,11 @@ typedef struct pk_unwind_opts {
      * the binary (llvm-profgen's choice; see pk_unwind_sample). */
     bool outside_leaf_full_context;
     /* Drop samples whose leaf is in a prologue or epilogue
-     * (pk_unwind_code.prolog_epilog), as llvm-profgen does. */
+     * (pk_unwind_code.prolog_epilog), as llvm-profgen does: there a
+     * frame-pointer stack misses the caller or still holds the returning
+     * frame. With exact stacks (emulated recordings) nothing is wrong with
+     * them, but CSSPGO profiles without them measured better on four of
+     * five programs (bench/results/cs-generalize-2026-11-27.md). */
     bool drop_prolog_epilog_leaf;
 } pk_unwind_opts;
 
