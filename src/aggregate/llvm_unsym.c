@@ -94,7 +94,7 @@ static bool parse_u64(const char *s, size_t len, int radix, uint64_t *out)
     return true;
 }
 
-int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err)
+int pk_llvm_unsym_parse(const char *path, uint64_t base, const pk_llvm_unsym_sink *sink, pk_err *err)
 {
     pk_mapped_file f;
     if (pk_file_map(&f, path, err))
@@ -115,9 +115,24 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
                 break;
             }
             if (part == 0 && line[0] == '[') {
-                rc = pk_err_set(err, "%s: line %zu: a calling context ('%.*s'): context-sensitive unsymbolized "
-                                "profiles are not supported", path, lineno, (int)(len > 60 ? 60 : len), line);
-                break;
+                if (!sink->context) {
+                    rc = pk_err_set(err, "%s: line %zu: a calling context ('%.*s'): context-sensitive "
+                                    "unsymbolized profiles are not supported here", path, lineno,
+                                    (int)(len > 60 ? 60 : len), line);
+                    break;
+                }
+                if (line[len - 1] != ']') {
+                    rc = pk_err_set(err, "%s: line %zu: '%.*s': a context does not end with ']'", path, lineno,
+                                    (int)(len > 60 ? 60 : len), line);
+                    break;
+                }
+                if ((rc = sink->context(sink->ctx, line + 1, len - 2, lineno, err)))
+                    break;
+                if (!next_line(&p, end, &line, &len, &lineno)) {
+                    rc = pk_err_set(err, "%s: line %zu: the file ends where a count of ranges was expected",
+                                    path, lineno + 1);
+                    break;
+                }
             }
             if (!parse_u64(line, len, 10, &n)) {
                 rc = pk_err_set(err, "%s: line %zu: '%.*s' is not a count of %s", path, lineno,
@@ -144,12 +159,8 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
                 b += base;
                 if (part && a == LLVM_EXTERNAL)
                     a = PK_AGG_EXTERNAL;
-                if (c && pk_pairmap_add(part ? &into->branches : &into->ranges, a, b, c))
-                    rc = pk_err_set(err, "out of memory");
-                if (part)
-                    into->stats.branches += c;
-                else
-                    into->stats.ranges += c;
+                if (c && (rc = sink->count(sink->ctx, part, a, b, c, err)))
+                    break;
             }
         }
         any = true;
@@ -157,4 +168,22 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
 done:
     pk_file_unmap(&f);
     return rc ? -1 : 0;
+}
+
+static int flat_count(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t c, pk_err *err)
+{
+    pk_rawprof *into = ctx;
+    if (pk_pairmap_add(kind ? &into->branches : &into->ranges, a, b, c))
+        return pk_err_set(err, "out of memory");
+    if (kind)
+        into->stats.branches += c;
+    else
+        into->stats.ranges += c;
+    return 0;
+}
+
+int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err)
+{
+    pk_llvm_unsym_sink sink = {.ctx = into, .count = flat_count};
+    return pk_llvm_unsym_parse(path, base, &sink, err);
 }

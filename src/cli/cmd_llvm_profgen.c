@@ -27,8 +27,8 @@ static const char usage_text[] =
     "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
     "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
     "  --perf-event(s), --sample-period, --leading-ip-only,\n"
-    "  --skip-symbolization (flat text; context text of pseudo-probe binaries),\n"
-    "  --unsymbolized-profile (flat text), --llvm-sample-profile, --use-offset,\n"
+    "  --skip-symbolization, --unsymbolized-profile (flat or line-based context text;\n"
+    "  probe-based context text is written, not read), --llvm-sample-profile, --use-offset,\n"
     "  --use-first-loadable-segment-as-base.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";

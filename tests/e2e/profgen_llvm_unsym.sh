@@ -114,21 +114,15 @@ for extra in --use-offset=1 --use-offset=0 --use-first-loadable-segment-as-base;
         same_callers "$T/probe.ll.raw" "$T/probe.pk.raw"
 done
 check "probe, stacks: contexts of two callers and more" grep -q '^\[0x[0-9a-f]* @ 0x' "$T/probe.pk.raw"
-# samples with call stacks on a binary without probes would give
-# llvm-profgen's source-line context text: refused, nothing written
+# (samples with call stacks on a binary without probes: llvm-profgen's
+# line-based context text, tests/e2e/profgen_llvm_unsym_line_cs.sh)
 clang-19 -O2 -g "$src" -o "$T/cs"
-"$PGOKIT" record --emulate -q -o "$T/cs.data" -- "$T/cs" 2000 >/dev/null
-"$PGOKIT" llvm-profgen --binary="$T/cs" --perfdata="$T/cs.data" --output="$T/cs.raw" --skip-symbolization 2> "$T/cs.err"
-check "stacks: the context text is refused by what it lacks" grep -q "context-sensitive unsymbolized text of a binary without pseudo-probes" "$T/cs.err"
-check "stacks: nothing written" test ! -e "$T/cs.raw"
-check "stacks, --ignore-stack-samples: the flat text" \
-    "$PGOKIT" llvm-profgen --binary="$T/cs" --perfdata="$T/cs.data" --output="$T/cs.raw" --skip-symbolization --ignore-stack-samples -q
 # damaged text: the line is named, nothing written
 printf '2\n10-20:3\nzz-30:1\n0\n' > "$T/bad.raw"
 "$PGOKIT" llvm-profgen --binary="$T/cs" --unsymbolized-profile="$T/bad.raw" --output="$T/bad.prof" 2> "$T/bad.err"
 check "damaged text: line 3 named" grep -q "bad.raw: line 3: 'zz-30:1' is not" "$T/bad.err"
-printf '[main:1 @ foo]\n0\n0\n' > "$T/ctx.raw"
+printf '[0x10 @ 0x20]\n0\n0\n' > "$T/ctx.raw"
 "$PGOKIT" llvm-profgen --binary="$T/cs" --unsymbolized-profile="$T/ctx.raw" --output="$T/bad.prof" 2> "$T/ctx.err"
-check "context text as input: refused, line named" grep -q "ctx.raw: line 1: a calling context" "$T/ctx.err"
+check "probe context text as input: refused, line named" grep -q "ctx.raw: line 1: '\[0x10 @ 0x20\]': llvm-profgen's context text of a binary with pseudo-probes" "$T/ctx.err"
 check "nothing written" test ! -e "$T/bad.prof"
 finish

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# llvm-profgen's line-based context text (a binary without pseudo-probes,
+# samples with call stacks): --skip-symbolization writes contexts named by
+# source frames ("[main:1 @ foo:3 @ bar]", the leaf's inline frames
+# included), each range cut where the inline frames change; and
+# --unsymbolized-profile reads such text back into a context-sensitive
+# profile. Compared with llvm-profgen-19 on recordings of our own fixtures
+# (emulated LBR with call stacks), with inlining (probe_inline.c, built
+# without probes) and without (profgen_recurse.c: a qsort callback).
+source "$(dirname "$0")/../lib.sh"
+need clang-19 llvm-profgen-19 qemu-x86_64
+for prog in probe_inline profgen_recurse; do
+    clang-19 -O2 -g "$PK_ROOT/tests/programs/$prog.c" -o "$T/$prog"
+    "$PGOKIT" record --emulate -q -o "$T/$prog.data" -- "$T/$prog" 20000 >/dev/null
+    "$PGOKIT" dump --perfscript "$T/$prog.data" > "$T/$prog.all.script"
+    # samples whose leaf is outside the binary left out: llvm-profgen drops them
+    map=$(awk -v b="/$prog" '/PERF_RECORD_MMAP2/ && / r-xp / && substr($NF, length($NF) - length(b) + 1) == b {print $3; exit}' \
+        "$T/$prog.all.script")
+    lo=${map#[0x}; lo=${lo%%(*}; len=${map#*(0x}; len=${len%)*}
+    python3 "$PK_ROOT/tests/e2e/leaf_in_binary.py" "$lo" "$(printf '%x' $((0x$lo + 0x$len)))" \
+        "$T/$prog.all.script" > "$T/$prog.script"
+    check "$prog: --skip-symbolization with stacks" "$PGOKIT" llvm-profgen -q --format=text --binary="$T/$prog" \
+        --perfscript="$T/$prog.script" --output="$T/$prog.pk.raw" --skip-symbolization
+    llvm-profgen-19 --format=text --binary="$T/$prog" --perfscript="$T/$prog.script" --output="$T/$prog.ll.raw" \
+        --skip-symbolization 2>/dev/null
+    # the same contexts, each with the same ranges and branches; counts no
+    # lower (llvm-profgen drops more of the samples whose branches pass
+    # through code outside the binary, see profgen_llvm_unsym.sh)
+    check "$prog: llvm-profgen-19's contexts, ranges and branches" python3 - "$T/$prog.ll.raw" "$T/$prog.pk.raw" <<'PY'
+import sys
+def blocks(path):
+    b, cur = {}, None
+    for line in open(path):
+        if line.startswith("["):
+            cur = line.strip()
+            b[cur] = {}
+        elif ":" in line:
+            k, n = line.strip().rsplit(":", 1)
+            b[cur][k] = int(n)
+    return b
+ref, ours = blocks(sys.argv[1]), blocks(sys.argv[2])
+bad = [c for c in ref if set(ref[c]) != set(ours.get(c, {}))]
+lower = [(c, k) for c in ref for k in ref[c] if k in ours.get(c, {}) and ours[c][k] < ref[c][k]]
+print("contexts: llvm-profgen-19 %d, pgokit %d; other keys: %s; lower counts: %s"
+      % (len(ref), len(ours), bad[:3] or "none", lower[:3] or "none"))
+sys.exit(1 if bad or lower or set(ref) != set(ours) or len(ref) < 4 else 0)
+PY
+    check "$prog: the leaf's inline frames are in the contexts" grep -q '^\[[a-z_0-9]*:[0-9.]* @ ' "$T/$prog.pk.raw"
+    for opts in "" "--csspgo-preinliner=0 --gen-cs-nested-profile=0" "--compress-recursion=0 --csprof-max-context-depth=1"; do
+        check "$prog: --unsymbolized-profile (llvm-profgen-19's text) $opts" "$PGOKIT" llvm-profgen -q --format=text \
+            --binary="$T/$prog" --unsymbolized-profile="$T/$prog.ll.raw" --output="$T/$prog.pk.prof" $opts
+        llvm-profgen-19 --format=text --binary="$T/$prog" --unsymbolized-profile="$T/$prog.ll.raw" \
+            --output="$T/$prog.ll.prof" $opts 2>/dev/null
+        check "$prog: the profile llvm-profgen-19 makes of it $opts" cmp "$T/$prog.ll.prof" "$T/$prog.pk.prof"
+    done
+done
+check "probe_inline: contexts of inlined code" grep -q ' @ top:[0-9.]* @ l1:[0-9.]* @ ' "$T/probe_inline.pk.raw"
+# a profile from our own text is the one pgokit makes from the samples
+"$PGOKIT" llvm-profgen -q --format=text --binary="$T/probe_inline" --unsymbolized-profile="$T/probe_inline.pk.raw" \
+    --output="$T/via_text.prof" --csspgo-preinliner=0 --gen-cs-nested-profile=0
+"$PGOKIT" llvm-profgen -q --format=text --binary="$T/probe_inline" --perfscript="$T/probe_inline.script" \
+    --output="$T/direct.prof" --csspgo-preinliner=0 --gen-cs-nested-profile=0
+# (but for "was inlined": the text does not keep it, llvm-profgen's neither)
+check "probe_inline: through the text or not, the same counts" \
+    cmp <(grep -v '!Attributes' "$T/direct.prof") <(grep -v '!Attributes' "$T/via_text.prof")
+check "probe_inline: inlined contexts marked from the samples" grep -q '!Attributes: 1' "$T/direct.prof"
+# a context that is not a frame list: the line is named, nothing written
+printf '[main:x @ foo]\n0\n0\n' > "$T/bad.raw"
+"$PGOKIT" llvm-profgen --binary="$T/probe_inline" --unsymbolized-profile="$T/bad.raw" --output="$T/bad.prof" 2> "$T/bad.err"
+check "damaged context: line 1 named" grep -q "bad.raw: line 1" "$T/bad.err"
+check "damaged context: nothing written" test ! -e "$T/bad.prof"
+finish
