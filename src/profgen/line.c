@@ -185,6 +185,26 @@ static int add_ranges(gen *g, const pk_rawprof *raw, pk_err *err)
             r->sampled = true;
     }
     free(v);
+    /* a sampled function is zero-filled whole, as llvm-profgen does: every
+     * range of it, and of the other DIEs of its name (a coroutine's funclets) */
+    size_t nfr = g->frs.len;
+    for (size_t i = 0; i < nfr; i++) {
+        const fn_range *r = &PK_VEC_AT(&g->frs, fn_range, i);
+        if (!r->sampled)
+            continue;
+        const pk_dwarf_func *f0 = r->func, *f = f0;
+        do {
+            for (uint32_t k = 0; k < f->nranges; k++) {
+                int failed;
+                fn_range *o = pk_lg_range_for(g, f->ranges[k].begin, err, &failed);
+                if (failed)
+                    return -1;
+                if (o)
+                    o->sampled = true;
+            }
+            f = f->next_part;
+        } while (f && f != f0);
+    }
     return 0;
 }
 
@@ -296,7 +316,7 @@ static int add_calls(gen *g, const pk_rawprof *raw, pk_err *err)
     for (size_t i = 0; i < n; i++) {
         uint64_t src = v[i].a, dst = v[i].b, c = v[i].n;
         const pk_dwarf_func *callee = pk_dwarf_func_at(g->sym, dst);
-        if (!callee || callee->entry_pc != dst)
+        if (!callee || !pk_dwarf_func_entered_at(callee, dst))
             continue;
         pk_name_id cid;
         if (pk_lg_intern_canon(g, callee->name, &cid, err))

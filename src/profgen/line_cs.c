@@ -213,7 +213,7 @@ static int cs_calls(gen *g, const pk_csraw *raw, pk_vec *frames, pk_err *err)
         uint64_t src, dst, c = v[i].n;
         pk_csraw_key(raw, &v[i], &ctx, &src, &dst);
         const pk_dwarf_func *callee = pk_dwarf_func_at(g->sym, dst);
-        if (!callee || callee->entry_pc != dst)
+        if (!callee || !pk_dwarf_func_entered_at(callee, dst))
             continue;
         pk_name_id cid;
         if (pk_lg_intern_canon(g, callee->name, &cid, err))
