@@ -118,28 +118,39 @@ size_t pk_lg_insn_index(const fn_range *r, uint64_t addr)
 /* Adds one range's count to the instructions it covers (difference array).
  * Returns 0 when used (*hit = its function range), 1 when dropped (counted
  * by reason), -1 on error. */
-int pk_lg_add_range(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, pk_err *err)
+int pk_lg_range_span(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, size_t *ib, size_t *ie, pk_err *err)
 {
     int failed;
     fn_range *r = pk_lg_range_for(g, b, err, &failed);
     if (failed)
         return -1;
     int reason = -1;
-    size_t ib = SIZE_MAX, ie = SIZE_MAX;
+    *ib = *ie = SIZE_MAX;
     if (!r)
         reason = PK_RANGE_DROP_NO_FUNC;
-    else if ((ib = pk_lg_insn_index(r, b)) == SIZE_MAX)
+    else if ((*ib = pk_lg_insn_index(r, b)) == SIZE_MAX)
         reason = PK_RANGE_DROP_NOT_CODE;
     else if (e >= r->end)
         reason = PK_RANGE_DROP_CROSS_FUNC;
-    else if ((ie = pk_lg_insn_index(r, e)) == SIZE_MAX)
+    else if ((*ie = pk_lg_insn_index(r, e)) == SIZE_MAX)
         reason = PK_RANGE_DROP_NOT_CODE;
-    else if (r->uncond[ie] != r->uncond[ib])
+    else if (r->uncond[*ie] != r->uncond[*ib])
         reason = PK_RANGE_DROP_CROSS_UNCOND;
     if (reason >= 0) {
         g->st->range_drop[reason] += c;
         return 1;
     }
+    *hit = r;
+    return 0;
+}
+
+int pk_lg_add_range(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, pk_err *err)
+{
+    size_t ib, ie;
+    fn_range *r;
+    int k = pk_lg_range_span(g, b, e, c, &r, &ib, &ie, err);
+    if (k)
+        return k;
     r->delta[ib] += (int64_t)c;
     r->delta[ie + 1] -= (int64_t)c;
     g->st->ranges_used++;

@@ -5,14 +5,16 @@
 #include <string.h>
 
 /* ---- context-sensitive, DWARF contexts (binaries without pseudo-probes) ----
- * llvm-profgen.md §4.3. A context is the call sites of the unwinder's
- * context, each expanded into its inline frames, followed by the inline
- * frames of the instruction; every frame carries the location of the call
- * it makes (the leaf's is 0). Per context, each executed instruction's
- * location gets MAX(count × duplication factor) and the count is added to
+ * llvm-profgen.md §4.3. The unwinder's contexts (call-site addresses) first
+ * become llvm-profgen's keys (pk_profgen_line_cs_keys, at the end): the call
+ * sites' inline frames, then those of the code itself, each range cut where
+ * they change; contexts of other addresses with the same frames are one.
+ * Then per key, each executed instruction's location gets MAX(count ×
+ * duplication factor) of the key's summed ranges and the count is added to
  * the total; branches into entries give call targets and head samples of
  * the callee's context; inlined callees, which no branch enters, give their
- * caller's call site an estimated count afterwards. */
+ * caller's call site an estimated count afterwards. llvm-profgen's text
+ * (--unsymbolized-profile) comes in as keys already. */
 
 /* Appends the inline frames of addr, outermost first. `leaf`: the innermost
  * frame is the context's leaf (location 0). Returns 1 when addr has no
@@ -373,8 +375,14 @@ int pk_profgen_line_cs(pk_binary *bin, const pk_csraw *raw, const pk_profgen_opt
     if (pk_csraw_init(&named, raw->base, err))
         return -1;
     keyed k = {&named, &ran};
-    int rc = pk_profgen_line_cs_keys(bin, raw, opts, out, keyed_add, &k, err) ||
+    pk_profgen_stats ks;
+    int rc = pk_profgen_line_cs_keys(bin, raw, opts, out, keyed_add, &k, &ks, err) ||
              line_cs(bin, &named, opts, out, stats, err);
+    /* the unwinder's ranges, and those of them that cannot have run, are
+     * the keys' (their pieces all can) */
+    stats->ranges_in = raw->ranges.len;
+    for (int i = 0; !rc && i < PK_RANGE_DROP_N; i++)
+        stats->range_drop[i] += ks.range_drop[i];
     /* "was inlined" when all of the context's code ran inlined: contexts
      * merged by recursion compression or depth trimming can hold both
      * (llvm-profgen keeps the flag of whichever frame made the context
@@ -457,14 +465,11 @@ static int key_at(gen *g, pk_vec *frames, size_t nprefix, uint64_t addr, pk_ctx_
 static int key_range(gen *g, pk_vec *frames, size_t nprefix, uint64_t b, uint64_t e, uint64_t c,
                      pk_line_key_fn emit, void *cb, pk_err *err)
 {
-    int failed;
-    fn_range *r = pk_lg_range_for(g, b, err, &failed);
-    if (failed)
-        return -1;
-    size_t ib = r ? pk_lg_insn_index(r, b) : SIZE_MAX;
-    size_t ie = ib != SIZE_MAX && e < r->end ? pk_lg_insn_index(r, e) : SIZE_MAX;
-    if (ie == SIZE_MAX || ie < ib || r->uncond[ie] != r->uncond[ib])
-        return 1;
+    fn_range *r;
+    size_t ib, ie;
+    int span = pk_lg_range_span(g, b, e, c, &r, &ib, &ie, err);
+    if (span)
+        return span;
     if (!r->cut) { /* once per function range: where its inline frames change */
         if (!(r->cut = calloc(r->n ? r->n : 1, 1)))
             return pk_err_set(err, "out of memory");
@@ -496,11 +501,11 @@ static int key_range(gen *g, pk_vec *frames, size_t nprefix, uint64_t b, uint64_
 }
 
 int pk_profgen_line_cs_keys(pk_binary *bin, const pk_csraw *raw, const pk_profgen_opts *opts,
-                            pk_profset *names, pk_line_key_fn emit, void *cb, pk_err *err)
+                            pk_profset *names, pk_line_key_fn emit, void *cb, pk_profgen_stats *stats, pk_err *err)
 {
     gen g;
-    pk_profgen_stats stats;
-    if (pk_lg_gen_open(&g, bin, names, opts, &stats, err))
+    pk_profgen_stats own;
+    if (pk_lg_gen_open(&g, bin, names, opts, stats ? stats : &own, err))
         return -1;
     pk_vec frames;
     pk_vec_init(&frames, sizeof(pk_ctx_frame));

@@ -42,6 +42,11 @@ int pk_lg_intern_canon(gen *g, const char *name, pk_name_id *id, pk_err *err);
 fn_range *pk_lg_range_for(gen *g, uint64_t addr, pk_err *err, int *failed);
 /* Index of the instruction starting exactly at addr, or SIZE_MAX. */
 size_t pk_lg_insn_index(const fn_range *r, uint64_t addr);
+/* The function range and instruction indices [*ib, *ie] of a range that ran
+ * straight in one DWARF function: 0; 1 when it cannot have (counted in the
+ * stats by reason); -1 on error. */
+int pk_lg_range_span(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, size_t *ib, size_t *ie, pk_err *err);
+/* Adds a range's count to its instructions (pk_lg_range_span's answers). */
 int pk_lg_add_range(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, pk_err *err);
 uint32_t pk_lg_line_off(const pk_frame *f);
 uint32_t pk_lg_base_disc(const gen *g, uint32_t d);

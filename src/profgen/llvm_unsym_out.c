@@ -209,7 +209,7 @@ int pk_llvm_unsym_write_line_cs(const pk_csraw *cs, pk_binary *bin, uint64_t bas
     if (pk_profset_init(&names, err))
         return -1;
     s.names = &names;
-    int rc = pk_profgen_line_cs_keys(bin, cs, opts, &names, line_entry, &s, err);
+    int rc = pk_profgen_line_cs_keys(bin, cs, opts, &names, line_entry, &s, NULL, err);
     if (!rc)
         rc = write_entries(s.v.data, s.v.len, base, path, err);
     for (size_t i = 0; i < s.text.len; i++)

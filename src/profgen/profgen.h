@@ -105,11 +105,12 @@ int pk_profgen_line_cs_named(pk_binary *bin, const struct pk_csraw *raw, const p
  * instruction (of its source), recursion compressed and trimmed as opts
  * asks, interned into `names`; a key without debug information, or of a
  * branch from outside, is PK_NO_CTX. Ranges that did not run straight or
- * leave their DWARF function are left out. emit() gets each piece. */
+ * leave their DWARF function are left out (counted in `stats`, may be
+ * NULL, by reason). emit() gets each piece. */
 typedef int (*pk_line_key_fn)(void *cb, pk_ctx_id key, int kind, uint64_t a, uint64_t b, uint64_t n,
                               bool leaf_inlined, pk_err *err);
 int pk_profgen_line_cs_keys(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
-                            pk_profset *names, pk_line_key_fn emit, void *cb, pk_err *err);
+                            pk_profset *names, pk_line_key_fn emit, void *cb, pk_profgen_stats *stats, pk_err *err);
 
 /* The name clang looks a function profile up by: trailing ".llvm.<n>"
  * (ThinLTO promotion) and ".part.<n>" (GCC partial inlining) components are
