@@ -37,7 +37,8 @@ static int write_counter(pk_out_file *o, const pk_pairmap *m, const char *sep, u
     for (size_t i = 0; i < n; i++)
         if (v[i].a == PK_AGG_EXTERNAL)
             v[i].a = LLVM_EXTERNAL;
-    qsort(v, n, sizeof *v, cmp_pair);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_pair);
     int rc = pk_out_printf(o, err, "%zu\n", n);
     for (size_t i = 0; i < n && !rc; i++)
         rc = pk_out_printf(o, err, "%llx%s%llx:%llu\n", (unsigned long long)(v[i].a - base), sep,

@@ -53,7 +53,8 @@ static int cmp_entry(const void *x, const void *y)
  * context, in the order of their strings, its ranges then its branches. */
 static int write_entries(entry *v, size_t n, uint64_t base, const char *path, pk_err *err)
 {
-    qsort(v, n, sizeof *v, cmp_entry);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_entry);
     /* equal keys (contexts that differ only by their leaf function) add up */
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
