@@ -154,7 +154,7 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
 typedef struct pk_llvm_unsym_sink {
     void *ctx;
     int (*context)(void *ctx, const char *text, size_t len, size_t lineno, pk_err *err);
-    int (*count)(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t n, pk_err *err);
+    int (*count)(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t n, size_t lineno, pk_err *err);
 } pk_llvm_unsym_sink;
 int pk_llvm_unsym_parse(const char *path, uint64_t base, const pk_llvm_unsym_sink *sink, pk_err *err);
 

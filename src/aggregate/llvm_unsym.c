@@ -160,7 +160,7 @@ int pk_llvm_unsym_parse(const char *path, uint64_t base, const pk_llvm_unsym_sin
                 b += base;
                 if (part && a == LLVM_EXTERNAL)
                     a = PK_AGG_EXTERNAL;
-                if (c && (rc = sink->count(sink->ctx, part, a, b, c, err)))
+                if (c && (rc = sink->count(sink->ctx, part, a, b, c, lineno, err)))
                     break;
             }
         }
@@ -171,8 +171,9 @@ done:
     return rc ? -1 : 0;
 }
 
-static int flat_count(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t c, pk_err *err)
+static int flat_count(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t c, size_t lineno, pk_err *err)
 {
+    (void)lineno;
     pk_rawprof *into = ctx;
     if (pk_pairmap_add(kind ? &into->branches : &into->ranges, a, b, c))
         return pk_err_set(err, "out of memory");

@@ -234,6 +234,8 @@ static int read_context(void *cb, const char *text, size_t len, size_t lineno, p
 {
     ctx_reader *r = cb;
     uint64_t id = PK_LINE_CTX_NONE;
+    if (r->flat->ranges.len || r->flat->branches.len)
+        return pk_err_set(err, "%s: line %zu: a context after counts without one", r->path, lineno);
     if (len >= 2 && text[0] == '0' && text[1] == 'x')
         return pk_err_set(err, "%s: line %zu: '[%.*s]': llvm-profgen's context text of a binary with "
                           "pseudo-probes (call-site addresses) is not supported as input", r->path, lineno,
@@ -250,12 +252,10 @@ static int read_context(void *cb, const char *text, size_t len, size_t lineno, p
     return pk_csraw_intern(r->cs, &id, 1, &r->ctx, err);
 }
 
-static int read_count(void *cb, int kind, uint64_t a, uint64_t b, uint64_t n, pk_err *err)
+static int read_count(void *cb, int kind, uint64_t a, uint64_t b, uint64_t n, size_t lineno, pk_err *err)
 {
     ctx_reader *r = cb;
-    if (!r->in_ctx) {
-        if (r->cs->ranges.len || r->cs->branches.len)
-            return pk_err_set(err, "%s: counts without a context after contexts", r->path);
+    if (!r->in_ctx) { /* a flat text (contexts, once begun, go on to the end) */
         pk_pairmap *m = kind ? &r->flat->branches : &r->flat->ranges;
         if (kind)
             r->flat->stats.branches += n;
@@ -263,10 +263,8 @@ static int read_count(void *cb, int kind, uint64_t a, uint64_t b, uint64_t n, pk
             r->flat->stats.ranges += n;
         return pk_pairmap_add(m, a, b, n) ? pk_err_set(err, "out of memory") : 0;
     }
-    if (r->flat->ranges.len || r->flat->branches.len)
-        return pk_err_set(err, "%s: a context after counts without one", r->path);
     if (pk_csraw_add(r->cs, r->ctx, kind, a, b, n, err)) {
-        pk_err_prefix(err, "%s", r->path);
+        pk_err_prefix(err, "%s: line %zu", r->path, lineno);
         return -1;
     }
     return 0;

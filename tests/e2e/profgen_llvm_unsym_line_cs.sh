@@ -69,4 +69,12 @@ printf '[main:x @ foo]\n0\n0\n' > "$T/bad.raw"
 "$PGOKIT" llvm-profgen --binary="$T/probe_inline" --unsymbolized-profile="$T/bad.raw" --output="$T/bad.prof" 2> "$T/bad.err"
 check "damaged context: line 1 named" grep -q "bad.raw: line 1" "$T/bad.err"
 check "damaged context: nothing written" test ! -e "$T/bad.prof"
+printf '[main:1 @ foo\n0\n0\n' > "$T/open.raw"
+"$PGOKIT" llvm-profgen --binary="$T/probe_inline" --unsymbolized-profile="$T/open.raw" --output="$T/bad.prof" 2> "$T/open.err"
+check "a context without its ']': line 1 named" grep -q "open.raw: line 1: .* does not end with ']'" "$T/open.err"
+# flat counts, then a context: the line is named, nothing written
+printf '1\n10-20:3\n0\n[main:1 @ foo]\n0\n0\n' > "$T/mix.raw"
+"$PGOKIT" llvm-profgen --binary="$T/probe_inline" --unsymbolized-profile="$T/mix.raw" --output="$T/bad.prof" 2> "$T/mix.err"
+check "flat counts then a context: line 4 named" grep -q "mix.raw: line 4: a context after counts without one" "$T/mix.err"
+check "nothing written" test ! -e "$T/bad.prof"
 finish
