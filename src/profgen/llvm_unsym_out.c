@@ -221,6 +221,35 @@ int pk_llvm_unsym_write_line_cs(const pk_csraw *cs, pk_binary *bin, uint64_t bas
     return rc;
 }
 
+int pk_llvm_unsym_write_named(const pk_csraw *cs, pk_profset *ps, pk_binary *bin, uint64_t base, const char *path,
+                              pk_err *err)
+{
+    line_sink s = {.elf = pk_binary_elf(bin), .names = ps};
+    pk_vec_init(&s.text, sizeof(char *));
+    pk_vec_init(&s.v, sizeof(entry));
+    int rc = 0;
+    for (int kind = 0; kind < 2 && !rc; kind++) {
+        const pk_pairmap *m = kind ? &cs->branches : &cs->ranges;
+        for (size_t i = 0; i < m->cap && !rc; i++) {
+            if (!m->e[i].n)
+                continue;
+            uint32_t ctx, n;
+            uint64_t a, b;
+            pk_csraw_key(cs, &m->e[i], &ctx, &a, &b);
+            const uint64_t *id = pk_csraw_ctx(cs, ctx, &n);
+            pk_ctx_id key = n == 1 && id[0] != PK_LINE_CTX_NONE ? (pk_ctx_id)id[0] : PK_NO_CTX;
+            rc = line_entry(&s, key, kind, a, b, m->e[i].n, false, err);
+        }
+    }
+    if (!rc)
+        rc = write_entries(s.v.data, s.v.len, base, path, err);
+    for (size_t i = 0; i < s.text.len; i++)
+        free(PK_VEC_AT(&s.text, char *, i));
+    pk_vec_free(&s.text);
+    pk_vec_free(&s.v);
+    return rc;
+}
+
 typedef struct ctx_reader {
     pk_rawprof *flat;
     pk_csraw *cs;

@@ -34,6 +34,11 @@ int pk_llvm_unsym_write_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, co
 int pk_llvm_unsym_write_line_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, const pk_profgen_opts *opts,
                                 const char *path, pk_err *err);
 
+/* Writes contexts read by pk_llvm_unsym_read_ctx (`cs`, their names in
+ * `ps`) back as the same text. */
+int pk_llvm_unsym_write_named(const pk_csraw *cs, pk_profset *ps, pk_binary *bin, uint64_t base, const char *path,
+                              pk_err *err);
+
 /* Reads llvm-profgen's unsymbolized text, flat or with line-based contexts:
  * counts outside any context into `flat`; each context interned into `ps`
  * and its counts kept in `cs` (initialised, based at the binary's preferred

@@ -768,8 +768,10 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         if (!req->raw_llvm_text) {
             rc = pk_rawprof_write(&r.raw, req->output, err);
         } else if (r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) {
-            rc = probe ? pk_llvm_unsym_write_cs(&r.csr, r.bin, llvm_base(&r, req), req->output, err)
-                       : pk_llvm_unsym_write_line_cs(&r.csr, r.bin, llvm_base(&r, req), &req->gen, req->output, err);
+            uint64_t base = llvm_base(&r, req);
+            rc = probe     ? pk_llvm_unsym_write_cs(&r.csr, r.bin, base, req->output, err)
+                 : r.named ? pk_llvm_unsym_write_named(&r.csr, &r.ps, r.bin, base, req->output, err)
+                           : pk_llvm_unsym_write_line_cs(&r.csr, r.bin, base, &req->gen, req->output, err);
         } else {
             rc = pk_llvm_unsym_write_flat(&r.raw, r.bin, llvm_base(&r, req), req->output, err);
         }

@@ -54,6 +54,11 @@ PY
         check "$prog: the profile llvm-profgen-19 makes of it $opts" cmp "$T/$prog.ll.prof" "$T/$prog.pk.prof"
     done
 done
+# the text read and written again (--unsymbolized-profile with
+# --skip-symbolization): the same text
+check "probe_inline: llvm-profgen-19's text read and written back" "$PGOKIT" llvm-profgen -q --format=text \
+    --binary="$T/probe_inline" --unsymbolized-profile="$T/probe_inline.ll.raw" --skip-symbolization --output="$T/rt.raw"
+check "probe_inline: the same text" cmp "$T/probe_inline.ll.raw" "$T/rt.raw"
 check "probe_inline: contexts of inlined code" grep -q ' @ top:[0-9.]* @ l1:[0-9.]* @ ' "$T/probe_inline.pk.raw"
 # a profile from our own text is the one pgokit makes from the samples
 "$PGOKIT" llvm-profgen -q --format=text --binary="$T/probe_inline" --unsymbolized-profile="$T/probe_inline.pk.raw" \
