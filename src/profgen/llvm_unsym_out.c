@@ -133,18 +133,16 @@ int pk_llvm_unsym_write_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, co
             pk_csraw_key(cs, &m->e[i], &ctx, &a, &b);
             if (!pk_elf_func_at(elf, b))
                 continue;
-            if (a == PK_AGG_EXTERNAL) {
+            const char *name = names[ctx];
+            if (a == PK_AGG_EXTERNAL || !pk_elf_func_at(elf, a)) {
                 if (!kind)
                     continue;
                 a = LLVM_EXTERNAL;
-            } else if (!pk_elf_func_at(elf, a)) {
-                if (!kind)
-                    continue;
-                a = LLVM_EXTERNAL;
+                name = ""; /* llvm-profgen keeps these in the root context, [] */
             } else if (!kind && pk_binary_range_crosses_uncond(bin, a, b)) {
                 continue;
             }
-            v[n++] = (entry){names[ctx], kind, a, b, m->e[i].n};
+            v[n++] = (entry){name, kind, a, b, m->e[i].n};
         }
     }
     rc = write_entries(v, n, base, path, err);

@@ -18,7 +18,8 @@ int pk_llvm_unsym_write_flat(const pk_rawprof *raw, pk_binary *bin, uint64_t bas
 /* Writes `cs` as llvm-profgen does: per context ("[0xSITE @ 0xSITE...]", the
  * callers' call-site addresses outermost first, the leaf function left out,
  * contexts sorted as strings) its ranges then its branches, addresses
- * relative to `base`; only what lies in the binary's function symbols
+ * relative to `base`; branches from outside the binary in the root context
+ * "[]", as llvm-profgen records them; only what lies in the binary's function symbols
  * (llvm-profgen disassembles no more), ranges that ran straight (no call,
  * return or jump before their end). Atomic: a failure leaves no file. */
 int pk_llvm_unsym_write_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, const char *path, pk_err *err);
