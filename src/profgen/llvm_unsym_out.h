@@ -1,6 +1,8 @@
 /* llvm_unsym_out.h — llvm-profgen's unsymbolized text as its
- * --skip-symbolization writes it: of a flat raw profile, and of a probe-based
- * context-sensitive one (a pseudo-probe binary, samples with stacks). Both
+ * --skip-symbolization writes it: of a flat raw profile, of a probe-based
+ * context-sensitive one (a pseudo-probe binary, samples with stacks), and of
+ * a line-based one (source-frame contexts); and the line-based context text
+ * read back (--unsymbolized-profile; the flat text: aggregate/). The writers
  * keep what llvm-profgen keeps: what lies in the binary's function symbols
  * (llvm-profgen disassembles no more), ranges that ran straight (no call,
  * return or jump before their end). The text format: aggregate/llvm_unsym.c. */
