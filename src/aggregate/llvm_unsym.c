@@ -1,12 +1,17 @@
 /* llvm_unsym.c — llvm-profgen's unsymbolized profile text (what its
- * --skip-symbolization writes and --unsymbolized-profile reads), for flat
- * (context-free) profiles:
+ * --skip-symbolization writes and --unsymbolized-profile reads):
  *
+ *     [context]          context-sensitive text only, before each block:
+ *                        "0x5b0 @ 0x634" (call sites, pseudo-probe binaries),
+ *                        "main:1 @ foo:3 @ bar" (source frames), "" (none)
  *     N                  number of fall-through ranges
  *     begin-end:count    hex addresses, end inclusive; N lines
  *     M                  number of branches
  *     source->target:count
  *
+ * (the lines of a context's block are indented by two spaces). The flat
+ * text is read here; the contexts are handed to the caller's sink
+ * (pk_llvm_unsym_parse).
  * Addresses are relative to `base` (llvm-profgen's --use-offset, its
  * default: the first executable segment's page) or absolute (base 0). A
  * source outside the binary is llvm-profgen's external address, 1, written
