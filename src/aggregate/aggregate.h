@@ -191,9 +191,21 @@ void pk_raw_writer_abort(pk_raw_writer *w);
  * --unsymbolized-profile input), flat profiles only: ranges then branches,
  * hex addresses relative to `base` (0: absolute), llvm-profgen's external
  * address 1 for PK_AGG_EXTERNAL. The reader adds into `into` (initialised by
- * the caller); a calling context ("[...]") is refused, errors name the line. */
+ * the caller); a calling context ("[...]") is refused, errors name the line
+ * (see pk_llvm_unsym_parse for context-sensitive text). */
 int pk_llvm_unsym_write(const pk_rawprof *r, uint64_t base, const char *path, pk_err *err);
 int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err);
+/* The same text, contexts and all, handed over piece by piece: a context's
+ * text between its brackets (sink->context NULL: a context is an error),
+ * then each count (kind 0: range begin..end, 1: branch source or
+ * PK_AGG_EXTERNAL -> target; absolute addresses). A callback's nonzero
+ * return stops the reading (err set). */
+typedef struct pk_llvm_unsym_sink {
+    void *ctx;
+    int (*context)(void *ctx, const char *text, size_t len, size_t lineno, pk_err *err);
+    int (*count)(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t n, size_t lineno, pk_err *err);
+} pk_llvm_unsym_sink;
+int pk_llvm_unsym_parse(const char *path, uint64_t base, const pk_llvm_unsym_sink *sink, pk_err *err);
 
 /* ---- the aggregator ---- */
 typedef struct pk_agg_opts {

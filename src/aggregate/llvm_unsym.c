@@ -1,12 +1,17 @@
 /* llvm_unsym.c — llvm-profgen's unsymbolized profile text (what its
- * --skip-symbolization writes and --unsymbolized-profile reads), for flat
- * (context-free) profiles:
+ * --skip-symbolization writes and --unsymbolized-profile reads):
  *
+ *     [context]          context-sensitive text only, before each block:
+ *                        "0x5b0 @ 0x634" (call sites, pseudo-probe binaries),
+ *                        "main:1 @ foo:3 @ bar" (source frames), "" (none)
  *     N                  number of fall-through ranges
  *     begin-end:count    hex addresses, end inclusive; N lines
  *     M                  number of branches
  *     source->target:count
  *
+ * (the lines of a context's block are indented by two spaces). The flat
+ * text is read here; the contexts are handed to the caller's sink
+ * (pk_llvm_unsym_parse).
  * Addresses are relative to `base` (llvm-profgen's --use-offset, its
  * default: the first executable segment's page) or absolute (base 0). A
  * source outside the binary is llvm-profgen's external address, 1, written
@@ -37,7 +42,8 @@ static int write_counter(pk_out_file *o, const pk_pairmap *m, const char *sep, u
     for (size_t i = 0; i < n; i++)
         if (v[i].a == PK_AGG_EXTERNAL)
             v[i].a = LLVM_EXTERNAL;
-    qsort(v, n, sizeof *v, cmp_pair);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_pair);
     int rc = pk_out_printf(o, err, "%zu\n", n);
     for (size_t i = 0; i < n && !rc; i++)
         rc = pk_out_printf(o, err, "%llx%s%llx:%llu\n", (unsigned long long)(v[i].a - base), sep,
@@ -94,7 +100,7 @@ static bool parse_u64(const char *s, size_t len, int radix, uint64_t *out)
     return true;
 }
 
-int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err)
+int pk_llvm_unsym_parse(const char *path, uint64_t base, const pk_llvm_unsym_sink *sink, pk_err *err)
 {
     pk_mapped_file f;
     if (pk_file_map(&f, path, err))
@@ -115,9 +121,24 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
                 break;
             }
             if (part == 0 && line[0] == '[') {
-                rc = pk_err_set(err, "%s: line %zu: a calling context ('%.*s'): context-sensitive unsymbolized "
-                                "profiles are not supported", path, lineno, (int)(len > 60 ? 60 : len), line);
-                break;
+                if (!sink->context) {
+                    rc = pk_err_set(err, "%s: line %zu: a calling context ('%.*s'): context-sensitive "
+                                    "unsymbolized profiles are not supported here", path, lineno,
+                                    (int)(len > 60 ? 60 : len), line);
+                    break;
+                }
+                if (line[len - 1] != ']') {
+                    rc = pk_err_set(err, "%s: line %zu: '%.*s': a context does not end with ']'", path, lineno,
+                                    (int)(len > 60 ? 60 : len), line);
+                    break;
+                }
+                if ((rc = sink->context(sink->ctx, line + 1, len - 2, lineno, err)))
+                    break;
+                if (!next_line(&p, end, &line, &len, &lineno)) {
+                    rc = pk_err_set(err, "%s: line %zu: the file ends where a count of ranges was expected",
+                                    path, lineno + 1);
+                    break;
+                }
             }
             if (!parse_u64(line, len, 10, &n)) {
                 rc = pk_err_set(err, "%s: line %zu: '%.*s' is not a count of %s", path, lineno,
@@ -144,12 +165,8 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
                 b += base;
                 if (part && a == LLVM_EXTERNAL)
                     a = PK_AGG_EXTERNAL;
-                if (c && pk_pairmap_add(part ? &into->branches : &into->ranges, a, b, c))
-                    rc = pk_err_set(err, "out of memory");
-                if (part)
-                    into->stats.branches += c;
-                else
-                    into->stats.ranges += c;
+                if (c && (rc = sink->count(sink->ctx, part, a, b, c, lineno, err)))
+                    break;
             }
         }
         any = true;
@@ -157,4 +174,23 @@ int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err
 done:
     pk_file_unmap(&f);
     return rc ? -1 : 0;
+}
+
+static int flat_count(void *ctx, int kind, uint64_t a, uint64_t b, uint64_t c, size_t lineno, pk_err *err)
+{
+    (void)lineno;
+    pk_rawprof *into = ctx;
+    if (pk_pairmap_add(kind ? &into->branches : &into->ranges, a, b, c))
+        return pk_err_set(err, "out of memory");
+    if (kind)
+        into->stats.branches += c;
+    else
+        into->stats.ranges += c;
+    return 0;
+}
+
+int pk_llvm_unsym_read(pk_rawprof *into, const char *path, uint64_t base, pk_err *err)
+{
+    pk_llvm_unsym_sink sink = {.ctx = into, .count = flat_count};
+    return pk_llvm_unsym_parse(path, base, &sink, err);
 }

@@ -430,7 +430,20 @@ typedef struct pk_dwarf_func {
     uint32_t nranges;
     const pk_addr_range *ranges; /* as listed in the DIE (empty ranges dropped) */
     uint64_t entry_pc;           /* DW_AT_low_pc, else the first range's begin as listed */
+    /* Several DIEs of one name are one function in a profile (a coroutine's
+     * ramp and its .resume/.destroy/.cleanup funclets): next_part is the
+     * next of them (a ring; NULL when the name is the DIE's alone), and
+     * not_entry marks a part whose start carries ELF symbols of other names
+     * only (a funclet: a branch there does not enter the function). */
+    const struct pk_dwarf_func *next_part;
+    bool not_entry;
 } pk_dwarf_func;
+
+/* Whether a branch to vaddr enters f (its entry, not a funclet's start). */
+static inline bool pk_dwarf_func_entered_at(const pk_dwarf_func *f, uint64_t vaddr)
+{
+    return f->entry_pc == vaddr && !f->not_entry;
+}
 
 /* All DWARF functions of all CUs (built on first call: one pass over the
  * DIEs), sorted by entry_pc. */

@@ -210,13 +210,21 @@ static int load_symbols(pk_elf *e, const pk_elf *src, pk_err *err)
         uint8_t info = s[4];
         uint8_t type = ELF64_ST_TYPE(info), bind = ELF64_ST_BIND(info);
         uint16_t shndx = pk_ld16(s + 6);
-        if (type != STT_FUNC && type != STT_GNU_IFUNC)
-            continue;
         if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+            continue;
+        /* Sized untyped symbols in code are code too: a split function's
+         * cold part ("foo.cold", which some compilers leave untyped), as
+         * llvm-profgen, which disassembles every symbol of a code section.
+         * (Labels and AArch64's mapping symbols "$x"/"$d" have no size.) */
+        bool sized_code = type == STT_NOTYPE && pk_ld64(s + 16) && shndx < src->nsections &&
+                          (src->sections[shndx].flags & SHF_EXECINSTR);
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && !sized_code)
             continue;
         const char *name = strtab_get(str, str_size, pk_ld32(s));
         if (!name)
             return bad(err, src, tab->offset + i * SYM_SIZE, "symbol name offset outside the string table");
+        if (sized_code && (name[0] == '$' || !strncmp(name, ".L", 2)))
+            continue;
         pk_elf_symbol *f = &e->funcs[e->nfuncs++];
         f->name = name;
         f->addr = pk_ld64(s + 8);

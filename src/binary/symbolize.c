@@ -446,6 +446,65 @@ static int cmp_func(const void *a, const void *b)
     return x->ranges < y->ranges ? -1 : x->ranges > y->ranges;
 }
 
+static int cmp_func_name(const void *a, const void *b)
+{
+    const pk_dwarf_func *x = *(const pk_dwarf_func *const *)a, *y = *(const pk_dwarf_func *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/* sym names f, or f with a suffix a profile drops (LLVM's ".llvm.N",
+ * ".part.N", ".__uniq.N") */
+static bool names_func(const char *sym, const char *f)
+{
+    size_t n = strlen(f);
+    if (strncmp(sym, f, n))
+        return false;
+    return !sym[n] || !strncmp(sym + n, ".llvm.", 6) || !strncmp(sym + n, ".part.", 6) ||
+           !strncmp(sym + n, ".__uniq.", 8);
+}
+
+/* Whether some ELF function symbol at f's entry names it. */
+static bool entry_named(const pk_elf *elf, const pk_dwarf_func *f)
+{
+    size_t n;
+    const pk_elf_symbol *all = pk_elf_funcs(elf, &n), *p = pk_elf_func_at(elf, f->entry_pc);
+    if (!p || p->addr != f->entry_pc)
+        return false;
+    for (; p < all + n && p->addr == f->entry_pc; p++)
+        if (p->name && names_func(p->name, f->name))
+            return true;
+    return false;
+}
+
+/* Links the DIEs that share a name (next_part) and marks which of them are
+ * not the function's entry, as llvm-profgen decides: a part is an entry
+ * when an ELF symbol of its name starts it. */
+static int link_parts(pk_symbolizer *s, pk_dwarf_func *funcs, size_t n, pk_err *err)
+{
+    pk_dwarf_func **by = malloc((n ? n : 1) * sizeof *by);
+    if (!by)
+        return pk_err_set(err, "%s: out of memory", s->path);
+    for (size_t i = 0; i < n; i++) {
+        by[i] = &funcs[i];
+        funcs[i].next_part = NULL;
+        funcs[i].not_entry = false;
+    }
+    qsort(by, n, sizeof *by, cmp_func_name);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && !strcmp(by[j]->name, by[i]->name))
+            j++;
+        for (size_t k = i; j - i > 1 && k < j; k++) {
+            by[k]->next_part = by[k + 1 < j ? k + 1 : i];
+            by[k]->not_entry = !entry_named(s->elf, by[k]);
+        }
+        i = j;
+    }
+    free(by);
+    return 0;
+}
+
 typedef struct fmap { uint64_t lo, hi; uint32_t func; } fmap;
 
 static int cmp_fmap(const void *a, const void *b)
@@ -504,6 +563,8 @@ int pk_dwarf_funcs(pk_symbolizer *s, const pk_dwarf_func **funcs, size_t *count,
             }
         }
         qsort(s->funcs, nf, sizeof *s->funcs, cmp_func);
+        if (link_parts(s, s->funcs, nf, err))
+            return -1;
         size_t nm = 0;
         for (size_t i = 0; i < nf; i++)
             for (uint32_t r = 0; r < s->funcs[i].nranges; r++) {

@@ -17,7 +17,7 @@ static const char usage_text[] =
     "       (or pgokit through a link named llvm-profgen)\n"
     "\n"
     "llvm-profgen's options, with its meanings ('-opt' and '--opt', '=V' and ' V' alike):\n"
-    "  --binary, --debug-binary, --perfscript, --perfdata, --output (-o), --format\n"
+    "  --binary, --debug-binary, --dwp, --perfscript, --perfdata, --output (-o), --format\n"
     "  (text|binary|extbinary|gcc), --pid, --ignore-stack-samples, --use-dwarf-correlation,\n"
     "  --infer-missing-frames, --compress-recursion, --csprof-max-context-depth,\n"
     "  --csprof-max-cold-context-depth, --csprof-merge-cold-context, --trim-cold-profile,\n"
@@ -27,15 +27,15 @@ static const char usage_text[] =
     "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
     "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
     "  --perf-event(s), --sample-period, --leading-ip-only,\n"
-    "  --skip-symbolization (flat text; context text of pseudo-probe binaries),\n"
-    "  --unsymbolized-profile (flat text), --llvm-sample-profile, --use-offset,\n"
+    "  --skip-symbolization, --unsymbolized-profile (flat or line-based context text;\n"
+    "  probe-based context text is written, not read), --llvm-sample-profile, --use-offset,\n"
     "  --use-first-loadable-segment-as-base.\n"
     "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
     "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
 /* Options passed on as they are (pgokit profgen has them, same meaning). */
 static const char *const same_value[] = {
-    "--binary", "--debug-binary", "--output", "--format", "--pid", "--compress-recursion",
+    "--binary", "--debug-binary", "--dwp", "--output", "--format", "--pid", "--compress-recursion",
     "--csprof-max-context-depth", "--csprof-max-cold-context-depth", "--profile-summary-hot-count",
     "--profile-summary-cold-count", "--profile-summary-cutoff-hot", "--profile-summary-cutoff-cold",
     "--sample-profile-hot-inline-threshold", "--sample-profile-cold-inline-threshold",

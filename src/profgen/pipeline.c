@@ -325,6 +325,7 @@ typedef struct run {
     pk_agg_target target;
     pk_rawprof raw;
     bool raw_init, cs_init, probes_init, ps_init, nested_init;
+    bool named;                      /* csr's contexts are ps's (llvm-profgen's line-based text) */
     pk_csraw csr;
     pk_ipraw ip;                     /* IP samples, until inferred into ranges */
     bool ip_init;
@@ -425,8 +426,22 @@ static int read_inputs(run *r, bool probe, pk_err *err)
             continue;
         }
         if (in->kind == PK_INPUT_LLVM_UNSYM) {
-            if (pk_llvm_unsym_read(&r->raw, in->path, llvm_base(r, req), err))
+            if (probe) {
+                if (pk_llvm_unsym_read(&r->raw, in->path, llvm_base(r, req), err))
+                    return -1;
+                continue;
+            }
+            /* line-based contexts: named by their source frames, which
+             * become the profile's contexts as they are */
+            if (!r->ps_init && pk_profset_init(&r->ps, err))
                 return -1;
+            r->ps_init = true;
+            if (!r->cs_init && pk_csraw_init(&r->csr, r->target.preferred_base, err))
+                return -1;
+            r->cs_init = true;
+            if (pk_llvm_unsym_read_ctx(&r->raw, &r->csr, &r->ps, in->path, llvm_base(r, req), err))
+                return -1;
+            r->named = pk_csraw_num_ctxs(&r->csr) > 0;
             continue;
         }
         /* probe-based contexts use no branch but calls and tail calls */
@@ -601,13 +616,15 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
 {
     const pk_pipeline_request *req = r->req;
     pk_pipeline_report *rep = r->rep;
-    if (pk_profset_init(&r->ps, err))
+    if (!r->ps_init && pk_profset_init(&r->ps, err))
         return -1;
     r->ps_init = true;
     *result = &r->ps;
     if (req->phase)
         req->phase(req->cb_ctx, "symbolizing");
-    if (mode == PK_MODE_CS || mode == PK_MODE_LINE_CS) {
+    if (r->named) {
+        pk_binary_drop_insns(r->bin);
+    } else if (mode == PK_MODE_CS || mode == PK_MODE_LINE_CS) {
         if (prepare_contexts(r, mode, err))
             return -1;
         /* The unwinder's decoded functions: done with. (No malloc_trim here
@@ -631,7 +648,8 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
                trim_flat(req, &r->ps, err);
     rep->distinct_ranges = r->csr.ranges.len;
     int g = mode == PK_MODE_CS ? pk_profgen_probe_cs_opts(r->bin, &r->probes, &r->csr, &req->gen, &r->ps, &rep->probe, err)
-                               : pk_profgen_line_cs(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err);
+          : r->named ? pk_profgen_line_cs_named(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err)
+                     : pk_profgen_line_cs(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err);
     /* The counts are in the profile now: free the address-level data
      * before the pre-inliner's peak (the context count is kept for the
      * summary; ranges were counted before probe_cs freed them). */
@@ -791,12 +809,10 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         if (!req->raw_llvm_text) {
             rc = pk_rawprof_write(&r.raw, req->output, err);
         } else if (r.cs_init && (r.csr.ranges.len || r.csr.branches.len)) {
-            if (probe)
-                rc = pk_llvm_unsym_write_cs(&r.csr, r.bin, llvm_base(&r, req), req->output, err);
-            else
-                pk_err_set(err, "the samples have call stacks: llvm-profgen's context-sensitive unsymbolized "
-                                "text of a binary without pseudo-probes (contexts of source lines) is not "
-                                "supported (--ignore-stack-samples gives the flat text)");
+            uint64_t base = llvm_base(&r, req);
+            rc = probe     ? pk_llvm_unsym_write_cs(&r.csr, r.bin, base, req->output, err)
+                 : r.named ? pk_llvm_unsym_write_named(&r.csr, &r.ps, r.bin, base, req->output, err)
+                           : pk_llvm_unsym_write_line_cs(&r.csr, r.bin, base, &req->gen, req->output, err);
         } else {
             rc = pk_llvm_unsym_write_flat(&r.raw, r.bin, llvm_base(&r, req), req->output, err);
         }
@@ -807,7 +823,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         pk_err_set(err, "no samples of %s in the input", req->binary);
         goto out;
     }
-    bool have_ctx = r.cs_init && (rep->unwind.samples_unwound || rep->from_ip) && pk_csraw_num_ctxs(&r.csr);
+    bool have_ctx = r.cs_init && (rep->unwind.samples_unwound || rep->from_ip || r.named) && pk_csraw_num_ctxs(&r.csr);
     rep->have_contexts = have_ctx;
     if (r.cs_init && rep->raw_v1_inputs && req->warning) {
         char msg[300];

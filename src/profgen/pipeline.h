@@ -27,7 +27,8 @@ enum pk_input_kind {
     PK_INPUT_SCRIPT,     /* `perf script` text */
     PK_INPUT_RAW,        /* a raw profile written by --raw-only (version 1 or 2) */
     PK_INPUT_PPROF,      /* gzip-compressed profile.proto */
-    PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat), see llvm_addresses */
+    PK_INPUT_LLVM_UNSYM, /* llvm-profgen's unsymbolized text (flat, or line-based contexts),
+                            see llvm_absolute */
     PK_INPUT_PROFILE,    /* a sample profile (llvm-profgen's --llvm-sample-profile): only
                             the post-processing runs on it (cold trimming, the pre-inliner,
                             nesting); the only input */
@@ -59,7 +60,7 @@ typedef struct pk_pipeline_request {
      * (tail-call frames, depth trimming, flow inference: at generation) */
     uint32_t raw_version;
     bool raw_llvm_text;              /* raw_only: as llvm-profgen's unsymbolized text
-                                        (--skip-symbolization; flat samples only) */
+                                        (--skip-symbolization) */
     /* llvm-profgen's sample selection and weighting: only these perf events
      * (perf script text's event field), the sampling period (an LBR sample
      * of n entries counts period / (n - 1) times; 0: unscaled), and profiles

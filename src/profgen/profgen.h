@@ -91,6 +91,30 @@ struct pk_csraw;
 int pk_profgen_line_cs(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
                        pk_profset *out, pk_profgen_stats *stats, pk_err *err);
 
+/* The same from contexts already symbolized: each context of `raw` is one
+ * element, the id of a context of `out` (its frames as llvm-profgen's
+ * line-based unsymbolized text names them, the leaf's inline frames
+ * included), or PK_LINE_CTX_NONE (its "[]": only head samples from outside).
+ * Each instruction counts at its innermost location in the context as named;
+ * a branch's call site is its source's innermost location. */
+#define PK_LINE_CTX_NONE UINT64_MAX
+int pk_profgen_line_cs_named(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
+                             pk_profset *out, pk_profgen_stats *stats, pk_err *err);
+
+/* llvm-profgen's keys for the line-based unsymbolized text of `raw`: every
+ * range split where the inline frames of its instructions change (walking
+ * back from its end, as llvm-profgen's unwinder), each piece and each branch
+ * keyed by the context's call sites and the inline frames of its first
+ * instruction (of its source), recursion compressed and trimmed as opts
+ * asks, interned into `names`; a key without debug information, or of a
+ * branch from outside, is PK_NO_CTX. Ranges that did not run straight or
+ * leave their DWARF function are left out (counted in `stats`, may be
+ * NULL, by reason). emit() gets each piece. */
+typedef int (*pk_line_key_fn)(void *cb, pk_ctx_id key, int kind, uint64_t a, uint64_t b, uint64_t n,
+                              bool leaf_inlined, pk_err *err);
+int pk_profgen_line_cs_keys(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
+                            pk_profset *names, pk_line_key_fn emit, void *cb, pk_profgen_stats *stats, pk_err *err);
+
 /* The name clang looks a function profile up by: trailing ".llvm.<n>"
  * (ThinLTO promotion) and ".part.<n>" (GCC partial inlining) components are
  * removed; ".__uniq.<n>" (-funique-internal-linkage-names) is kept, since the

@@ -3,6 +3,7 @@
 #include "binary/binary.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define MANY 2 /* path counts saturate here: 0, 1 (unique), 2 (ambiguous) */
 
@@ -20,6 +21,8 @@ struct tc_memo {
 struct tc {
     pk_binary *bin;
     pk_elf *elf;
+    pk_symbolizer *sym;           /* NULL: no DWARF (or not asked yet: sym_tried) */
+    bool sym_tried;
     pk_listmap edges_of;          /* function entry → struct tc_edge */
     pk_u64map seen_edge;          /* hash(site, to) → 1 */
     pk_u64map decoded;            /* function entry → 1 once its static tail calls are in */
@@ -44,8 +47,25 @@ static uint64_t func_entry(struct tc *t, uint64_t addr)
     return f ? f->addr : 0;
 }
 
+/* A jump between two parts of one DWARF function (into its cold part, or
+ * back) is no tail call, though each part has a symbol of its own. */
+static bool same_function(struct tc *t, uint64_t a, uint64_t b)
+{
+    if (!t->sym_tried) {
+        pk_err ignored;
+        t->sym_tried = true;
+        if (pk_binary_symbolizer(t->bin, &t->sym, &ignored))
+            t->sym = NULL;
+    }
+    const pk_dwarf_func *fa = t->sym ? pk_dwarf_func_at(t->sym, a) : NULL;
+    const pk_dwarf_func *fb = t->sym ? pk_dwarf_func_at(t->sym, b) : NULL;
+    return fa && fb && (fa == fb || !strcmp(fa->name, fb->name));
+}
+
 static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to, bool sampled)
 {
+    if (same_function(t, site, to))
+        return 0;
     uint64_t *seen = pk_u64map_slot(&t->seen_edge, pk_hash64(site) ^ to);
     if (!seen)
         return pk_err_set(t->err, "out of memory");

@@ -80,6 +80,18 @@ static inline bool fits(const pk_csraw *r, uint64_t a)
     return a - r->base < PK_CS_EXTERNAL_OFF; /* below base wraps around to huge */
 }
 
+int pk_csraw_add(pk_csraw *r, uint32_t ctx, int kind, uint64_t a, uint64_t b, uint64_t n, pk_err *err)
+{
+    bool ext = kind && a == PK_AGG_EXTERNAL;
+    if ((!ext && !fits(r, a)) || !fits(r, b))
+        return pk_err_set(err, "%s %llx-%llx: outside the binary", kind ? "branch" : "range", (unsigned long long)a,
+                          (unsigned long long)b);
+    uint64_t key = (uint64_t)ctx << 32 | (ext ? PK_CS_EXTERNAL_OFF : a - r->base);
+    if (pk_pairmap_add(kind ? &r->branches : &r->ranges, key, b - r->base, n))
+        return pk_err_set(err, "out of memory");
+    return 0;
+}
+
 /* Adds src's range and branch counts to out's under the context ids
  * newid[src id]. `disjoint`: the keys are mostly new to out (room for both
  * tables); else mostly shared (room for the larger one). Either way out is

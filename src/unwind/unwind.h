@@ -120,6 +120,9 @@ int pk_csraw_merge_trimmed(pk_csraw *dst, const pk_csraw *src, int max_depth, pk
 /* Adds src's counts, summed over its contexts, to a flat profile (its
  * ranges and branches keyed by vaddrs). */
 int pk_csraw_add_flat(const pk_csraw *src, pk_rawprof *flat, pk_err *err);
+/* Adds a count to context ctx: kind 0 a range (a..b), 1 a branch (a, or
+ * PK_AGG_EXTERNAL, -> b); vaddrs must lie within 4 GiB above the base. */
+int pk_csraw_add(pk_csraw *r, uint32_t ctx, int kind, uint64_t a, uint64_t b, uint64_t n, pk_err *err);
 /* Decodes a range/branch key back into (ctx, begin/source vaddr or
  * PK_AGG_EXTERNAL, end/target vaddr). */
 void pk_csraw_key(const pk_csraw *r, const pk_pair_count *e, uint32_t *ctx, uint64_t *a, uint64_t *b);

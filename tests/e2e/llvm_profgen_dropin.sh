@@ -42,8 +42,19 @@ check "default format: llvm-profdata-19 sees extbinary sections" grep -q 'LBRPro
 llvm-profgen-19 --format=text --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/ign.ll" --ignore-stack-samples 2>/dev/null
 check "--ignore-stack-samples: no contexts" bash -c "! grep -q '^\[' '$T/ign.pk'"
 check "--ignore-stack-samples: similarity >= 97%" atleast "$(similarity "$T/ign.ll" "$T/ign.pk")" 97
+# --dwp: the split-DWARF package of a binary built with -gsplit-dwarf (its
+# .dwo files gone: only the package has the functions)
+mkdir "$T/split"
+(cd "$T/split" && clang-19 -O2 -g -gsplit-dwarf "$src" -o split && llvm-dwp-19 -e split -o split.dwp && rm -f ./*.dwo)
+"$PGOKIT" record --emulate --no-callchain -q -o "$T/split.data" -- "$T/split/split" 20000 >/dev/null
+"$PGOKIT" dump --perfscript "$T/split.data" > "$T/split.script"
+sargs=(--format=text --perfscript="$T/split.script" --binary="$T/split/split" --dwp="$T/split/split.dwp")
+check "--dwp: a profile" "$PGOKIT" llvm-profgen "${sargs[@]}" --output="$T/split.pk" 2>/dev/null
+llvm-profgen-19 "${sargs[@]}" --output="$T/split.ll" 2>/dev/null
+check "--dwp: llvm-profgen-19's profile" cmp "$T/split.ll" "$T/split.pk"
+check "--dwp: the functions are named" grep -q '^main:' "$T/split.pk"
 # refused by name, nothing written
-for o in --dwp="$T/x" --show-mmap-events --show-pseudo-probe; do
+for o in --show-disassembly-only --show-mmap-events --show-pseudo-probe; do
     "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$o" 2> "$T/no.err"
     rc=$?
     name=${o%%=*}
