@@ -5,14 +5,17 @@
  * to it on the host: symbol-free, keyed by build-id) plus metadata (binary
  * name, host, job, time), inserted in one transaction as
  *   profiles(id, content_hash, build_id, bin_name, path, preferred_base,
- *            host, job, ts, added, samples, nranges, nbranches)
- *   ranges(profile_id, a, b, n)      fall-through ranges, offsets from the base
- *   branches(profile_id, a, b, n)    taken branches, offsets (source -1: external)
- *   stats(profile_id, k, v)          nonzero pk_agg_stats words, k = word index
+ *            host, job, ts, added, samples, nranges, nbranches, bid)
+ *   ranges(profile_id, bid, a, b, n)    fall-through ranges, offsets from the base
+ *   branches(profile_id, bid, a, b, n)  taken branches, offsets (source -1: external)
+ *   stats(profile_id, bid, k, v)        nonzero pk_agg_stats words, k = word index
+ * bid is the build-id key (store_int.h): the count tables can be
+ * hash-partitioned on it, over several servers (scripts/store_shard_setup.sql),
+ * and a pull reads only the count rows of its key.
  * An upload whose content hash (the profile's counts and statistics, host
  * and job) is already stored adds nothing, so a retried upload is harmless.
  * `pull` merges every profile of one build-id in the engine (GROUP BY a, b
- * with SUM(n), streamed out) and writes the raw profile that merging the
+ * with SUM(n) over the rows of that key and those profiles, streamed out) and writes the raw profile that merging the
  * uploads as files would write, byte for byte.
  *
  * The target is a file path (SQLite) or a postgresql:// (postgres://)
@@ -26,7 +29,7 @@
 #include "binary/binary.h"
 #include "aggregate/aggregate.h"
 
-#define PK_STORE_SCHEMA_VERSION 2
+#define PK_STORE_SCHEMA_VERSION 3
 
 typedef struct pk_store pk_store;
 
