@@ -52,6 +52,8 @@ store_suite() {
     st list "$DB" >"$O/list.txt"
     check "$L: list: revision 1 with 3 profiles, 3 hosts" \
         bash -c "grep -E '^prog +$R1 +3 +3 ' '$O/list.txt' >/dev/null"
+    check "$L: ... a pull of it makes AutoFDO and probe profiles, not CSSPGO (no contexts stored)" \
+        bash -c "grep -E '^prog +$R1 .* autofdo,probe; no csspgo \(no calling contexts stored\)$' '$O/list.txt' >/dev/null"
 
     # revision 2: newer, but few samples
     check "$L: add revision 2" st add "$DB" -q --binary "$F/r2/prog" --host h4 --job web --time 1d "$F/c1.data"

@@ -83,14 +83,27 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
                  pk_err *err);
 
 /* ---- list, select ---- */
+/* What `profgen` can make of a revision's pull (a flat raw profile: range
+ * and branch counts, no calling contexts). */
+enum {
+    PK_STORE_KIND_AUTOFDO = 1,   /* line-based AutoFDO (clang, gcc): some range or branch counted */
+    PK_STORE_KIND_PROBE = 2,     /* probe-based, from the same counts, if the binary has pseudo-probes
+                                  * (the store cannot tell: it keeps no binary) */
+    PK_STORE_KIND_CSSPGO = 4,    /* context-sensitive: needs calling contexts */
+};
+
 typedef struct pk_store_rev {
     char binary[256];
     char build_id[41];
     uint64_t profiles, hosts, samples;
     int64_t first, last;         /* earliest and latest profile time */
+    uint64_t ranges, branches;   /* distinct ranges and branches, summed over the profiles */
+    unsigned kinds;              /* PK_STORE_KIND_*: what a pull of it can make */
+    const char *no_csspgo;       /* why not CSSPGO (static text), NULL when it can */
 } pk_store_rev;
 
-/* Every (binary, build-id), binaries by name, newest revision first. */
+/* Every (binary, build-id), binaries by name, newest revision first, with
+ * the kinds of profile a pull of it can make. */
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err);
 /* The revisions of `binary` with profiles since `since`, and which one the
  * AutoFDO rule picks: the most recent (latest first profile) with at least

@@ -13,7 +13,7 @@ typedef struct revs {
 static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 {
     revs *r = ctx;
-    if (ncols < 7)
+    if (ncols < 9)
         return pk_err_set(err, "unexpected result shape");
     if (r->n == r->cap) {
         size_t nc = r->cap * 2 + 16;
@@ -32,10 +32,19 @@ static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
     e->samples = v[4] ? strtoull(v[4], NULL, 10) : 0;
     e->first = v[5] ? strtoll(v[5], NULL, 10) : 0;
     e->last = v[6] ? strtoll(v[6], NULL, 10) : 0;
+    e->ranges = v[7] ? strtoull(v[7], NULL, 10) : 0;
+    e->branches = v[8] ? strtoull(v[8], NULL, 10) : 0;
+    /* A pull is a flat raw profile: the raw-profile API and the schema
+     * carry no calling contexts, so whatever the uploads were recorded
+     * with, CSSPGO (contexts) cannot come out of the store. */
+    e->kinds = e->ranges || e->branches ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0;
+    e->no_csspgo = "no calling contexts stored";
     return 0;
 }
 
-#define REV_COLUMNS "bin_name, build_id, count(*), count(DISTINCT host), sum(samples), min(ts), max(ts)"
+#define REV_COLUMNS                                                                                           \
+    "bin_name, build_id, count(*), count(DISTINCT host), sum(samples), min(ts), max(ts), sum(nranges), " \
+    "sum(nbranches)"
 
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err)
 {
