@@ -56,11 +56,12 @@ done
 both() { # uploads into both stores
     "$PGOKIT" store add -q "$COORD" "$@" && "$PGOKIT" store add -q "$SINGLE" "$@"
 }
+NOW=$(date +%s) # one clock for both stores: their lists must match to the second
 upload() { # revision v: perf.data from two hosts (jobs web, batch), a raw profile from a third
     local v=$1
-    both --binary "$F/prog$v" --host "h$v" --job web --time 2d "$F/a$v.data" &&
-        both --binary "$F/prog$v" --host "g$v" --job batch --time 1d "$F/b$v.data" &&
-        both --host "r$v" --job web --time 1h "$F/b$v.raw"
+    both --binary "$F/prog$v" --host "h$v" --job web --time $((NOW - 2 * 86400)) "$F/a$v.data" &&
+        both --binary "$F/prog$v" --host "g$v" --job batch --time $((NOW - 86400)) "$F/b$v.data" &&
+        both --host "r$v" --job web --time $((NOW - 3600)) "$F/b$v.raw"
 }
 # revisions 0 and 2 are stored before the coordinator is sharded: the setup moves their rows
 check "uploads before sharding (revisions 0, 2)" upload 0
@@ -77,9 +78,16 @@ check "... run again: refused (exit non-zero), nothing changed" \
     bash -c "test $? -ne 0 && test \"\$(psql -XAt '$COORD' -c 'SELECT count(*) FROM pg_foreign_server')\" = 2"
 check "uploads after sharding (revisions 1, 3)" upload 1
 check "..." upload 3
-"$PGOKIT" store add "$COORD" --binary "$F/prog1" --host h1 --job web --time 2d "$F/a1.data" 2>"$T/dup.err"
+"$PGOKIT" store add "$COORD" --binary "$F/prog1" --host h1 --job web --time $((NOW - 2 * 86400)) "$F/a1.data" 2>"$T/dup.err"
 check "the same upload again: exit 0, already stored" grep -q "already stored" "$T/dup.err"
 check_eq "... 12 profiles on the coordinator" 12 "$(pq "$COORD" "SELECT count(*) FROM profiles")"
+
+"$PGOKIT" store init "$COORD" 2>"$T/init.err"
+check "store init on the sharded coordinator: already at schema version 3, nothing to do" \
+    grep -q "at schema version 3" "$T/init.err"
+"$PGOKIT" store list "$COORD" >"$T/list.txt" && "$PGOKIT" store list "$SINGLE" >"$T/list.single.txt"
+check "store list: the same on the sharded coordinator as on one server" \
+    bash -c "test \$(wc -l <'$T/list.txt') -eq 5 && cmp '$T/list.txt' '$T/list.single.txt'"
 
 rows() { pq "$1" "SELECT (SELECT count(*) FROM ranges) + (SELECT count(*) FROM branches) + (SELECT count(*) FROM stats)"; }
 n0=$(rows "$S0") n1=$(rows "$S1")
