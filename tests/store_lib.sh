@@ -37,7 +37,7 @@ store_suite() {
 
     check "$L: init" st init "$DB" -q
     st init "$DB" 2>"$O/init2.err"
-    check "$L: init again: nothing to do" grep -q "at schema version 2" "$O/init2.err"
+    check "$L: init again: nothing to do" grep -q "at schema version 3" "$O/init2.err"
 
     # uploads of revision 1: LBR perf.data, another host, IP samples as pprof
     check "$L: add perf.data" st add "$DB" -q --binary "$F/r1/prog" --host h1 --job web --time 3d "$F/a1.data"
@@ -52,6 +52,8 @@ store_suite() {
     st list "$DB" >"$O/list.txt"
     check "$L: list: revision 1 with 3 profiles, 3 hosts" \
         bash -c "grep -E '^prog +$R1 +3 +3 ' '$O/list.txt' >/dev/null"
+    check "$L: ... a pull of it makes AutoFDO and probe profiles, not CSSPGO (no contexts stored)" \
+        bash -c "grep -E '^prog +$R1 .* autofdo,probe; no csspgo \(no calling contexts stored\)$' '$O/list.txt' >/dev/null"
 
     # revision 2: newer, but few samples
     check "$L: add revision 2" st add "$DB" -q --binary "$F/r2/prog" --host h4 --job web --time 1d "$F/c1.data"
@@ -143,20 +145,37 @@ store_suite() {
     check_eq "$L: ... sum of their range counts is 8 x one upload's" "$((8 * one))" \
         "$($q "SELECT sum(r.n) FROM ranges r JOIN profiles p ON p.id = r.profile_id WHERE p.job = 'conc'")"
 
-    # schema versions
+    # schema versions (the pulls to compare after the migrations below)
+    st pull "$DB" -q --build-id "$R1" -o "$O/premig1.raw" && st pull "$DB" -q --build-id "$R2" -o "$O/premig2.raw" ||
+        fail "$L: pull before the migration test"
     $q "UPDATE schema_version SET version = 99" >/dev/null
     st list "$DB" >/dev/null 2>"$O/v99.err"
     check "$L: unknown schema version: exit 1" test $? -eq 1
     check "$L: ... named" grep -q "unknown schema version 99" "$O/v99.err"
     st init "$DB" 2>/dev/null
     check "$L: ... init refuses to touch it" test $? -eq 1
+    # an older schema, migrated in place: version 2 is version 3 without the
+    # build-id key (the rows written so far stay; the key is dropped)
+    $q "UPDATE schema_version SET version = 2" >/dev/null
+    local tb
+    for tb in profiles ranges branches stats; do $q "ALTER TABLE $tb DROP COLUMN bid" >/dev/null; done
+    st list "$DB" >/dev/null 2>"$O/v2.err"
+    check "$L: an older schema is refused with a hint" grep -q "older than 3: migrate it with" "$O/v2.err"
+    st init "$DB" 2>"$O/mig.err"
+    check "$L: init migrates 2 -> 3" grep -q "migrated from schema version 2 to 3" "$O/mig.err"
+    check_eq "$L: ... every row has its profile's build-id key" 0 \
+        "$($q "SELECT (SELECT count(*) FROM ranges r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid) + (SELECT count(*) FROM branches r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid) + (SELECT count(*) FROM stats r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid) + (SELECT count(*) FROM profiles WHERE bid = 0)")"
+    check "$L: ... and it works again" st list "$DB" >/dev/null
+    st pull "$DB" -q --build-id "$R1" -o "$O/postmig1.raw" && st pull "$DB" -q --build-id "$R2" -o "$O/postmig2.raw"
+    check "$L: ... pulls the same bytes as before the migration" \
+        bash -c "cmp '$O/premig1.raw' '$O/postmig1.raw' && cmp '$O/premig2.raw' '$O/postmig2.raw'"
     $q "UPDATE schema_version SET version = 1" >/dev/null
     $q "DROP INDEX profiles_bin_ts" >/dev/null
-    st list "$DB" >/dev/null 2>"$O/v1.err"
-    check "$L: an older schema is refused with a hint" grep -q "older than 2: migrate it with" "$O/v1.err"
-    st init "$DB" 2>"$O/mig.err"
-    check "$L: init migrates 1 -> 2" grep -q "migrated from schema version 1 to 2" "$O/mig.err"
-    check "$L: ... and it works again" st list "$DB" >/dev/null
+    for tb in profiles ranges branches stats; do $q "ALTER TABLE $tb DROP COLUMN bid" >/dev/null; done
+    st init "$DB" 2>"$O/mig1.err"
+    check "$L: init migrates 1 -> 3" grep -q "migrated from schema version 1 to 3" "$O/mig1.err"
+    st pull "$DB" -q --build-id "$R1" -o "$O/postmig1b.raw"
+    check "$L: ... the same pull again" cmp "$O/premig1.raw" "$O/postmig1b.raw"
 
     # retention
     local n0; n0=$(nprof)

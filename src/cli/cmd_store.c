@@ -37,7 +37,10 @@ static void usage(FILE *to)
             "  --host H            default: this machine's host name\n"
             "  --job J             default: empty\n"
             "  --time T            when the profile was taken (default: now)\n"
-            "list: every binary and revision (build-id): profiles, hosts, samples, first and last time.\n"
+            "list: every binary and revision (build-id): profiles, hosts, samples, first and last time,\n"
+            "and what `pgokit profgen` can make of its pull: autofdo (line-based, clang or gcc), probe\n"
+            "(when the binary was built with -fpseudo-probe-for-profiling); a pull is a flat raw profile,\n"
+            "so csspgo (calling contexts) is never possible from the store, and the list says so.\n"
             "select: prints the build-id to profile: the most recent revision (by first profile time)\n"
             "with at least PCT %% of the samples of the most-sampled revision since T.\n"
             "  --since T           default: 14d\n"
@@ -100,6 +103,18 @@ static void parse_hook(hook *h)
 static void on_warning(void *ctx, const char *msg)
 {
     fprintf(stderr, "pgokit store add: warning: %s\n", msg);
+}
+
+/* " autofdo,probe; no csspgo (no calling contexts stored)" */
+static void pull_kinds(char *out, size_t cap, const pk_store_rev *r)
+{
+    snprintf(out, cap, " %s%s%s%s", r->kinds & PK_STORE_KIND_AUTOFDO ? "autofdo," : "",
+             r->kinds & PK_STORE_KIND_PROBE ? "probe," : "", r->kinds & PK_STORE_KIND_CSSPGO ? "csspgo," : "",
+             r->kinds ? "" : "nothing (no counts),");
+    size_t n = strlen(out);
+    out[n - 1] = 0; /* the last comma */
+    if (!(r->kinds & PK_STORE_KIND_CSSPGO) && r->no_csspgo)
+        snprintf(out + n - 1, cap - (n - 1), "; no csspgo (%s)", r->no_csspgo);
 }
 
 #define OPT(name) ((!strcmp(a, name) && i + 1 < argc) || \
@@ -290,17 +305,20 @@ int pk_cmd_store(int argc, char **argv)
             rc = 0;
             FILE *to = list ? stdout : stderr;
             if (list || verbose)
-                fprintf(to, "%-20s %-40s %8s %6s %12s %-20s %-20s\n", "binary", "build-id", "profiles", "hosts",
-                        "samples", "first", "last");
+                fprintf(to, "%-20s %-40s %8s %6s %12s %-20s %-20s%s\n", "binary", "build-id", "profiles", "hosts",
+                        "samples", "first", "last", list ? " pull makes" : "");
             for (size_t k = 0; k < n && (list || verbose); k++) {
                 char f[32], l[32];
                 pk_store_format_time(v[k].first, f, sizeof f);
                 pk_store_format_time(v[k].last, l, sizeof l);
                 char bin_esc[1024], bid_esc[512];
+                char kinds[160] = "";
+                if (list)
+                    pull_kinds(kinds, sizeof kinds, &v[k]);
                 fprintf(to, "%-20s %-40s %8llu %6llu %12llu %-20s %-20s%s\n", pk_cli_name(bin_esc, sizeof bin_esc, v[k].binary),
                         pk_cli_name(bid_esc, sizeof bid_esc, v[k].build_id),
                         (unsigned long long)v[k].profiles, (unsigned long long)v[k].hosts,
-                        (unsigned long long)v[k].samples, f, l, !list && k == chosen ? "  <- selected" : "");
+                        (unsigned long long)v[k].samples, f, l, list ? kinds : k == chosen ? "  <- selected" : "");
             }
             if (!list) {
                 char bid_esc[512];

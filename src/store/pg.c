@@ -205,5 +205,8 @@ const pk_store_backend pk_store_pg = {
     .copy_begin = pg_copy_begin,
     .copy_row = pg_copy_row,
     .copy_end = pg_copy_end,
+    .in_list = "%s = ANY(CAST(%s AS BIGINT[]))",
+    .list_open = '{',
+    .list_close = '}',
     .size_sql = "SELECT pg_database_size(current_database())",
 };

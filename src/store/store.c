@@ -147,7 +147,72 @@ static const char *const migration2[] = {
     "CREATE INDEX profiles_bin_ts ON profiles (bin_name, ts)",
     NULL,
 };
-static const char *const *const migrations[PK_STORE_SCHEMA_VERSION] = {migration1, migration2};
+/* 3: the build-id key (bid, pk_store_bid_key) on every row, so that the
+ * count tables can be hash-partitioned on it across servers
+ * (scripts/store_shard_setup.sql) and a pull's aggregate reads one
+ * partition. Rows stored before get it from their profile (fill_bid_key).
+ * The default only serves that ALTER: every writer sets the key. */
+static const char *const migration3[] = {
+    "ALTER TABLE profiles ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE ranges ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE branches ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE stats ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    NULL,
+};
+
+typedef struct build_ids {
+    char (*v)[41];
+    size_t n, cap;
+} build_ids;
+
+static int build_id_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    build_ids *b = ctx;
+    if (b->n == b->cap) {
+        size_t nc = b->cap * 2 + 16;
+        char(*nv)[41] = pk_xrealloc_array(b->v, nc, sizeof *nv);
+        if (!nv)
+            return pk_err_set(err, "out of memory");
+        b->v = nv;
+        b->cap = nc;
+    }
+    snprintf(b->v[b->n++], 41, "%s", ncols > 0 && v[0] ? v[0] : "");
+    return 0;
+}
+
+/* Sets the key of the profiles already stored (per build-id, computed here
+ * as add computes it), then of their count rows, in the migration's
+ * transaction. The build-ids are read to the end before the updates: a
+ * connection streams one result at a time. */
+static int fill_bid_key(pk_store *s, pk_err *err)
+{
+    build_ids b = {0};
+    int rc = s->be->query(s->db, "SELECT DISTINCT build_id FROM profiles", 0, NULL, build_id_row, &b, err);
+    for (size_t i = 0; i < b.n && !rc; i++) {
+        uint8_t raw[20], n;
+        if (pk_store_unhex(b.v[i], raw, &n)) {
+            rc = pk_err_set(err, "a stored build-id is not hex: '%s'", b.v[i]);
+            break;
+        }
+        pk_store_val p[2] = {pk_sv_int(pk_store_bid_key(raw, n)), pk_sv_text(b.v[i])};
+        rc = s->be->query(s->db, "UPDATE profiles SET bid = $1 WHERE build_id = $2", 2, p, NULL, NULL, err);
+    }
+    free(b.v);
+    static const char *const rows[] = {
+        "UPDATE ranges SET bid = p.bid FROM profiles p WHERE p.id = ranges.profile_id",
+        "UPDATE branches SET bid = p.bid FROM profiles p WHERE p.id = branches.profile_id",
+        "UPDATE stats SET bid = p.bid FROM profiles p WHERE p.id = stats.profile_id",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows && !rc; i++)
+        rc = s->be->exec(s->db, rows[i], err);
+    return rc;
+}
+
+/* the statements of a migration, then its data step (NULL: none) */
+static const struct {
+    const char *const *sql;
+    int (*fill)(pk_store *s, pk_err *err);
+} migrations[PK_STORE_SCHEMA_VERSION] = {{migration1, NULL}, {migration2, NULL}, {migration3, fill_bid_key}};
 
 static int read_version(pk_store *s, int64_t *v, pk_err *err)
 {
@@ -211,11 +276,13 @@ int pk_store_init(pk_store *s, int *from, int *to, pk_err *err)
         goto fail;
     }
     for (int64_t k = v; k < PK_STORE_SCHEMA_VERSION; k++) {
-        for (const char *const *q = migrations[k]; *q; q++)
-            if (run_ddl(s, *q, err)) {
-                pk_err_prefix(err, "migrating the schema to version %lld", (long long)k + 1);
-                goto fail;
-            }
+        int mrc = 0;
+        for (const char *const *q = migrations[k].sql; *q && !mrc; q++)
+            mrc = run_ddl(s, *q, err);
+        if (mrc || (migrations[k].fill && migrations[k].fill(s, err))) {
+            pk_err_prefix(err, "migrating the schema to version %lld", (long long)k + 1);
+            goto fail;
+        }
     }
     pk_store_val nv = pk_sv_int(PK_STORE_SCHEMA_VERSION);
     if (be->query(s->db, "UPDATE schema_version SET version = $1", 1, &nv, NULL, NULL, err) ||
@@ -269,17 +336,17 @@ typedef struct copier {
     uint64_t rows;
 } copier;
 
-static int copy_rows(copier *c, const char *table, int64_t id, const pk_pair_count *v, size_t n, uint64_t base,
-                     pk_err *err)
+static int copy_rows(copier *c, const char *table, int64_t id, int64_t bid, const pk_pair_count *v, size_t n,
+                     uint64_t base, pk_err *err)
 {
     pk_store *s = c->s;
     if (!n)
         return 0;
-    if (s->be->copy_begin(s->db, table, "profile_id, a, b, n", 4, err))
+    if (s->be->copy_begin(s->db, table, "profile_id, bid, a, b, n", 5, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        int64_t row[4] = {id, pk_store_off(v[i].a, base), pk_store_off(v[i].b, base), (int64_t)v[i].n};
+        int64_t row[5] = {id, bid, pk_store_off(v[i].a, base), pk_store_off(v[i].b, base), (int64_t)v[i].n};
         rc = s->be->copy_row(s->db, row, err);
         if (!(++c->rows & 1023) && c->m->progress)
             c->m->progress(c->m->cb_ctx, c->rows);
@@ -342,18 +409,19 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
     int rc = -1;
     if (be->exec(s->db, be->begin_write, err))
         goto out;
-    pk_store_val p[12] = {
+    int64_t bid = pk_store_bid_key(r->build_id, r->build_id_size);
+    pk_store_val p[13] = {
         pk_sv_text(res->hash), pk_sv_text(res->build_id), pk_sv_text(bn), pk_sv_text(r->path),
         pk_sv_int((int64_t)r->preferred_base), pk_sv_text(m->host), pk_sv_text(m->job), pk_sv_int(m->time),
         pk_sv_int((int64_t)time(NULL)), pk_sv_int((int64_t)res->samples), pk_sv_int((int64_t)nr),
-        pk_sv_int((int64_t)nb),
+        pk_sv_int((int64_t)nb), pk_sv_int(bid),
     };
     int64_t id = 0;
     if (pk_store_query_ints(s,
                             "INSERT INTO profiles (content_hash, build_id, bin_name, path, preferred_base, host, "
-                            "job, ts, added, samples, nranges, nbranches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                            "$9, $10, $11, $12) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                            12, p, &id, 1, err))
+                            "job, ts, added, samples, nranges, nbranches, bid) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+                            "$8, $9, $10, $11, $12, $13) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                            13, p, &id, 1, err))
         goto abort;
     if (!id) { /* stored before: a retried upload */
         res->duplicate = true;
@@ -364,17 +432,17 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
     }
     res->id = id;
     copier cp = {s, m, 0};
-    if (copy_rows(&cp, "ranges", id, rg, nr, r->preferred_base, err) ||
-        copy_rows(&cp, "branches", id, br, nb, r->preferred_base, err))
+    if (copy_rows(&cp, "ranges", id, bid, rg, nr, r->preferred_base, err) ||
+        copy_rows(&cp, "branches", id, bid, br, nb, r->preferred_base, err))
         goto abort;
     /* the statistics words (declaration order of pk_agg_stats) */
-    if (be->copy_begin(s->db, "stats", "profile_id, k, v", 3, err))
+    if (be->copy_begin(s->db, "stats", "profile_id, bid, k, v", 4, err))
         goto abort;
     const uint64_t *w = (const uint64_t *)&r->stats;
     int src = 0;
     for (size_t k = 0; k < sizeof r->stats / 8 && !src; k++)
         if (w[k]) {
-            int64_t row[3] = {id, (int64_t)k, (int64_t)w[k]};
+            int64_t row[4] = {id, bid, (int64_t)k, (int64_t)w[k]};
             src = be->copy_row(s->db, row, err);
         }
     pk_err e2;

@@ -5,14 +5,17 @@
  * to it on the host: symbol-free, keyed by build-id) plus metadata (binary
  * name, host, job, time), inserted in one transaction as
  *   profiles(id, content_hash, build_id, bin_name, path, preferred_base,
- *            host, job, ts, added, samples, nranges, nbranches)
- *   ranges(profile_id, a, b, n)      fall-through ranges, offsets from the base
- *   branches(profile_id, a, b, n)    taken branches, offsets (source -1: external)
- *   stats(profile_id, k, v)          nonzero pk_agg_stats words, k = word index
+ *            host, job, ts, added, samples, nranges, nbranches, bid)
+ *   ranges(profile_id, bid, a, b, n)    fall-through ranges, offsets from the base
+ *   branches(profile_id, bid, a, b, n)  taken branches, offsets (source -1: external)
+ *   stats(profile_id, bid, k, v)        nonzero pk_agg_stats words, k = word index
+ * bid is the build-id key (store_int.h): the count tables can be
+ * hash-partitioned on it, over several servers (scripts/store_shard_setup.sql),
+ * and a pull reads only the count rows of its key.
  * An upload whose content hash (the profile's counts and statistics, host
  * and job) is already stored adds nothing, so a retried upload is harmless.
  * `pull` merges every profile of one build-id in the engine (GROUP BY a, b
- * with SUM(n), streamed out) and writes the raw profile that merging the
+ * with SUM(n) over the rows of that key and those profiles, streamed out) and writes the raw profile that merging the
  * uploads as files would write, byte for byte.
  *
  * The target is a file path (SQLite) or a postgresql:// (postgres://)
@@ -26,7 +29,7 @@
 #include "binary/binary.h"
 #include "aggregate/aggregate.h"
 
-#define PK_STORE_SCHEMA_VERSION 2
+#define PK_STORE_SCHEMA_VERSION 3
 
 typedef struct pk_store pk_store;
 
@@ -80,14 +83,27 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
                  pk_err *err);
 
 /* ---- list, select ---- */
+/* What `profgen` can make of a revision's pull (a flat raw profile: range
+ * and branch counts, no calling contexts). */
+enum {
+    PK_STORE_KIND_AUTOFDO = 1,   /* line-based AutoFDO (clang, gcc): some range or branch counted */
+    PK_STORE_KIND_PROBE = 2,     /* probe-based, from the same counts, if the binary has pseudo-probes
+                                  * (the store cannot tell: it keeps no binary) */
+    PK_STORE_KIND_CSSPGO = 4,    /* context-sensitive: needs calling contexts */
+};
+
 typedef struct pk_store_rev {
     char binary[256];
     char build_id[41];
     uint64_t profiles, hosts, samples;
     int64_t first, last;         /* earliest and latest profile time */
+    uint64_t ranges, branches;   /* distinct ranges and branches, summed over the profiles */
+    unsigned kinds;              /* PK_STORE_KIND_*: what a pull of it can make */
+    const char *no_csspgo;       /* why not CSSPGO (static text), NULL when it can */
 } pk_store_rev;
 
-/* Every (binary, build-id), binaries by name, newest revision first. */
+/* Every (binary, build-id), binaries by name, newest revision first, with
+ * the kinds of profile a pull of it can make. */
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err);
 /* The revisions of `binary` with profiles since `since`, and which one the
  * AutoFDO rule picks: the most recent (latest first profile) with at least

@@ -20,6 +20,20 @@ void pk_store_hex(char *out, const uint8_t *b, unsigned n);
 /* Lowercase hex → bytes (at most 20); -1 on anything else. */
 int pk_store_unhex(const char *hex, uint8_t *out, uint8_t *n);
 
+/* The build-id key of every row (profiles and the count tables), the column
+ * a sharded store partitions them on: the build-id's first 8 bytes, big
+ * endian, zero-padded, as a signed 64-bit integer. Build-ids are hashes, so
+ * this spreads evenly; two build-ids that share it only share a partition
+ * (reads filter on profile ids too). Computed here, not by the engine: no
+ * lookup table to keep in step across servers. */
+static inline int64_t pk_store_bid_key(const uint8_t *build_id, uint8_t size)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < 8; i++)
+        k = k << 8 | (i < size ? build_id[i] : 0);
+    return (int64_t)k;
+}
+
 /* addresses ↔ stored values: offsets from the preferred base as signed
  * 64-bit integers (PK_AGG_EXTERNAL is -1) */
 static inline int64_t pk_store_off(uint64_t addr, uint64_t base)

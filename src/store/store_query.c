@@ -13,7 +13,7 @@ typedef struct revs {
 static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 {
     revs *r = ctx;
-    if (ncols < 7)
+    if (ncols < 9)
         return pk_err_set(err, "unexpected result shape");
     if (r->n == r->cap) {
         size_t nc = r->cap * 2 + 16;
@@ -32,10 +32,19 @@ static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
     e->samples = v[4] ? strtoull(v[4], NULL, 10) : 0;
     e->first = v[5] ? strtoll(v[5], NULL, 10) : 0;
     e->last = v[6] ? strtoll(v[6], NULL, 10) : 0;
+    e->ranges = v[7] ? strtoull(v[7], NULL, 10) : 0;
+    e->branches = v[8] ? strtoull(v[8], NULL, 10) : 0;
+    /* A pull is a flat raw profile: the raw-profile API and the schema
+     * carry no calling contexts, so whatever the uploads were recorded
+     * with, CSSPGO (contexts) cannot come out of the store. */
+    e->kinds = e->ranges || e->branches ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0;
+    e->no_csspgo = "no calling contexts stored";
     return 0;
 }
 
-#define REV_COLUMNS "bin_name, build_id, count(*), count(DISTINCT host), sum(samples), min(ts), max(ts)"
+#define REV_COLUMNS                                                                                           \
+    "bin_name, build_id, count(*), count(DISTINCT host), sum(samples), min(ts), max(ts), sum(nranges), " \
+    "sum(nbranches)"
 
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err)
 {
@@ -150,6 +159,49 @@ static int stat_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 /* the profiles a pull merges: $1 build-id, $2 since, $3 job or NULL */
 #define PULL_WHERE "p.build_id = $1 AND p.ts >= $2 AND (CAST($3 AS TEXT) IS NULL OR p.job = CAST($3 AS TEXT))"
 
+/* their ids, as the engine's list text (backend.h, in_list) */
+typedef struct id_list {
+    char *s;
+    size_t len, cap;
+} id_list;
+
+static int id_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    id_list *l = ctx;
+    size_t need = l->len + 24;
+    if (ncols < 1 || !v[0])
+        return pk_err_set(err, "unexpected row in the profile ids");
+    if (need > l->cap) {
+        size_t nc = need * 2;
+        char *ns = realloc(l->s, nc);
+        if (!ns)
+            return pk_err_set(err, "out of memory");
+        l->s = ns;
+        l->cap = nc;
+    }
+    l->len += (size_t)snprintf(l->s + l->len, l->cap - l->len, "%s%lld", l->len > 1 ? "," : "",
+                               strtoll(v[0], NULL, 10));
+    return 0;
+}
+
+/* One aggregate of a count table over the pulled profiles: $1 the build-id
+ * key, $2 the profile ids. Only the count table is read (no join with
+ * profiles), and the key is both filtered and grouped on: on a table
+ * hash-partitioned by the key, the filter leaves one partition and
+ * grouping by the partition key lets the whole GROUP BY ... SUM run where
+ * that partition is (postgres_fdw ships it to the shard, with
+ * enable_partitionwise_aggregate). cols: the grouped columns. */
+static int pull_sum(pk_store *s, const char *table, const char *cols, const char *sum, const id_list *ids,
+                    int64_t key, pk_store_row_fn fn, void *ctx, pk_err *err)
+{
+    char cond[128], sql[512];
+    snprintf(cond, sizeof cond, s->be->in_list, "x.profile_id", "$2");
+    snprintf(sql, sizeof sql, "SELECT %s, sum(x.%s) FROM %s x WHERE x.bid = $1 AND %s GROUP BY x.bid, %s", cols, sum,
+             table, cond, cols);
+    pk_store_val p[2] = {pk_sv_int(key), pk_sv_text(ids->s)};
+    return s->be->query(s->db, sql, 2, p, fn, ctx, err);
+}
+
 int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, pk_store_pull_result *res,
                   pk_err *err)
 {
@@ -168,6 +220,7 @@ int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, p
         return -1;
     int rc = -1;
     head h = {0};
+    id_list ids = {0};
     pk_rawprof r;
     bool have_r = false;
     int64_t cnt[2];
@@ -188,21 +241,27 @@ int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, p
     if (pk_rawprof_init(&r, h.path, bid, bn, (uint64_t)h.base, err))
         goto out;
     have_r = true;
+    /* the ids go to the engine as one list: the count rows of a sharded
+     * store are on other servers than the profiles table */
+    ids.cap = 64;
+    if (!(ids.s = malloc(ids.cap))) {
+        pk_err_set(err, "out of memory");
+        goto out;
+    }
+    ids.s[0] = be->list_open;
+    ids.s[ids.len = 1] = 0;
+    if (be->query(s->db, "SELECT p.id FROM profiles p WHERE " PULL_WHERE " ORDER BY p.id", 3, p, id_row, &ids,
+                  err))
+        goto out;
+    ids.s[ids.len++] = be->list_close; /* id_row leaves room */
+    ids.s[ids.len] = 0;
+    int64_t key = pk_store_bid_key(bid, bn);
     sink k = {&r.ranges, r.preferred_base, &r.stats};
-    if (be->query(s->db,
-                  "SELECT x.k, sum(x.v) FROM stats x JOIN profiles p ON p.id = x.profile_id WHERE " PULL_WHERE
-                  " GROUP BY x.k",
-                  3, p, stat_row, &k, err) ||
-        be->query(s->db,
-                  "SELECT x.a, x.b, sum(x.n) FROM ranges x JOIN profiles p ON p.id = x.profile_id WHERE " PULL_WHERE
-                  " GROUP BY x.a, x.b",
-                  3, p, pair_row, &k, err))
+    if (pull_sum(s, "stats", "x.k", "v", &ids, key, stat_row, &k, err) ||
+        pull_sum(s, "ranges", "x.a, x.b", "n", &ids, key, pair_row, &k, err))
         goto out;
     k.m = &r.branches;
-    if (be->query(s->db,
-                  "SELECT x.a, x.b, sum(x.n) FROM branches x JOIN profiles p ON p.id = x.profile_id WHERE " PULL_WHERE
-                  " GROUP BY x.a, x.b",
-                  3, p, pair_row, &k, err))
+    if (pull_sum(s, "branches", "x.a, x.b", "n", &ids, key, pair_row, &k, err))
         goto out;
     res->ranges = r.ranges.len;
     res->branches = r.branches.len;
@@ -215,5 +274,6 @@ done:
     if (have_r)
         pk_rawprof_free(&r);
     free(h.path);
+    free(ids.s);
     return rc;
 }

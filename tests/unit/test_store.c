@@ -133,6 +133,75 @@ TEST(add_pull_equals_file_merge)
     pk_store_close(s);
 }
 
+/* Two build-ids with the same first 8 bytes share the build-id key (one
+ * partition of a sharded store): each pull still merges its own profiles. */
+TEST(pull_separates_build_ids_sharing_a_key)
+{
+    static const uint8_t bid3[20] = {1, 2, 3, 4, 5, 6, 7, 8, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99};
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("key.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof a, c;
+    CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_init(&c, "/bin/prog", bid3, 20, 0x400000, &e), &e);
+    fill(&a, 1);
+    fill(&c, 2);
+    pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add(s, &c, &meta, &res, &e), &e);
+    pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
+    pk_store_pull_result pr;
+    CHECK_OK(pk_store_pull(s, &f, tmp("key_a.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.profiles, 1);
+    CHECK_OK(pk_rawprof_write(&a, tmp("key_a_file.raw"), &e), &e);
+    CHECK(same_file(tmp("key_a.raw"), tmp("key_a_file.raw")));
+    f.build_id = "0102030405060708636363636363636363636363";
+    CHECK_OK(pk_store_pull(s, &f, tmp("key_c.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.profiles, 1);
+    CHECK_OK(pk_rawprof_write(&c, tmp("key_c_file.raw"), &e), &e);
+    CHECK(same_file(tmp("key_c.raw"), tmp("key_c_file.raw")));
+    pk_rawprof_free(&a);
+    pk_rawprof_free(&c);
+    pk_store_close(s);
+}
+
+/* list: a revision with counts can give AutoFDO and probe profiles, one
+ * without any gives nothing; none gives CSSPGO (no contexts stored) */
+TEST(list_says_what_a_pull_can_make)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("kinds.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof a, empty;
+    CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_init(&empty, "/bin/prog", bid2, 20, 0x400000, &e), &e);
+    fill(&a, 1);
+    empty.stats.samples = 5; /* samples, none in the binary */
+    pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    meta.time = 2000;
+    CHECK_OK(pk_store_add(s, &empty, &meta, &res, &e), &e);
+    pk_store_rev *v;
+    size_t n;
+    CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
+    CHECK_EQ_U64(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        bool counted = !strcmp(v[i].build_id, "0102030405060708090a0b0c0d0e0f1011121314");
+        CHECK_EQ_U64(v[i].kinds, counted ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0);
+        CHECK(v[i].no_csspgo && strstr(v[i].no_csspgo, "no calling contexts"));
+    }
+    free(v);
+    pk_rawprof_free(&a);
+    pk_rawprof_free(&empty);
+    pk_store_close(s);
+}
+
 TEST(select_prefers_recent_revision_with_enough_samples)
 {
     pk_err e = {{0}};
