@@ -29,6 +29,9 @@ static inline pk_store_val pk_sv_text(const char *s)
     return s ? (pk_store_val){PK_SV_TEXT, 0, s} : (pk_store_val){PK_SV_NULL, 0, NULL};
 }
 
+/* The most parameters a statement binds. */
+#define PK_STORE_MAX_PARAMS 192
+
 /* Called for each row; vals[i] is NULL for SQL NULL. Nonzero stops. */
 typedef int (*pk_store_row_fn)(void *ctx, int ncols, const char *const *vals, pk_err *err);
 

@@ -13,7 +13,7 @@ typedef struct revs {
 static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 {
     revs *r = ctx;
-    if (ncols < 9)
+    if (ncols < 12)
         return pk_err_set(err, "unexpected result shape");
     if (r->n == r->cap) {
         size_t nc = r->cap * 2 + 16;
@@ -34,17 +34,26 @@ static int rev_row(void *ctx, int ncols, const char *const *v, pk_err *err)
     e->last = v[6] ? strtoll(v[6], NULL, 10) : 0;
     e->ranges = v[7] ? strtoull(v[7], NULL, 10) : 0;
     e->branches = v[8] ? strtoull(v[8], NULL, 10) : 0;
-    /* A pull is a flat raw profile: the raw-profile API and the schema
-     * carry no calling contexts, so whatever the uploads were recorded
-     * with, CSSPGO (contexts) cannot come out of the store. */
-    e->kinds = e->ranges || e->branches ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0;
-    e->no_csspgo = "no calling contexts stored";
+    e->stacked = v[9] ? strtoull(v[9], NULL, 10) : 0;
+    e->ip = v[10] ? strtoull(v[10], NULL, 10) : 0;
+    e->v1 = v[11] ? strtoull(v[11], NULL, 10) : 0;
+    /* Flat counts, contexts and IP observations all give line- and
+     * probe-based profiles; CSSPGO needs calling contexts with call sites
+     * (LBR or IP samples with call stacks). */
+    e->kinds = e->ranges || e->branches || e->ip ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0;
+    if (e->stacked)
+        e->kinds |= PK_STORE_KIND_CSSPGO;
+    if (e->ip)
+        e->kinds |= PK_STORE_KIND_IP;
+    e->no_csspgo = e->stacked           ? NULL
+                   : e->v1 == e->profiles ? "no calling contexts stored: version-1 (flat) uploads"
+                                          : "no calling contexts stored: the samples had no call stacks";
     return 0;
 }
 
 #define REV_COLUMNS                                                                                           \
     "bin_name, build_id, count(*), count(DISTINCT host), sum(samples), min(ts), max(ts), sum(nranges), " \
-    "sum(nbranches)"
+    "sum(nbranches), sum(nstacked), sum(nip), sum(CASE WHEN raw_version = 1 THEN 1 ELSE 0 END)"
 
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err)
 {
@@ -116,11 +125,25 @@ static int head_row(void *ctx, int ncols, const char *const *v, pk_err *err)
     return 0;
 }
 
+/* What the merged rows go into: the flat counts, or a context's (looked
+ * up by key, interned in lbr or ip on first use). */
+typedef struct stored_ctx {
+    size_t first;                /* its offsets in the words */
+    uint32_t len, lbr_id, ip_id; /* UINT32_MAX: not interned there yet */
+} stored_ctx;
+
 typedef struct sink {
-    pk_pairmap *m;
-    uint64_t base;
-    pk_agg_stats *stats;
+    pk_rawprof2 *r;
+    pk_u64map by_key;            /* ckey → index in ctxs + 1 */
+    pk_vec ctxs;                 /* stored_ctx */
+    pk_vec words;                /* uint64_t offsets */
+    uint64_t *scratch;
+    size_t scratch_cap;
+    int table;                   /* which count table the rows are of (T_*) */
+    uint64_t rows;
 } sink;
+
+enum { T_RANGES, T_BRANCHES, T_HITS, T_CALLS, T_UNPLACED };
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -131,28 +154,151 @@ static int parse_u64(const char *s, uint64_t *out)
     return *end ? -1 : 0;
 }
 
-static int pair_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    *out = strtoll(s, &end, 10);
+    return *end ? -1 : 0;
+}
+
+/* a stored context: its key and address list */
+static int ctx_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 {
     sink *k = ctx;
-    uint64_t n;
-    if (ncols < 3 || !v[0] || !v[1] || parse_u64(v[2], &n) || !n)
-        return pk_err_set(err, "unexpected row in the merged counts");
-    uint64_t a = pk_store_addr(strtoll(v[0], NULL, 10), k->base);
-    uint64_t b = pk_store_addr(strtoll(v[1], NULL, 10), k->base);
-    if (pk_pairmap_add(k->m, a, b, n))
+    int64_t key;
+    if (ncols < 2 || parse_i64(v[0], &key) || !v[1])
+        return pk_err_set(err, "unexpected row in the stored contexts");
+    size_t first = k->words.len;
+    for (const char *p = v[1]; *p;) {
+        char *end;
+        int64_t off = strtoll(p, &end, 10);
+        if (end == p || (*end && *end != ','))
+            return pk_err_set(err, "stored context %lld: bad address list '%s'", (long long)key, v[1]);
+        uint64_t *w = pk_vec_push(&k->words);
+        if (!w)
+            return pk_err_set(err, "out of memory");
+        *w = (uint64_t)off;
+        p = *end ? end + 1 : end;
+    }
+    uint32_t len = (uint32_t)(k->words.len - first);
+    uint64_t *slot = pk_u64map_get(&k->by_key, (uint64_t)key);
+    if (slot) { /* stored twice (two writers raced): the same addresses */
+        const stored_ctx *had = &PK_VEC_AT(&k->ctxs, stored_ctx, *slot - 1);
+        const uint64_t *w = k->words.data;
+        if (had->len != len || memcmp(w + had->first, w + first, len * sizeof *w))
+            return pk_err_set(err, "stored context %lld has two different address lists", (long long)key);
+        k->words.len = first;
+        return 0;
+    }
+    if (!len)
+        return pk_err_set(err, "stored context %lld has no addresses", (long long)key);
+    stored_ctx *c = pk_vec_push(&k->ctxs);
+    if (!c || !(slot = pk_u64map_slot(&k->by_key, (uint64_t)key)))
         return pk_err_set(err, "out of memory");
+    *c = (stored_ctx){first, len, UINT32_MAX, UINT32_MAX};
+    *slot = k->ctxs.len;
     return 0;
+}
+
+/* The id in `cs` (r->lbr or r->ip) of stored context `key`. */
+static int ctx_id(sink *k, int64_t key, pk_csraw *cs, uint32_t *id, pk_err *err)
+{
+    uint64_t *slot = pk_u64map_get(&k->by_key, (uint64_t)key);
+    if (!slot)
+        return pk_err_set(err, "a count row names context %lld, which is not stored", (long long)key);
+    stored_ctx *c = &PK_VEC_AT(&k->ctxs, stored_ctx, *slot - 1);
+    uint32_t *have = cs == &k->r->lbr ? &c->lbr_id : &c->ip_id;
+    if (*have == UINT32_MAX) {
+        if (c->len > k->scratch_cap) {
+            uint64_t *ns = pk_xrealloc_array(k->scratch, c->len, sizeof *ns);
+            if (!ns)
+                return pk_err_set(err, "out of memory");
+            k->scratch = ns;
+            k->scratch_cap = c->len;
+        }
+        const uint64_t *w = (const uint64_t *)k->words.data + c->first;
+        for (uint32_t i = 0; i < c->len; i++)
+            k->scratch[i] = w[i] + cs->base;
+        if (pk_csraw_intern(cs, k->scratch, c->len, have, err))
+            return -1;
+    }
+    *id = *have;
+    return 0;
+}
+
+/* A context row's address as a pk_csraw key half (external: sources only). */
+static int key_half(int64_t off, bool may_be_external, uint64_t *out, pk_err *err)
+{
+    if (off == -1 && may_be_external) {
+        *out = PK_CS_EXTERNAL_OFF;
+        return 0;
+    }
+    if (off < 0 || off >= (int64_t)PK_CS_EXTERNAL_OFF)
+        return pk_err_set(err, "a stored context's count row has address offset %lld, not in the binary's first "
+                               "4 GiB", (long long)off);
+    *out = (uint64_t)off;
+    return 0;
+}
+
+/* One merged row: (ctx,) a, (b,) sum, by table. */
+static int count_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    sink *k = ctx;
+    pk_rawprof2 *r = k->r;
+    uint64_t base = r->flat.preferred_base;
+    int want = k->table == T_HITS || k->table == T_UNPLACED ? 3 : 4;
+    int64_t x[3] = {0};
+    uint64_t n;
+    if (ncols < want || parse_u64(v[want - 1], &n) || !n)
+        return pk_err_set(err, "unexpected row in the merged counts");
+    for (int i = 0; i < want - 1; i++)
+        if (parse_i64(v[i], &x[i]))
+            return pk_err_set(err, "unexpected row in the merged counts");
+    k->rows++;
+    uint32_t id;
+    uint64_t a = 0, b = 0;
+    int bad = 0;
+    switch (k->table) {
+    case T_RANGES:
+    case T_BRANCHES:
+        if (!x[0]) { /* the flat context */
+            bad = pk_pairmap_add(k->table == T_RANGES ? &r->flat.ranges : &r->flat.branches,
+                                 pk_store_addr(x[1], base), pk_store_addr(x[2], base), n);
+            break;
+        }
+        if (ctx_id(k, x[0], &r->lbr, &id, err) || key_half(x[1], k->table == T_BRANCHES, &a, err) ||
+            key_half(x[2], false, &b, err))
+            return -1;
+        bad = pk_pairmap_add(k->table == T_RANGES ? &r->lbr.ranges : &r->lbr.branches, (uint64_t)id << 32 | a, b, n);
+        break;
+    case T_HITS:
+        if (ctx_id(k, x[0], &r->ip, &id, err) || key_half(x[1], false, &a, err))
+            return -1;
+        bad = pk_pairmap_add(&r->ip.ranges, (uint64_t)id << 32 | a, 0, n);
+        break;
+    case T_CALLS:
+        if (ctx_id(k, x[0], &r->ip, &id, err) || key_half(x[1], false, &a, err) || key_half(x[2], false, &b, err))
+            return -1;
+        bad = pk_pairmap_add(&r->ip.branches, (uint64_t)id << 32 | a, b, n);
+        break;
+    default:
+        if (key_half(x[0], false, &a, err) || key_half(x[1], false, &b, err))
+            return -1;
+        bad = pk_pairmap_add(&r->ip_unplaced, a, b, n);
+    }
+    return bad ? pk_err_set(err, "out of memory") : 0;
 }
 
 static int stat_row(void *ctx, int ncols, const char *const *v, pk_err *err)
 {
     sink *k = ctx;
     uint64_t w;
-    long idx = v[0] ? strtol(v[0], NULL, 10) : -1;
-    if (ncols < 2 || parse_u64(v[1], &w))
+    int64_t idx;
+    if (ncols < 2 || parse_i64(v[0], &idx) || parse_u64(v[1], &w))
         return pk_err_set(err, "unexpected row in the merged statistics");
-    if (idx >= 0 && (size_t)idx < sizeof *k->stats / 8)
-        ((uint64_t *)k->stats)[idx] = w; /* words of a newer pgokit are ignored */
+    pk_store_stats_put(k->r, idx, w);
     return 0;
 }
 
@@ -221,11 +367,14 @@ int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, p
     int rc = -1;
     head h = {0};
     id_list ids = {0};
-    pk_rawprof r;
+    pk_rawprof2 r;
     bool have_r = false;
-    int64_t cnt[2];
-    if (pk_store_query_ints(s, "SELECT count(*), min(p.id) FROM profiles p WHERE " PULL_WHERE, 3, p, cnt, 2,
-                            err))
+    sink k = {0};
+    pk_vec_init(&k.ctxs, sizeof(stored_ctx));
+    pk_vec_init(&k.words, sizeof(uint64_t));
+    int64_t cnt[4];
+    if (pk_store_query_ints(s, "SELECT count(*), min(p.id), max(p.raw_version), sum(p.ncontexts) FROM profiles p "
+                               "WHERE " PULL_WHERE, 3, p, cnt, 4, err))
         goto out;
     if (!cnt[0]) {
         pk_err_set(err, "no profiles of build-id %s%s%s%s", want, f->since != INT64_MIN ? " in the time window" : "",
@@ -238,9 +387,11 @@ int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, p
     pk_store_val idp = pk_sv_int(cnt[1]);
     if (be->query(s->db, "SELECT path, preferred_base FROM profiles WHERE id = $1", 1, &idp, head_row, &h, err))
         goto out;
-    if (pk_rawprof_init(&r, h.path, bid, bn, (uint64_t)h.base, err))
+    if (pk_rawprof2_init(&r, h.path, bid, bn, (uint64_t)h.base, err))
         goto out;
     have_r = true;
+    /* version 1 when every upload was: what `pgokit merge` of them writes */
+    r.version = cnt[2] >= 2 ? 2 : 1;
     /* the ids go to the engine as one list: the count rows of a sharded
      * store are on other servers than the profiles table */
     ids.cap = 64;
@@ -256,24 +407,61 @@ int pk_store_pull(pk_store *s, const pk_store_filter *f, const char *out_path, p
     ids.s[ids.len++] = be->list_close; /* id_row leaves room */
     ids.s[ids.len] = 0;
     int64_t key = pk_store_bid_key(bid, bn);
-    sink k = {&r.ranges, r.preferred_base, &r.stats};
-    if (pull_sum(s, "stats", "x.k", "v", &ids, key, stat_row, &k, err) ||
-        pull_sum(s, "ranges", "x.a, x.b", "n", &ids, key, pair_row, &k, err))
+    k.r = &r;
+    pk_store_val kp = pk_sv_int(key);
+    /* the contexts of the key (those of every upload of the build-id, and
+     * of any build-id sharing the key: only those the rows name are used) */
+    if (cnt[3] > 0 && be->query(s->db, "SELECT c.ckey, c.addrs FROM contexts c WHERE c.bid = $1", 1, &kp, ctx_row,
+                                &k, err))
         goto out;
-    k.m = &r.branches;
-    if (pull_sum(s, "branches", "x.a, x.b", "n", &ids, key, pair_row, &k, err))
+    static const struct {
+        const char *table, *cols, *sum;
+        int kind;
+    } parts[] = {
+        {"ranges", "x.ctx, x.a, x.b", "n", T_RANGES},
+        {"branches", "x.ctx, x.a, x.b", "n", T_BRANCHES},
+        {"ip_hits", "x.ctx, x.a", "n", T_HITS},
+        {"ip_calls", "x.ctx, x.a, x.b", "n", T_CALLS},
+        {"ip_unplaced", "x.a, x.b", "n", T_UNPLACED},
+    };
+    if (pull_sum(s, "stats", "x.k", "v", &ids, key, stat_row, &k, err))
         goto out;
-    res->ranges = r.ranges.len;
-    res->branches = r.branches.len;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        k.table = parts[i].kind;
+        uint64_t before = k.rows;
+        if (pull_sum(s, parts[i].table, parts[i].cols, parts[i].sum, &ids, key, count_row, &k, err))
+            goto out;
+        if (parts[i].kind == T_RANGES)
+            res->ranges = k.rows - before;
+        else if (parts[i].kind == T_BRANCHES)
+            res->branches = k.rows - before;
+        else
+            res->ip += k.rows - before;
+    }
+    res->contexts = pk_csraw_num_ctxs(&r.lbr) + pk_csraw_num_ctxs(&r.ip);
     be->exec(s->db, "COMMIT", NULL);
-    rc = pk_rawprof_write(&r, out_path, err);
+    if (r.version == 1) {
+        if (r.flags || pk_rawprof2_has_contexts(&r) || pk_rawprof2_has_ip(&r)) {
+            pk_err_set(err, "the stored version-1 uploads of build-id %s have version-2 rows: the store is damaged",
+                       want);
+            goto done;
+        }
+        rc = pk_rawprof_write(&r.flat, out_path, err);
+    } else {
+        rc = pk_rawprof2_write(&r, out_path, err);
+    }
+    res->version = r.version;
     goto done;
 out:
     pk_store_rollback(s);
 done:
     if (have_r)
-        pk_rawprof_free(&r);
+        pk_rawprof2_free(&r);
     free(h.path);
     free(ids.s);
+    pk_u64map_free(&k.by_key);
+    pk_vec_free(&k.ctxs);
+    pk_vec_free(&k.words);
+    free(k.scratch);
     return rc;
 }

@@ -24,9 +24,9 @@ migrate_suite() { # LABEL DB QUERYFN
     check_eq "$L: the fixture is at schema version 2" 2 "$($q "SELECT max(version) FROM schema_version")"
     "$PGOKIT" store pull -q "$DB" --build-id "$A" -o "$O/early.raw" 2>"$O/early.err"
     check "$L: pull before init: refused with the hint, nothing written" \
-        bash -c "grep -q 'schema version 2 is older than 3: migrate it with' '$O/early.err' && ! test -e '$O/early.raw'"
+        bash -c "grep -q 'schema version 2 is older than 4: migrate it with' '$O/early.err' && ! test -e '$O/early.raw'"
     "$PGOKIT" store init "$DB" 2>"$O/init.err"
-    check "$L: init migrates 2 -> 3" grep -q "migrated from schema version 2 to 3" "$O/init.err"
+    check "$L: init migrates 2 -> 4" grep -q "migrated from schema version 2 to 4" "$O/init.err"
     check_eq "$L: ... every count row has its profile's build-id key, none left 0" "0|0" \
         "$($q "SELECT (SELECT count(*) FROM ranges x JOIN profiles p ON p.id = x.profile_id WHERE x.bid <> p.bid) + (SELECT count(*) FROM branches x JOIN profiles p ON p.id = x.profile_id WHERE x.bid <> p.bid) + (SELECT count(*) FROM stats x JOIN profiles p ON p.id = x.profile_id WHERE x.bid <> p.bid)")|$($q "SELECT count(*) FROM profiles WHERE bid = 0")"
     check_eq "$L: ... two keys, one per build-id" 2 "$($q "SELECT count(DISTINCT bid) FROM profiles")"

@@ -78,14 +78,14 @@ TEST(add_pull_equals_file_merge)
     fill(&b, 3);
     pk_store_meta meta = {.host = "h1", .job = "j", .time = 1000};
     pk_store_add_result res;
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
     CHECK(!res.duplicate);
     CHECK_EQ_U64(res.samples, 9);
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
     CHECK(res.duplicate);
     meta.host = "h2";
     meta.time = 2000;
-    CHECK_OK(pk_store_add(s, &b, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &b, &meta, &res, &e), &e);
     CHECK(!res.duplicate);
 
     pk_store_filter f = {.build_id = "0102030405060708090A0B0C0D0E0F1011121314", .since = INT64_MIN};
@@ -150,8 +150,8 @@ TEST(pull_separates_build_ids_sharing_a_key)
     fill(&c, 2);
     pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
     pk_store_add_result res;
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
-    CHECK_OK(pk_store_add(s, &c, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &c, &meta, &res, &e), &e);
     pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
     pk_store_pull_result pr;
     CHECK_OK(pk_store_pull(s, &f, tmp("key_a.raw"), &pr, &e), &e);
@@ -184,9 +184,9 @@ TEST(list_says_what_a_pull_can_make)
     empty.stats.samples = 5; /* samples, none in the binary */
     pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
     pk_store_add_result res;
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
     meta.time = 2000;
-    CHECK_OK(pk_store_add(s, &empty, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &empty, &meta, &res, &e), &e);
     pk_store_rev *v;
     size_t n;
     CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
@@ -218,9 +218,9 @@ TEST(select_prefers_recent_revision_with_enough_samples)
     nw.stats.samples_used = 150;
     pk_store_meta m = {.host = "a", .job = "", .time = 100};
     pk_store_add_result r;
-    CHECK_OK(pk_store_add(s, &old, &m, &r, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &old, &m, &r, &e), &e);
     m.time = 200;
-    CHECK_OK(pk_store_add(s, &nw, &m, &r, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &nw, &m, &r, &e), &e);
     pk_store_rev *v;
     size_t n, c;
     CHECK_OK(pk_store_select(s, "app", 0, 0.2, &v, &n, &c, &e), &e);
@@ -250,7 +250,7 @@ TEST(a_profile_without_build_id_is_refused)
     CHECK_OK(pk_rawprof_init(&r, "/x/app", NULL, 0, 0, &e), &e);
     pk_store_meta m = {.host = "a", .job = "", .time = 1};
     pk_store_add_result res;
-    CHECK(pk_store_add(s, &r, &m, &res, &e) == -1);
+    CHECK(pk_store_add_flat(s, &r, &m, &res, &e) == -1);
     CHECK(strstr(e.msg, "no build-id") != NULL);
     pk_rawprof_free(&r);
     pk_store_close(s);
