@@ -50,18 +50,22 @@ for v in 0 1 2 3; do
         "$PK_ROOT/tests/programs/record_exact.c" &&
         "$PGOKIT" record --emulate -q --period 4001 -o "$F/a$v.data" -- "$F/prog$v" $((30000 * (v + 1))) >/dev/null &&
         "$PGOKIT" record --emulate -q --period 3001 -o "$F/b$v.data" -- "$F/prog$v" 40000 >/dev/null &&
-        "$PGOKIT" profgen -q --binary "$F/prog$v" --perf "$F/b$v.data" --raw-only -o "$F/b$v.raw" ||
+        "$PGOKIT" profgen -q --binary "$F/prog$v" --perf "$F/b$v.data" --raw-only -o "$F/b$v.raw" &&
+        "$PGOKIT" record --emulate --ip -q -o "$F/i$v.data" -- "$F/prog$v" 20000 >/dev/null &&
+        "$PGOKIT" profgen -q --binary "$F/prog$v" --perf "$F/i$v.data" --raw-only -o "$F/i$v.raw" ||
         { fail "build and record revision $v"; finish; exit 1; }
 done
 both() { # uploads into both stores
     "$PGOKIT" store add -q "$COORD" "$@" && "$PGOKIT" store add -q "$SINGLE" "$@"
 }
 NOW=$(date +%s) # one clock for both stores: their lists must match to the second
-upload() { # revision v: perf.data from two hosts (jobs web, batch), a raw profile from a third
+upload() { # revision v: perf.data from two hosts (jobs web, batch), a raw profile from a third,
+    # IP samples with call stacks from a fourth (calling contexts, IP observations)
     local v=$1
     both --binary "$F/prog$v" --host "h$v" --job web --time $((NOW - 2 * 86400)) "$F/a$v.data" &&
         both --binary "$F/prog$v" --host "g$v" --job batch --time $((NOW - 86400)) "$F/b$v.data" &&
-        both --host "r$v" --job web --time $((NOW - 3600)) "$F/b$v.raw"
+        both --host "r$v" --job web --time $((NOW - 3600)) "$F/b$v.raw" &&
+        both --host "i$v" --job ip --time $((NOW - 3600)) "$F/i$v.raw"
 }
 # revisions 0 and 2 are stored before the coordinator is sharded: the setup moves their rows
 check "uploads before sharding (revisions 0, 2)" upload 0
@@ -70,7 +74,7 @@ check "..." upload 2
 psql -XAtq -v ON_ERROR_STOP=1 -v shards="$S0_ADDR,$S1_ADDR" -v shard_user=pgokit \
     -f "$PK_ROOT/scripts/store_shard_setup.sql" "$COORD" >"$T/setup.log" 2>&1
 check "scripts/store_shard_setup.sql shards the coordinator" test $? -eq 0
-check_eq "... every count table: two partitions, both foreign tables" "2|2|2" \
+check_eq "... every count table (and contexts): two partitions, both foreign tables" "2|2|2|2|2|2|2" \
     "$(pq "$COORD" "SELECT string_agg(n::text, '|' ORDER BY t) FROM (SELECT i.inhparent::regclass::text t, count(*) n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relkind = 'f' GROUP BY 1) s")"
 psql -XAtq -v ON_ERROR_STOP=1 -v shards="$S0_ADDR" -v shard_user=pgokit \
     -f "$PK_ROOT/scripts/store_shard_setup.sql" "$COORD" >"$T/setup2.log" 2>&1
@@ -80,20 +84,22 @@ check "uploads after sharding (revisions 1, 3)" upload 1
 check "..." upload 3
 "$PGOKIT" store add "$COORD" --binary "$F/prog1" --host h1 --job web --time $((NOW - 2 * 86400)) "$F/a1.data" 2>"$T/dup.err"
 check "the same upload again: exit 0, already stored" grep -q "already stored" "$T/dup.err"
-check_eq "... 12 profiles on the coordinator" 12 "$(pq "$COORD" "SELECT count(*) FROM profiles")"
+check_eq "... 16 profiles on the coordinator" 16 "$(pq "$COORD" "SELECT count(*) FROM profiles")"
 
 "$PGOKIT" store init "$COORD" 2>"$T/init.err"
-check "store init on the sharded coordinator: already at schema version 3, nothing to do" \
-    grep -q "at schema version 3" "$T/init.err"
+check "store init on the sharded coordinator: already at schema version 4, nothing to do" \
+    grep -q "at schema version 4" "$T/init.err"
 "$PGOKIT" store list "$COORD" >"$T/list.txt" && "$PGOKIT" store list "$SINGLE" >"$T/list.single.txt"
 check "store list: the same on the sharded coordinator as on one server" \
     bash -c "test \$(wc -l <'$T/list.txt') -eq 5 && cmp '$T/list.txt' '$T/list.single.txt'"
 
-rows() { pq "$1" "SELECT (SELECT count(*) FROM ranges) + (SELECT count(*) FROM branches) + (SELECT count(*) FROM stats)"; }
+rows() { pq "$1" "SELECT (SELECT count(*) FROM ranges) + (SELECT count(*) FROM branches) + (SELECT count(*) FROM stats) + (SELECT count(*) FROM contexts) + (SELECT count(*) FROM ip_hits) + (SELECT count(*) FROM ip_calls) + (SELECT count(*) FROM ip_unplaced)"; }
 n0=$(rows "$S0") n1=$(rows "$S1")
 check "both shards hold count rows (shard 0: $n0, shard 1: $n1)" test "$n0" -gt 0 -a "$n1" -gt 0
 check_eq "... each only its own build-ids' keys" "2|2" \
     "$(pq "$S0" "SELECT count(DISTINCT bid) FROM ranges")|$(pq "$S1" "SELECT count(DISTINCT bid) FROM ranges")"
+check_eq "... contexts and IP observations too" "2|2|2|2" \
+    "$(pq "$S0" "SELECT count(DISTINCT bid) FROM contexts")|$(pq "$S1" "SELECT count(DISTINCT bid) FROM contexts")|$(pq "$S0" "SELECT count(DISTINCT bid) FROM ip_hits")|$(pq "$S1" "SELECT count(DISTINCT bid) FROM ip_hits")"
 check_eq "... no shard holds profiles" "0|0" "$(pq "$S0" "SELECT count(*) FROM profiles")|$(pq "$S1" "SELECT count(*) FROM profiles")"
 check_eq "... together all the single server's rows" "$(rows "$SINGLE")" "$((n0 + n1))"
 
@@ -105,7 +111,7 @@ for v in 0 1 2 3; do
     check "revision $v: pull from the sharded store == pull from one server (cmp)" cmp "$T/sh$v.raw" "$T/si$v.raw"
 done
 "$PGOKIT" profgen -q --binary "$F/prog1" --perf "$F/a1.data" --raw-only -o "$F/a1.raw" &&
-    "$PGOKIT" merge "$F/a1.raw" "$F/b1.raw" "$F/b1.raw" -o "$T/m1.raw"
+    "$PGOKIT" merge "$F/a1.raw" "$F/b1.raw" "$F/b1.raw" "$F/i1.raw" -o "$T/m1.raw"
 check "... == pgokit merge of the uploads (revision 1)" cmp "$T/sh1.raw" "$T/m1.raw"
 "$PGOKIT" store pull -q "$COORD" --build-id "${BIDS[2]}" --job web --since 30h -o "$T/shf.raw" &&
     "$PGOKIT" store pull -q "$SINGLE" --build-id "${BIDS[2]}" --job web --since 30h -o "$T/sif.raw"
@@ -117,10 +123,10 @@ check "... == the one upload it selects" cmp "$T/shf.raw" "$T/mf.raw"
 # statements pgokit sent): the top node is the foreign scan of one
 # partition, the aggregate and its GROUP BY in the SQL sent to the shard
 tail -n +"$((mark + 1))" "$COORD_LOG" | awk '
-    /Query Text:/ { want = /Query Text: SELECT x\..*, sum\(x\.[nv]\) FROM (ranges|branches|stats) x/; q += want; next }
+    /Query Text:/ { want = /Query Text: SELECT x\..*, sum\(x\.[nv]\) FROM (ranges|branches|stats|ip_hits|ip_calls|ip_unplaced) x/; q += want; next }
     want == 1 && /^\t[A-Za-z]/ { if (/^\tForeign Scan/) want = 2; else { bad++; want = 0; print "local plan: " $0 >"/dev/stderr" } next }
-    want == 2 && /Relations: Aggregate on \(public\.(ranges|branches|stats)_shard[01] x\)/ { rel++; next }
-    want == 2 && /Remote SQL: SELECT .*sum\([nv]\).* FROM public\.(ranges|branches|stats) WHERE .*bid = .* GROUP BY / { remote++; want = 0 }
+    want == 2 && /Relations: Aggregate on \(public\.(ranges|branches|stats|ip_hits|ip_calls|ip_unplaced)_shard[01] x\)/ { rel++; next }
+    want == 2 && /Remote SQL: SELECT .*sum\([nv]\).* FROM public\.(ranges|branches|stats|ip_hits|ip_calls|ip_unplaced) WHERE .*bid = .* GROUP BY / { remote++; want = 0 }
     END { printf "%d %d %d %d\n", q, rel, remote, bad }' >"$T/plans.txt" 2>"$T/local_plans.txt"
 read -r nq nrel nremote nbad <"$T/plans.txt"
 check "the pulls' aggregates were planned on the coordinator ($nq statements)" test "$nq" -ge 15
