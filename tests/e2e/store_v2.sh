@@ -15,7 +15,9 @@
 # before its commit leaves no context or count row; a context stored under
 # its key with other addresses (a hash collision) is refused; bad input
 # leaves the store as it was; prune drops the contexts of build-ids no
-# profile is left of.
+# profile is left of. A synthetic input of 10^5 contexts (raw_v2_synth.py)
+# stays bounded: its contexts are stored once whatever the number of its
+# uploads; the database size and the add and pull times are printed.
 source "$(dirname "$0")/../lib.sh"
 source "$PK_ROOT/tests/pg_lib.sh"
 need qemu-x86_64 clang-19 sqlite3
@@ -156,8 +158,34 @@ suite() {
         "$($q "SELECT count(*) FROM contexts")/$($q "SELECT count(*) FROM ip_hits")/$($q "SELECT count(*) FROM ip_calls")"
 }
 
+# big LABEL DB QUERYFN: 10^5 contexts, uploaded twice
+python3 "$PK_ROOT/tests/e2e/raw_v2_synth.py" big.raw 100000 || fail "synthesize 10^5 contexts"
+BBIG=$("$PGOKIT" show big.raw | awk '/^Binary:/ {sub(/,$/, "", $4); print $4}')
+"$PGOKIT" merge big.raw big.raw -o big.m.raw || fail "merge the synthetic profile"
+big() {
+    local L=$1 DB=$2 q=$3 O=$T/$1 t0 t1 t2 t3 s0 s1 s2
+    "$PGOKIT" store init -q "$DB"
+    s0=$(sz "$DB")
+    t0=$(date +%s%N)
+    "$PGOKIT" store add -q "$DB" --host b1 big.raw; s1=$(sz "$DB"); t1=$(date +%s%N)
+    "$PGOKIT" store add "$DB" --host b2 big.raw 2>"$O/big2.err"; s2=$(sz "$DB"); t2=$(date +%s%N)
+    "$PGOKIT" store pull -q "$DB" --build-id "$BBIG" -o "$O/big.pull.raw"; t3=$(date +%s%N)
+    echo "$L: 10^5 contexts: database $((s0 / 1024)) KiB empty, $((s1 / 1024)) KiB after one upload, $((s2 / 1024)) KiB after two; add $(((t1 - t0) / 1000000)) ms, add again $(((t2 - t1) / 1000000)) ms, pull $(((t3 - t2) / 1000000)) ms"
+    check "$L: 10^5 contexts: pull of two uploads == their file merge" cmp "$O/big.pull.raw" big.m.raw
+    check_eq "$L: ... each context stored once" 100000 "$($q "SELECT count(*) FROM contexts")"
+    check "$L: ... the second upload stores no context" grep -q "100000 contexts (0 new)" "$O/big2.err"
+    check "$L: ... it grows the database less than the first (its counts only: $((s2 - s1)) < $((s1 - s0)) bytes)" \
+        test $((s2 - s1)) -lt $((s1 - s0))
+    check "$L: ... under 1 KiB per context and upload" test $((s2 - s0)) -lt $((2 * 100000 * 1024))
+    check "$L: ... the pull within 60 s on a loaded machine" test $(((t3 - t2) / 1000000000)) -lt 60
+}
+
 sq() { sqlite3 "$T/store.db" "$1"; }
 suite sqlite "$T/store.db" sq
+sz() { stat -c %s "$1"; }
+sqb() { sqlite3 "$T/big.db" "$1"; }
+mkdir -p "$T/sqlite-big"
+big sqlite-big "$T/big.db" sqb
 
 if [ -x "${PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ] && command -v psql >/dev/null; then
     trap 'pg_stop immediate; [ -n "${PK_KEEP_TMP:-}" ] || rm -rf "$T"' EXIT
@@ -168,6 +196,12 @@ if [ -x "${PG_BIN:-/usr/lib/postgresql/15/bin}/initdb" ] && command -v psql >/de
         for set in probe.lbr probe.ip plain.ip; do
             check "postgresql and sqlite pull the same bytes ($set)" cmp "$T/postgresql/$set.pull.raw" "$T/sqlite/$set.pull.raw"
         done
+        pq "CREATE DATABASE big" >/dev/null
+        BIGURL=${PGURL%/postgres}/big
+        pqb() { psql -XAtq -v ON_ERROR_STOP=1 "$BIGURL" -c "$1"; }
+        sz() { pqb "SELECT pg_database_size(current_database())"; }
+        mkdir -p "$T/postgresql-big"
+        big postgresql-big "$BIGURL" pqb
     else
         fail "start PostgreSQL"
     fi
