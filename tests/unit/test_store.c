@@ -256,6 +256,79 @@ TEST(a_profile_without_build_id_is_refused)
     pk_store_close(s);
 }
 
+/* Version 2 in memory: contexts (one of them with an unknown leaf, entry 0,
+ * below the base), an external branch source in a context, IP hits, calls
+ * and unplaced hits, unwinding and IP statistics and a flag. */
+static void fill2(pk_rawprof2 *r, uint64_t k, pk_err *e)
+{
+    const uint64_t base = r->flat.preferred_base;
+    fill(&r->flat, k);
+    uint64_t c1[] = {base + 0x100, base + 0x2000}, c2[] = {base + 0x104, base + 0x200, 0}, c3[] = {base + 0x3000};
+    uint32_t i1, i2, j1, j3;
+    pk_csraw_intern(&r->lbr, c1, 2, &i1, e);
+    pk_csraw_intern(&r->lbr, c2, 3, &i2, e);
+    pk_pairmap_add(&r->lbr.ranges, (uint64_t)i1 << 32 | 0x2000, 0x2010, 7 * k);
+    pk_pairmap_add(&r->lbr.branches, (uint64_t)i1 << 32 | PK_CS_EXTERNAL_OFF, 0x2000, 2 * k);
+    pk_pairmap_add(&r->lbr.ranges, (uint64_t)i2 << 32 | 0x10, 0x18, k);
+    pk_csraw_intern(&r->ip, c3, 1, &j3, e);
+    pk_csraw_intern(&r->ip, c1, 2, &j1, e);
+    pk_pairmap_add(&r->ip.ranges, (uint64_t)j3 << 32 | 0x3004, 0, 3 * k);
+    pk_pairmap_add(&r->ip.ranges, (uint64_t)j1 << 32 | 0x2008, 0, k);
+    pk_pairmap_add(&r->ip.branches, (uint64_t)j3 << 32 | 0x3010, 0x2000, 5 * k);
+    pk_pairmap_add(&r->ip_unplaced, 0x2000, 0x2001, k);
+    r->unwind.samples = 11 * k;
+    r->ip_stats.used = 4 * k;
+    r->flags = PK_RAW_CALLS_ONLY;
+}
+
+TEST(version_2_add_pull_equals_file_merge)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("v2.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof2 a, b, m;
+    CHECK_OK(pk_rawprof2_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof2_init(&b, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    fill2(&a, 1, &e);
+    fill2(&b, 3, &e);
+    pk_pairmap_add(&b.lbr.ranges, 0x30, 0x38, 1); /* context 0 of b's lbr: c1 again */
+    pk_store_meta meta = {.host = "h", .job = "", .time = 100};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_EQ_U64(res.contexts, 3);
+    CHECK_EQ_U64(res.contexts_new, 3);
+    CHECK_EQ_U64(res.ip, 4);
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK(res.duplicate);
+    meta.host = "h2";
+    CHECK_OK(pk_store_add(s, &b, &meta, &res, &e), &e);
+    CHECK(!res.duplicate);
+    CHECK_EQ_U64(res.contexts_new, 0);
+    pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
+    pk_store_pull_result pr;
+    CHECK_OK(pk_store_pull(s, &f, tmp("v2_pulled.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.version, 2);
+    CHECK_EQ_U64(pr.profiles, 2);
+    CHECK_OK(pk_rawprof2_init(&m, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof2_merge(&m, &a, &e), &e);
+    CHECK_OK(pk_rawprof2_merge(&m, &b, &e), &e);
+    CHECK_OK(pk_rawprof2_write(&m, tmp("v2_merged.raw"), &e), &e);
+    CHECK(same_file(tmp("v2_pulled.raw"), tmp("v2_merged.raw")));
+    pk_store_rev *v;
+    size_t n;
+    CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
+    CHECK_EQ_U64(n, 1);
+    CHECK_EQ_U64(v[0].kinds, PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE | PK_STORE_KIND_CSSPGO | PK_STORE_KIND_IP);
+    CHECK(v[0].no_csspgo == NULL);
+    free(v);
+    pk_rawprof2_free(&a);
+    pk_rawprof2_free(&b);
+    pk_rawprof2_free(&m);
+    pk_store_close(s);
+}
+
 TEST(times)
 {
     pk_err e;
