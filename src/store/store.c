@@ -379,9 +379,11 @@ static void hash_words(pk_md5_ctx *c, const int64_t *v, size_t n)
 
 /* The content hash. A version-1 profile hashes as every pgokit hashed it
  * (its uploads stay recognised across migrations); version 2 adds what
- * only it holds: flags, the unwinding and IP statistics and the rows of the
- * contexts and IP observations (contexts by key: a hash of their
- * addresses). */
+ * only it holds: flags, the IP statistics and the rows of the contexts and
+ * IP observations (contexts by key: a hash of their addresses). Not the
+ * unwinding statistics: some of them depend on the unwinder's threads
+ * (walks done on the reading thread, recursion compressed once per stack
+ * cached), so the same perf.data reduced again would not be recognised. */
 static void content_hash(const pk_rawprof2 *r, const pk_pair_count *rg, size_t nr, const pk_pair_count *br,
                          size_t nb, const pk_store_rows *rw, const pk_store_meta *m, char out[33])
 {
@@ -399,7 +401,6 @@ static void content_hash(const pk_rawprof2 *r, const pk_pair_count *rg, size_t n
         uint8_t f[4];
         pk_st32(f, r->flags);
         pk_md5_update(&c, f, 4);
-        pk_md5_update(&c, &r->unwind, sizeof r->unwind);
         pk_md5_update(&c, &r->ip_stats, sizeof r->ip_stats);
         const struct {
             const int64_t *v;

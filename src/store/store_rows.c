@@ -118,7 +118,8 @@ static int cmp_rows4(const void *a, const void *b) { return cmp_cols(a, b, 3); }
 
 static void sort_rows(table *t)
 {
-    qsort(t->v, t->n, t->w * sizeof *t->v, t->w == 3 ? cmp_rows3 : cmp_rows4);
+    if (t->n) /* (qsort of NULL, 0 is undefined) */
+        qsort(t->v, t->n, t->w * sizeof *t->v, t->w == 3 ? cmp_rows3 : cmp_rows4);
 }
 
 static int cmp_ctx(const void *a, const void *b)
@@ -240,7 +241,8 @@ int pk_store_rows_build(pk_store_rows *rw, const pk_rawprof2 *r, pk_err *err)
         rw->ctxs[rw->nctxs++] = (pk_store_ctx_row){key, w + at + 1, (uint32_t)w[at]};
         rw->nstacked += w[at] > 1;
     }
-    qsort(rw->ctxs, rw->nctxs, sizeof *rw->ctxs, cmp_ctx);
+    if (rw->nctxs)
+        qsort(rw->ctxs, rw->nctxs, sizeof *rw->ctxs, cmp_ctx);
     table *all[] = {&ranges, &branches, &hits, &calls, &unplaced};
     for (size_t i = 0; i < 5; i++) {
         sort_rows(all[i]);

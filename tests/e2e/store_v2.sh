@@ -94,8 +94,14 @@ suite() {
     check "$L: list: the plain revision (IP only) makes csspgo too (stacks), from IP samples" \
         grep -qE "^plain +$BPLAIN +4 .* autofdo,probe,csspgo; from IP samples$" "$O/list.txt"
 
-    # idempotent: the same upload again adds nothing (contexts neither)
-    local nctx; nctx=$($q "SELECT count(*) FROM contexts")
+    # idempotent: the same upload again adds nothing (contexts neither),
+    # also a perf.data reduced again (the unwinder's thread-dependent
+    # statistics are not content)
+    local nctx k; nctx=$($q "SELECT count(*) FROM contexts")
+    for k in 1 2 3; do
+        st add "$DB" --binary probe --host ha --job lbr --time 2d probe.lbr.a.data 2>"$O/dupdata$k.err"
+        check "$L: the same perf.data (LBR + stacks) again, try $k: already stored" grep -q "already stored" "$O/dupdata$k.err"
+    done
     st add "$DB" --binary probe --host hb --job lbr --time 1d probe.lbr.b.raw 2>"$O/dup.err"
     check "$L: the same upload again: already stored" grep -q "already stored" "$O/dup.err"
     # another host, the same contexts: no context stored twice
