@@ -9,7 +9,10 @@
 # on the shard (the coordinator's auto_explain logs the EXPLAIN VERBOSE of
 # pgokit's own queries); uploads stay idempotent and a killed writer leaves
 # nothing; a stopped shard makes a pull of its build-ids fail clearly with
-# no output written.
+# no output written. Calling contexts and IP observations (schema 4) sit on
+# their key's shard too; a table left on the coordinator (as schema 4's new
+# tables are on a store sharded before) is partitioned by the script run
+# again, over its servers.
 source "$(dirname "$0")/../lib.sh"
 source "$PK_ROOT/tests/pg_lib.sh"
 need qemu-x86_64 clang-19 readelf python3
@@ -80,6 +83,29 @@ psql -XAtq -v ON_ERROR_STOP=1 -v shards="$S0_ADDR" -v shard_user=pgokit \
     -f "$PK_ROOT/scripts/store_shard_setup.sql" "$COORD" >"$T/setup2.log" 2>&1
 check "... run again: refused (exit non-zero), nothing changed" \
     bash -c "test $? -ne 0 && test \"\$(psql -XAt '$COORD' -c 'SELECT count(*) FROM pg_foreign_server')\" = 2"
+# a store sharded before schema 4 had its new tables (contexts, ip_*) made
+# on the coordinator by `store init`: contexts is made a plain table again
+# (its rows back on the coordinator) and the script, run again, partitions
+# it alone over the servers it made before
+nctx=$(pq "$COORD" "SELECT count(*) FROM contexts")
+psql -XAtq -v ON_ERROR_STOP=1 "$COORD" >/dev/null <<'SQL'
+BEGIN;
+CREATE TABLE contexts_plain AS SELECT * FROM contexts;
+DELETE FROM contexts;
+DROP TABLE contexts;
+ALTER TABLE contexts_plain RENAME TO contexts;
+CREATE INDEX contexts_key ON contexts (bid, ckey);
+COMMIT;
+SQL
+check_eq "contexts made a plain table on the coordinator again, its rows there" \
+    "0|$nctx" "$(pq "$COORD" "SELECT count(*) FROM pg_inherits WHERE inhparent = 'contexts'::regclass")|$(pq "$COORD" "SELECT count(*) FROM ONLY contexts")"
+psql -XAtq -v ON_ERROR_STOP=1 -v shards="$S0_ADDR,$S1_ADDR" -v shard_user=pgokit \
+    -f "$PK_ROOT/scripts/store_shard_setup.sql" "$COORD" >"$T/setup3.log" 2>&1
+check "... the script run again partitions it" test $? -eq 0
+check_eq "... over the same two servers, every table now two foreign partitions" "2|2|2|2|2|2|2|2" \
+    "$(pq "$COORD" "SELECT count(*) FROM pg_foreign_server")|$(pq "$COORD" "SELECT string_agg(n::text, '|' ORDER BY t) FROM (SELECT i.inhparent::regclass::text t, count(*) n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relkind = 'f' GROUP BY 1) s")"
+check_eq "... the contexts on the shards, once" "$nctx" \
+    "$(($(pq "$S0" "SELECT count(*) FROM contexts") + $(pq "$S1" "SELECT count(*) FROM contexts")))"
 check "uploads after sharding (revisions 1, 3)" upload 1
 check "..." upload 3
 "$PGOKIT" store add "$COORD" --binary "$F/prog1" --host h1 --job web --time $((NOW - 2 * 86400)) "$F/a1.data" 2>"$T/dup.err"
