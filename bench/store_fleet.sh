@@ -9,10 +9,14 @@
 # the engine) and symbolized once with profgen. Reports ingest rows/s and
 # MB/s, client vs server CPU, pull and profgen time, database size per
 # host-profile; checks every pull against `pgokit merge` of the same files
-# (cmp). Writes bench/results/store-fleet-<date>.md.
+# (cmp). Engine `sharded`: PostgreSQL sharded with postgres_fdw, a
+# coordinator (the `postgresql` engine's server) and two shard servers
+# started here, set up by scripts/store_shard_setup.sql; its server CPU and
+# size are the three servers'. Writes bench/results/store-fleet-<date>.md
+# (--out: another name under bench/results).
 #
-#   bench/store_fleet.sh [--hosts 100,1000,5000] [--writers 8] [--engines postgresql,sqlite]
-#                        [--binary BIN (--perf DATA | --raw RAW)]
+#   bench/store_fleet.sh [--hosts 100,1000,5000] [--writers 8] [--engines postgresql,sqlite,sharded]
+#                        [--binary BIN (--perf DATA | --raw RAW)] [--out NAME]
 #   Default input: the scoreboard's SQLite speedtest1 recording
 #   (bench/work/sqlite/rec/base-1.data of bench/scoreboard.sh, binary
 #   out/sb-base/speedtest1 of scripts/workloads.sh); without it, an emulated
@@ -20,7 +24,7 @@
 set -euo pipefail
 PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PGOKIT=${PGOKIT:-$PK_ROOT/build/pgokit}
-hosts=100,1000,5000 writers=8 engines=postgresql,sqlite binary= perf= raw=
+hosts=100,1000,5000 writers=8 engines=postgresql,sqlite binary= perf= raw= out_name=store-fleet
 while [ $# -gt 0 ]; do
     case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -29,6 +33,7 @@ while [ $# -gt 0 ]; do
     --binary) binary=$2; shift 2 ;;
     --perf) perf=$2; shift 2 ;;
     --raw) raw=$2; shift 2 ;;
+    --out) out_name=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "store_fleet: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -37,7 +42,7 @@ done
 T=$(mktemp -d "${TMPDIR:-/tmp}/store-fleet.XXXXXX")
 chmod 755 "$T"
 source "$PK_ROOT/tests/pg_lib.sh"
-trap 'pg_stop immediate; rm -rf "$T"' EXIT
+trap 'pg_stop_all immediate; rm -rf "$T"' EXIT
 
 # ---- the real recording → one raw profile ----
 if [ -z "$binary" ]; then
@@ -76,16 +81,35 @@ ls "$T/fleet"/*.raw >"$T/all.list"
 now() { date +%s.%N; }
 dt() { echo "scale=3; ($2 - $1) / 1" | bc; }
 ticks=$(getconf CLK_TCK)
-pg_server_cpu() { # seconds of CPU of the server: live processes + reaped backends
-    local pm; pm=$(head -n 1 "$PG_DIR/data/postmaster.pid")
-    { awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat"
-      for c in $(pgrep -P "$pm"); do awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || true; done; } |
-        awk -v t="$ticks" '{s += $1} END {printf "%.2f", s / t}'
+pg_server_cpu() { # seconds of CPU of the servers (saved names): live processes + reaped backends
+    local n pm
+    for n in "$@"; do
+        pm=$(head -n 1 "${_PG_SAVED_DIR[$n]}/data/postmaster.pid")
+        awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat"
+        for c in $(pgrep -P "$pm"); do awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || true; done
+    done | awk -v t="$ticks" '{s += $1} END {printf "%.2f", s / t}'
+}
+pq() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
+fresh_db() { # URL NAME: drops and creates database NAME on URL's server, prints its URL
+    PGOPTIONS=--client-min-messages=warning pq "$1" -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2"
+    echo "${1%/postgres}/$2"
+}
+sizes() { # the bytes of the databases (URLs), after a checkpoint
+    local u t=0
+    for u in "$@"; do
+        pq "$u" -c "CHECKPOINT" >/dev/null
+        t=$((t + $(pq "$u" -c "SELECT pg_database_size(current_database())")))
+    done
+    echo $t
 }
 
-if [[ " ${EN[*]} " == *" postgresql "* ]]; then
-    pg_start "$T/pg" || exit 1
-    pgver=$(psql -XAtq "$PGURL" -c "SHOW server_version")
+if [[ " ${EN[*]} " == *" postgresql "* || " ${EN[*]} " == *" sharded "* ]]; then
+    pg_start "$T/pg" && pg_save main || exit 1
+    pgver=$(pq "$PGURL" -c "SHOW server_version")
+fi
+if [[ " ${EN[*]} " == *" sharded "* ]]; then
+    for s in shard0 shard1; do pg_start "$T/$s" && pg_save $s || exit 1; done
+    pg_use main
 fi
 
 results=()
@@ -93,15 +117,30 @@ for engine in "${EN[@]}"; do
     for n in "${HN[@]}"; do
         head -n "$n" "$T/all.list" >"$T/in.list"
         bytes=$(xargs stat -c %s <"$T/in.list" | awk '{s += $1} END {print s}')
+        servers=(main) dbs=()
         if [ "$engine" = postgresql ]; then
-            PGOPTIONS=--client-min-messages=warning psql -XAtq "$PGURL" -c "DROP DATABASE IF EXISTS fleet" -c "CREATE DATABASE fleet"
-            DB=${PGURL%/postgres}/fleet
+            DB=$(fresh_db "$PGURL" fleet)
+            "$PGOKIT" store init -q "$DB"
+            dbs=("$DB")
+        elif [ "$engine" = sharded ]; then
+            servers=(main shard0 shard1) addrs=
+            for s in shard0 shard1; do
+                pg_use $s
+                dbs+=("$(fresh_db "$PGURL" fleet)")
+                "$PGOKIT" store init -q "${dbs[-1]}"
+                addrs+=${addrs:+,}127.0.0.1:$PG_PORT/fleet
+            done
+            pg_use main
+            DB=$(fresh_db "$PGURL" fleet_sharded)
+            "$PGOKIT" store init -q "$DB"
+            pq -v shards="$addrs" -v shard_user=pgokit -f "$PK_ROOT/scripts/store_shard_setup.sql" "$DB" >/dev/null
+            dbs+=("$DB")
         else
             DB=$T/fleet-$n.db; rm -f "$DB"*
+            "$PGOKIT" store init -q "$DB"
         fi
-        "$PGOKIT" store init -q "$DB"
-        size0=$(if [ "$engine" = postgresql ]; then psql -XAtq "$DB" -c "SELECT pg_database_size(current_database())"; else stat -c %s "$DB"; fi)
-        cpu0=0; [ "$engine" = postgresql ] && cpu0=$(pg_server_cpu)
+        size0=$(if [ "$engine" != sqlite ]; then sizes "${dbs[@]}"; else stat -c %s "$DB"; fi)
+        cpu0=0; [ "$engine" != sqlite ] && cpu0=$(pg_server_cpu "${servers[@]}")
         t0=$(now)
         /usr/bin/time -f "%U %S" -o "$T/client.time" \
             xargs -P "$writers" -n 1 sh -c 'h=${2##*/}; exec "$0" store add -q "$1" --host "${h%.raw}" --job fleet "$2"' \
@@ -110,11 +149,10 @@ for engine in "${EN[@]}"; do
         ingest=$(dt "$t0" "$t1")
         client=$(awk '{printf "%.2f", $1 + $2}' "$T/client.time")
         server=-
-        [ "$engine" = postgresql ] && server=$(echo "$(pg_server_cpu) - $cpu0" | bc)
-        if [ "$engine" = postgresql ]; then
-            rows=$(psql -XAtq "$DB" -c "SELECT sum(nranges + nbranches), count(*) FROM profiles")
-            psql -XAtq "$DB" -c "CHECKPOINT" >/dev/null
-            size1=$(psql -XAtq "$DB" -c "SELECT pg_database_size(current_database())")
+        [ "$engine" != sqlite ] && server=$(echo "$(pg_server_cpu "${servers[@]}") - $cpu0" | bc)
+        if [ "$engine" != sqlite ]; then
+            rows=$(pq "$DB" -c "SELECT sum(nranges + nbranches), count(*) FROM profiles")
+            size1=$(sizes "${dbs[@]}")
         else
             rows=$(sqlite3 "$DB" "SELECT sum(nranges + nbranches) || '|' || count(*) FROM profiles")
             sqlite3 "$DB" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
@@ -153,13 +191,14 @@ for engine in "${EN[@]}"; do
 done
 
 date_tag=$(date -u +%Y-%m-%d)
-out=${PK_BENCH_RESULTS:-$PK_ROOT/bench/results}/store-fleet-$date_tag.md
+out=${PK_BENCH_RESULTS:-$PK_ROOT/bench/results}/$out_name-$date_tag.md
 base_rows=$(( $("$PGOKIT" show "$raw" | awk '/^Branches:/ {print $2}') + $("$PGOKIT" show "$raw" | awk '/^Ranges:/ {print $2}') ))
 {
     echo "# Profile store at fleet scale ($date_tag)"
     echo
     echo "Machine: $(nproc) cores ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/ {print $2}') GB RAM, shared with other work during the run."
     echo "Engines: PostgreSQL ${pgver:-n/a} (initdb defaults: fsync on, synchronous_commit on, shared_buffers 128MB; loopback TCP), SQLite $(sqlite3 --version | cut -d' ' -f1) (WAL, synchronous=NORMAL)."
+    [[ " ${EN[*]} " != *" sharded "* ]] || echo "*sharded*: a coordinator and two shard servers, PostgreSQL as above on the same machine, count tables hash-partitioned on the build-id key with postgres_fdw foreign partitions (scripts/store_shard_setup.sql); server CPU and DB MB are the three servers'."
     echo "Source: $source_desc; its raw profile has $base_rows distinct ranges + branches. Fleet: $max host profiles made by bench/store_fleet_gen.c in ${gen_s}s; $writers concurrent writers, one \`pgokit store add\` process per host."
     echo
     echo "| engine | hosts | rows | ingest s | rows/s | MB/s (raw files) | client CPU s | server CPU s | select s | pull s | profgen s | file merge s | DB MB | bytes/host-profile | pull == merge |"

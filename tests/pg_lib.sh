@@ -3,8 +3,11 @@
 # pg_ctl in DIR (created; owned by an unprivileged user when run as root,
 # since PostgreSQL refuses to run as root), listening on a free loopback port
 # with its unix socket in DIR; sets PGURL. pg_stop stops it (bounded wait);
-# pg_restart stops and starts the same cluster. Exits 77 (skip) when the
-# server binaries are absent.
+# pg_restart stops and starts the same cluster. Several servers at once:
+# pg_save NAME after each pg_start; pg_use NAME makes a saved one current
+# again (PG_DIR, PG_PORT, PG_OPTS, PGURL, for pg_stop, pg_launch,
+# pg_restart); pg_stop_all [MODE] stops every saved one. Exits 77 (skip)
+# when the server binaries are absent.
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 pg_need() {
@@ -51,3 +54,25 @@ pg_stop() { # MODE: fast (default) or immediate
 }
 
 pg_restart() { pg_stop "${1:-fast}"; pg_launch; }
+
+declare -gA _PG_SAVED_DIR=() _PG_SAVED_PORT=() _PG_SAVED_OPTS=()
+pg_save() {
+    _PG_SAVED_DIR[$1]=$PG_DIR
+    _PG_SAVED_PORT[$1]=$PG_PORT
+    _PG_SAVED_OPTS[$1]="${PG_OPTS[*]}" # settings are name=value words
+}
+
+pg_use() {
+    PG_DIR=${_PG_SAVED_DIR[$1]}
+    PG_PORT=${_PG_SAVED_PORT[$1]}
+    read -r -a PG_OPTS <<<"${_PG_SAVED_OPTS[$1]}"
+    PGURL="postgresql://pgokit@127.0.0.1:$PG_PORT/postgres"
+}
+
+pg_stop_all() {
+    local n
+    for n in "${!_PG_SAVED_DIR[@]}"; do
+        pg_use "$n"
+        pg_stop "${1:-fast}"
+    done
+}

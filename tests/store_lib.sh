@@ -23,9 +23,14 @@ store_fixtures() {
     local x
     for x in a1 a2 c1 c2; do
         local bin=$F/r1/prog; [[ $x == c* ]] && bin=$F/r2/prog
-        "$PGOKIT" profgen -q --binary "$bin" --perf "$F/$x.data" --raw-only --raw-version 1 -o "$F/$x.raw" || fail "raw $x"
+        "$PGOKIT" profgen -q --binary "$bin" --perf "$F/$x.data" --raw-only -o "$F/$x.raw" || fail "raw $x"
     done
-    "$PGOKIT" profgen -q --binary "$F/r1/prog" --pprof "$F/ip.pb.gz" --raw-only --raw-version 1 -o "$F/ip.raw" || fail "raw ip"
+    # and as version-1 raw profiles, as pgokit wrote them before version 2
+    for x in a1 a2; do
+        "$PGOKIT" profgen -q --binary "$F/r1/prog" --perf "$F/$x.data" --raw-only --raw-version 1 -o "$F/${x}v1.raw" ||
+            fail "raw $x (version 1)"
+    done
+    "$PGOKIT" profgen -q --binary "$F/r1/prog" --pprof "$F/ip.pb.gz" --raw-only -o "$F/ip.raw" || fail "raw ip"
 }
 
 # store_suite LABEL DB QUERYFN [PGCTL]: results in $T/LABEL
@@ -37,7 +42,7 @@ store_suite() {
 
     check "$L: init" st init "$DB" -q
     st init "$DB" 2>"$O/init2.err"
-    check "$L: init again: nothing to do" grep -q "at schema version 2" "$O/init2.err"
+    check "$L: init again: nothing to do" grep -q "at schema version 4" "$O/init2.err"
 
     # uploads of revision 1: LBR perf.data, another host, IP samples as pprof
     check "$L: add perf.data" st add "$DB" -q --binary "$F/r1/prog" --host h1 --job web --time 3d "$F/a1.data"
@@ -52,6 +57,8 @@ store_suite() {
     st list "$DB" >"$O/list.txt"
     check "$L: list: revision 1 with 3 profiles, 3 hosts" \
         bash -c "grep -E '^prog +$R1 +3 +3 ' '$O/list.txt' >/dev/null"
+    check "$L: ... a pull of it makes AutoFDO, probe and CSSPGO profiles (the IP samples' stacks)" \
+        bash -c "grep -E '^prog +$R1 .* autofdo,probe,csspgo; from IP samples and LBR$' '$O/list.txt' >/dev/null"
 
     # revision 2: newer, but few samples
     check "$L: add revision 2" st add "$DB" -q --binary "$F/r2/prog" --host h4 --job web --time 1d "$F/c1.data"
@@ -65,7 +72,7 @@ store_suite() {
     check "$L: pull revision 1" st pull "$DB" -q --build-id "$R1" -o "$O/p1.raw"
     "$PGOKIT" merge "$F/a1.raw" "$F/a2.raw" "$F/ip.raw" -o "$O/m1.raw"
     check "$L: pull == pgokit merge of the raw files (cmp)" cmp "$O/p1.raw" "$O/m1.raw"
-    "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$F/a1.raw" --raw "$F/a2.raw" --raw "$F/ip.raw" --raw-only --raw-version 1 \
+    "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$F/a1.raw" --raw "$F/a2.raw" --raw "$F/ip.raw" --raw-only \
         -o "$O/g1.raw"
     check "$L: pull == profgen --raw ... --raw-only (cmp)" cmp "$O/p1.raw" "$O/g1.raw"
     "$PGOKIT" profgen -q --binary "$F/r1/prog" --raw "$O/p1.raw" --format text -o "$O/p1.prof" &&
@@ -143,21 +150,6 @@ store_suite() {
     check_eq "$L: ... sum of their range counts is 8 x one upload's" "$((8 * one))" \
         "$($q "SELECT sum(r.n) FROM ranges r JOIN profiles p ON p.id = r.profile_id WHERE p.job = 'conc'")"
 
-    # schema versions
-    $q "UPDATE schema_version SET version = 99" >/dev/null
-    st list "$DB" >/dev/null 2>"$O/v99.err"
-    check "$L: unknown schema version: exit 1" test $? -eq 1
-    check "$L: ... named" grep -q "unknown schema version 99" "$O/v99.err"
-    st init "$DB" 2>/dev/null
-    check "$L: ... init refuses to touch it" test $? -eq 1
-    $q "UPDATE schema_version SET version = 1" >/dev/null
-    $q "DROP INDEX profiles_bin_ts" >/dev/null
-    st list "$DB" >/dev/null 2>"$O/v1.err"
-    check "$L: an older schema is refused with a hint" grep -q "older than 2: migrate it with" "$O/v1.err"
-    st init "$DB" 2>"$O/mig.err"
-    check "$L: init migrates 1 -> 2" grep -q "migrated from schema version 1 to 2" "$O/mig.err"
-    check "$L: ... and it works again" st list "$DB" >/dev/null
-
     # retention
     local n0; n0=$(nprof)
     st prune "$DB" --before 30h 2>"$O/prune.err"
@@ -167,4 +159,55 @@ store_suite() {
     check_eq "$L: ... and no orphan rows" 0 \
         "$($q "SELECT count(*) FROM ranges WHERE profile_id NOT IN (SELECT id FROM profiles)")"
     check "$L: ... fewer profiles than before" test "$(nprof)" -lt "$n0"
+
+    # schema versions
+    $q "UPDATE schema_version SET version = 99" >/dev/null
+    st list "$DB" >/dev/null 2>"$O/v99.err"
+    check "$L: unknown schema version: exit 1" test $? -eq 1
+    check "$L: ... named" grep -q "unknown schema version 99" "$O/v99.err"
+    st init "$DB" 2>/dev/null
+    check "$L: ... init refuses to touch it" test $? -eq 1
+    $q "UPDATE schema_version SET version = 4" >/dev/null
+    # an older schema, migrated in place. Versions before 4 held version-1
+    # (flat) uploads only: the store is cut down to such uploads, then
+    # version 4's additions and the build-id key are dropped (version 2 is
+    # version 4 without them; the rows written so far stay)
+    st add "$DB" --host v1 --job v1 --time 1h "$F/a1v1.raw" "$F/a2v1.raw" 2>"$O/v1.err"
+    check "$L: an upload of version-1 raw profiles" test $? -eq 0
+    check_eq "$L: ... their lack of calling contexts is said once" 1 "$(grep -c 'version-1 raw profile' "$O/v1.err")"
+    local tb
+    for tb in ranges branches stats ip_hits ip_calls ip_unplaced; do
+        $q "DELETE FROM $tb WHERE profile_id IN (SELECT id FROM profiles WHERE raw_version <> 1)" >/dev/null
+    done
+    $q "DELETE FROM profiles WHERE raw_version <> 1" >/dev/null
+    st pull "$DB" -q --build-id "$R1" -o "$O/premig1.raw" || fail "$L: pull before the migration test"
+    "$PGOKIT" merge "$F/a1v1.raw" "$F/a2v1.raw" -o "$O/premig1.m.raw"
+    check "$L: ... the pull of it is version 1: what merging the files writes" cmp "$O/premig1.raw" "$O/premig1.m.raw"
+    to_v3() {
+        $q "UPDATE schema_version SET version = 3" >/dev/null
+        for tb in contexts ip_hits ip_calls ip_unplaced; do $q "DROP TABLE $tb" >/dev/null; done
+        for tb in raw_version ncontexts nstacked nip; do $q "ALTER TABLE profiles DROP COLUMN $tb" >/dev/null; done
+        for tb in ranges branches; do $q "ALTER TABLE $tb DROP COLUMN ctx" >/dev/null; done
+    }
+    to_v3
+    $q "UPDATE schema_version SET version = 2" >/dev/null
+    for tb in profiles ranges branches stats; do $q "ALTER TABLE $tb DROP COLUMN bid" >/dev/null; done
+    st list "$DB" >/dev/null 2>"$O/v2.err"
+    check "$L: an older schema is refused with a hint" grep -q "older than 4: migrate it with" "$O/v2.err"
+    st init "$DB" 2>"$O/mig.err"
+    check "$L: init migrates 2 -> 4" grep -q "migrated from schema version 2 to 4" "$O/mig.err"
+    check_eq "$L: ... every row has its profile's build-id key, the flat context, raw version 1" 0 \
+        "$($q "SELECT (SELECT count(*) FROM ranges r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid OR r.ctx <> 0) + (SELECT count(*) FROM branches r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid OR r.ctx <> 0) + (SELECT count(*) FROM stats r JOIN profiles p ON p.id = r.profile_id WHERE r.bid <> p.bid) + (SELECT count(*) FROM profiles WHERE bid = 0 OR raw_version <> 1)")"
+    check "$L: ... and it works again" st list "$DB" >/dev/null
+    st pull "$DB" -q --build-id "$R1" -o "$O/postmig1.raw"
+    check "$L: ... pulls the same bytes as before the migration" cmp "$O/premig1.raw" "$O/postmig1.raw"
+    to_v3
+    $q "UPDATE schema_version SET version = 1" >/dev/null
+    $q "DROP INDEX profiles_bin_ts" >/dev/null
+    for tb in profiles ranges branches stats; do $q "ALTER TABLE $tb DROP COLUMN bid" >/dev/null; done
+    st init "$DB" 2>"$O/mig1.err"
+    check "$L: init migrates 1 -> 4" grep -q "migrated from schema version 1 to 4" "$O/mig1.err"
+    st pull "$DB" -q --build-id "$R1" -o "$O/postmig1b.raw"
+    check "$L: ... the same pull again" cmp "$O/premig1.raw" "$O/postmig1b.raw"
+    check "$L: ... and a version-2 upload joins them" st add "$DB" -q --host v2 --job v1 --time 1h "$F/a1.raw"
 }

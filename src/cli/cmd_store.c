@@ -37,14 +37,19 @@ static void usage(FILE *to)
             "  --host H            default: this machine's host name\n"
             "  --job J             default: empty\n"
             "  --time T            when the profile was taken (default: now)\n"
-            "list: every binary and revision (build-id): profiles, hosts, samples, first and last time.\n"
+            "list: every binary and revision (build-id): profiles, hosts, samples, first and last time,\n"
+            "and what `pgokit profgen` can make of its pull: autofdo (line-based, clang or gcc), probe\n"
+            "(when the binary was built with -fpseudo-probe-for-profiling), csspgo when calling contexts\n"
+            "with call sites were stored (samples with call stacks: LBR or IP), and whether the counts\n"
+            "include IP samples (inferred by profgen, once, on the merged pull).\n"
             "select: prints the build-id to profile: the most recent revision (by first profile time)\n"
             "with at least PCT %% of the samples of the most-sampled revision since T.\n"
             "  --since T           default: 14d\n"
             "  --threshold PCT     default: 20\n"
             "  -v, --verbose       also the candidates, on stderr\n"
             "pull: merges every profile of the build-id in the database (GROUP BY, SUM) and writes the\n"
-            "raw profile (`pgokit profgen --binary B --raw OUT` symbolizes it).\n"
+            "raw profile (`pgokit profgen --binary B --raw OUT` symbolizes it): version 2, per calling\n"
+            "context with IP observations, or version 1 when every upload was version 1 (as `pgokit merge`).\n"
             "  --build-id ID       the revision\n"
             "  --since T           only profiles taken since T (default: all)\n"
             "  --job J             only profiles of job J\n"
@@ -100,6 +105,21 @@ static void parse_hook(hook *h)
 static void on_warning(void *ctx, const char *msg)
 {
     fprintf(stderr, "pgokit store add: warning: %s\n", msg);
+}
+
+/* " autofdo,probe,csspgo; from IP samples" or
+ * " autofdo,probe; no csspgo (no calling contexts stored: ...)" */
+static void pull_kinds(char *out, size_t cap, const pk_store_rev *r)
+{
+    snprintf(out, cap, " %s%s%s%s", r->kinds & PK_STORE_KIND_AUTOFDO ? "autofdo," : "",
+             r->kinds & PK_STORE_KIND_PROBE ? "probe," : "", r->kinds & PK_STORE_KIND_CSSPGO ? "csspgo," : "",
+             r->kinds ? "" : "nothing (no counts),");
+    size_t n = strlen(out);
+    out[--n] = 0; /* the last comma */
+    if (r->kinds & PK_STORE_KIND_IP)
+        n += (size_t)snprintf(out + n, cap - n, "; from IP samples%s", r->ranges || r->branches ? " and LBR" : "");
+    if (!(r->kinds & PK_STORE_KIND_CSSPGO) && r->no_csspgo && r->kinds)
+        snprintf(out + n, cap - n, "; no csspgo (%s)", r->no_csspgo);
 }
 
 #define OPT(name) ((!strcmp(a, name) && i + 1 < argc) || \
@@ -221,7 +241,7 @@ int pk_cmd_store(int argc, char **argv)
     }
 
     /* the map step runs before connecting: a bad input never opens the database */
-    pk_rawprof raw;
+    pk_rawprof2 raw;
     bool have_raw = false;
     if (!strcmp(sub, "add")) {
         char origin[1024];
@@ -274,9 +294,12 @@ int pk_cmd_store(int argc, char **argv)
             if (!quiet && res.duplicate)
                 fprintf(stderr, "store: already stored (content %s): nothing added\n", res.hash);
             else if (!quiet)
-                fprintf(stderr, "store: added profile %lld (build-id %s): %llu ranges, %llu branches, %llu samples\n",
+                fprintf(stderr, "store: added profile %lld (build-id %s): %llu ranges, %llu branches, %llu IP "
+                        "observations, %llu contexts (%llu new), %llu samples\n",
                         (long long)res.id, res.build_id, (unsigned long long)res.ranges,
-                        (unsigned long long)res.branches, (unsigned long long)res.samples);
+                        (unsigned long long)res.branches, (unsigned long long)res.ip,
+                        (unsigned long long)res.contexts, (unsigned long long)res.contexts_new,
+                        (unsigned long long)res.samples);
         }
     } else if (!strcmp(sub, "list") || !strcmp(sub, "select")) {
         pk_store_rev *v = NULL;
@@ -290,17 +313,20 @@ int pk_cmd_store(int argc, char **argv)
             rc = 0;
             FILE *to = list ? stdout : stderr;
             if (list || verbose)
-                fprintf(to, "%-20s %-40s %8s %6s %12s %-20s %-20s\n", "binary", "build-id", "profiles", "hosts",
-                        "samples", "first", "last");
+                fprintf(to, "%-20s %-40s %8s %6s %12s %-20s %-20s%s\n", "binary", "build-id", "profiles", "hosts",
+                        "samples", "first", "last", list ? " pull makes" : "");
             for (size_t k = 0; k < n && (list || verbose); k++) {
                 char f[32], l[32];
                 pk_store_format_time(v[k].first, f, sizeof f);
                 pk_store_format_time(v[k].last, l, sizeof l);
                 char bin_esc[1024], bid_esc[512];
+                char kinds[256] = "";
+                if (list)
+                    pull_kinds(kinds, sizeof kinds, &v[k]);
                 fprintf(to, "%-20s %-40s %8llu %6llu %12llu %-20s %-20s%s\n", pk_cli_name(bin_esc, sizeof bin_esc, v[k].binary),
                         pk_cli_name(bid_esc, sizeof bid_esc, v[k].build_id),
                         (unsigned long long)v[k].profiles, (unsigned long long)v[k].hosts,
-                        (unsigned long long)v[k].samples, f, l, !list && k == chosen ? "  <- selected" : "");
+                        (unsigned long long)v[k].samples, f, l, list ? kinds : k == chosen ? "  <- selected" : "");
             }
             if (!list) {
                 char bid_esc[512];
@@ -316,9 +342,11 @@ int pk_cmd_store(int argc, char **argv)
         else {
             rc = 0;
             if (!quiet)
-                fprintf(stderr, "store: merged %llu profiles: %llu ranges, %llu branches -> %s\n",
+                fprintf(stderr, "store: merged %llu profiles: %llu ranges, %llu branches, %llu IP observations, "
+                        "%llu contexts -> %s (raw profile version %u)\n",
                         (unsigned long long)res.profiles, (unsigned long long)res.ranges,
-                        (unsigned long long)res.branches, out);
+                        (unsigned long long)res.branches, (unsigned long long)res.ip,
+                        (unsigned long long)res.contexts, out, res.version);
         }
     } else { /* prune */
         uint64_t np, nr;
@@ -334,7 +362,7 @@ int pk_cmd_store(int argc, char **argv)
     pk_store_close(s);
 free_raw:
     if (have_raw)
-        pk_rawprof_free(&raw);
+        pk_rawprof2_free(&raw);
 done:
     free(ins);
     return rc;

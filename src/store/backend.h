@@ -29,6 +29,9 @@ static inline pk_store_val pk_sv_text(const char *s)
     return s ? (pk_store_val){PK_SV_TEXT, 0, s} : (pk_store_val){PK_SV_NULL, 0, NULL};
 }
 
+/* The most parameters a statement binds. */
+#define PK_STORE_MAX_PARAMS 192
+
 /* Called for each row; vals[i] is NULL for SQL NULL. Nonzero stops. */
 typedef int (*pk_store_row_fn)(void *ctx, int ncols, const char *const *vals, pk_err *err);
 
@@ -54,6 +57,14 @@ typedef struct pk_store_backend {
     int (*copy_begin)(pk_store_db *db, const char *table, const char *cols, int ncols, pk_err *err);
     int (*copy_row)(pk_store_db *db, const int64_t *vals, pk_err *err);
     int (*copy_end)(pk_store_db *db, pk_err *err);
+    /* The condition "column is in a list of integers", the list being bound
+     * as one text parameter: a printf format of the column and the
+     * parameter ($n), and the brackets the list text is written in (the
+     * numbers go between them, separated by commas). One parameter
+     * whatever the length, and a condition PostgreSQL ships to a foreign
+     * server with the rest of the query. */
+    const char *in_list;
+    const char list_open, list_close;
     /* SELECT of the bytes the database occupies (for reports). */
     const char *size_sql;
 } pk_store_backend;

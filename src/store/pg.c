@@ -92,9 +92,11 @@ static int pg_exec(pk_store_db *db, const char *sql, pk_err *err)
 static int pg_query(pk_store_db *db, const char *sql, int nparams, const pk_store_val *params,
                     pk_store_row_fn fn, void *ctx, pk_err *err)
 {
-    char ints[16][24];
-    const char *pv[16];
-    if (nparams > 16)
+    /* up to a multi-row INSERT's worth (store.c inserts contexts 64 rows
+     * of 3 values at a time) */
+    char ints[PK_STORE_MAX_PARAMS][24];
+    const char *pv[PK_STORE_MAX_PARAMS];
+    if (nparams > PK_STORE_MAX_PARAMS)
         return pk_err_set(err, "%s: too many parameters", db->where);
     for (int i = 0; i < nparams; i++) {
         if (params[i].type == PK_SV_INT) {
@@ -205,5 +207,8 @@ const pk_store_backend pk_store_pg = {
     .copy_begin = pg_copy_begin,
     .copy_row = pg_copy_row,
     .copy_end = pg_copy_end,
+    .in_list = "%s = ANY(CAST(%s AS BIGINT[]))",
+    .list_open = '{',
+    .list_close = '}',
     .size_sql = "SELECT pg_database_size(current_database())",
 };

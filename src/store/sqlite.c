@@ -183,5 +183,8 @@ const pk_store_backend pk_store_sqlite = {
     .copy_begin = sq_copy_begin,
     .copy_row = sq_copy_row,
     .copy_end = sq_copy_end,
+    .in_list = "%s IN (SELECT value FROM json_each(%s))",
+    .list_open = '[',
+    .list_close = ']',
     .size_sql = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
 };

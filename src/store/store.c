@@ -147,7 +147,101 @@ static const char *const migration2[] = {
     "CREATE INDEX profiles_bin_ts ON profiles (bin_name, ts)",
     NULL,
 };
-static const char *const *const migrations[PK_STORE_SCHEMA_VERSION] = {migration1, migration2};
+/* 3: the build-id key (bid, pk_store_bid_key) on every row, so that the
+ * count tables can be hash-partitioned on it across servers
+ * (scripts/store_shard_setup.sql) and a pull's aggregate reads one
+ * partition. Rows stored before get it from their profile (fill_bid_key).
+ * The default only serves that ALTER: every writer sets the key. */
+static const char *const migration3[] = {
+    "ALTER TABLE profiles ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE ranges ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE branches ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE stats ADD COLUMN bid BIGINT NOT NULL DEFAULT 0",
+    NULL,
+};
+
+/* 4: raw profiles of version 2: calling contexts as rows of their own per
+ * build-id key (bid, ckey, the address list), the count rows name theirs
+ * (ctx; 0 the flat context, every row stored before), IP observations in
+ * three tables. The profile's raw version (every stored one was 1), its
+ * contexts and IP rows serve list and pull without reading count rows.
+ * contexts has no unique key: a sharded store cannot enforce one across
+ * foreign partitions, so add looks a context up before inserting it and a
+ * pull reads duplicates (two writers racing) as one. */
+static const char *const migration4[] = {
+    "ALTER TABLE profiles ADD COLUMN raw_version BIGINT NOT NULL DEFAULT 1",
+    "ALTER TABLE profiles ADD COLUMN ncontexts BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE profiles ADD COLUMN nstacked BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE profiles ADD COLUMN nip BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE ranges ADD COLUMN ctx BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE branches ADD COLUMN ctx BIGINT NOT NULL DEFAULT 0",
+    "CREATE TABLE contexts (bid BIGINT NOT NULL, ckey BIGINT NOT NULL, addrs TEXT NOT NULL)",
+    "CREATE INDEX contexts_key ON contexts (bid, ckey)",
+    "CREATE TABLE ip_hits (profile_id BIGINT NOT NULL, bid BIGINT NOT NULL, ctx BIGINT NOT NULL, "
+    "a BIGINT NOT NULL, n BIGINT NOT NULL)",
+    "CREATE INDEX ip_hits_profile ON ip_hits (profile_id)",
+    "CREATE TABLE ip_calls (profile_id BIGINT NOT NULL, bid BIGINT NOT NULL, ctx BIGINT NOT NULL, "
+    "a BIGINT NOT NULL, b BIGINT NOT NULL, n BIGINT NOT NULL)",
+    "CREATE INDEX ip_calls_profile ON ip_calls (profile_id)",
+    "CREATE TABLE ip_unplaced (profile_id BIGINT NOT NULL, bid BIGINT NOT NULL, a BIGINT NOT NULL, "
+    "b BIGINT NOT NULL, n BIGINT NOT NULL)",
+    "CREATE INDEX ip_unplaced_profile ON ip_unplaced (profile_id)",
+    NULL,
+};
+
+typedef struct build_ids {
+    char (*v)[41];
+    size_t n, cap;
+} build_ids;
+
+static int build_id_row(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    build_ids *b = ctx;
+    if (b->n == b->cap) {
+        size_t nc = b->cap * 2 + 16;
+        char(*nv)[41] = pk_xrealloc_array(b->v, nc, sizeof *nv);
+        if (!nv)
+            return pk_err_set(err, "out of memory");
+        b->v = nv;
+        b->cap = nc;
+    }
+    snprintf(b->v[b->n++], 41, "%s", ncols > 0 && v[0] ? v[0] : "");
+    return 0;
+}
+
+/* Sets the key of the profiles already stored (per build-id, computed here
+ * as add computes it), then of their count rows, in the migration's
+ * transaction. The build-ids are read to the end before the updates: a
+ * connection streams one result at a time. */
+static int fill_bid_key(pk_store *s, pk_err *err)
+{
+    build_ids b = {0};
+    int rc = s->be->query(s->db, "SELECT DISTINCT build_id FROM profiles", 0, NULL, build_id_row, &b, err);
+    for (size_t i = 0; i < b.n && !rc; i++) {
+        uint8_t raw[20], n;
+        if (pk_store_unhex(b.v[i], raw, &n)) {
+            rc = pk_err_set(err, "a stored build-id is not hex: '%s'", b.v[i]);
+            break;
+        }
+        pk_store_val p[2] = {pk_sv_int(pk_store_bid_key(raw, n)), pk_sv_text(b.v[i])};
+        rc = s->be->query(s->db, "UPDATE profiles SET bid = $1 WHERE build_id = $2", 2, p, NULL, NULL, err);
+    }
+    free(b.v);
+    static const char *const rows[] = {
+        "UPDATE ranges SET bid = p.bid FROM profiles p WHERE p.id = ranges.profile_id",
+        "UPDATE branches SET bid = p.bid FROM profiles p WHERE p.id = branches.profile_id",
+        "UPDATE stats SET bid = p.bid FROM profiles p WHERE p.id = stats.profile_id",
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows && !rc; i++)
+        rc = s->be->exec(s->db, rows[i], err);
+    return rc;
+}
+
+/* the statements of a migration, then its data step (NULL: none) */
+static const struct {
+    const char *const *sql;
+    int (*fill)(pk_store *s, pk_err *err);
+} migrations[PK_STORE_SCHEMA_VERSION] = {{migration1, NULL}, {migration2, NULL}, {migration3, fill_bid_key}, {migration4, NULL}};
 
 static int read_version(pk_store *s, int64_t *v, pk_err *err)
 {
@@ -211,11 +305,13 @@ int pk_store_init(pk_store *s, int *from, int *to, pk_err *err)
         goto fail;
     }
     for (int64_t k = v; k < PK_STORE_SCHEMA_VERSION; k++) {
-        for (const char *const *q = migrations[k]; *q; q++)
-            if (run_ddl(s, *q, err)) {
-                pk_err_prefix(err, "migrating the schema to version %lld", (long long)k + 1);
-                goto fail;
-            }
+        int mrc = 0;
+        for (const char *const *q = migrations[k].sql; *q && !mrc; q++)
+            mrc = run_ddl(s, *q, err);
+        if (mrc || (migrations[k].fill && migrations[k].fill(s, err))) {
+            pk_err_prefix(err, "migrating the schema to version %lld", (long long)k + 1);
+            goto fail;
+        }
     }
     pk_store_val nv = pk_sv_int(PK_STORE_SCHEMA_VERSION);
     if (be->query(s->db, "UPDATE schema_version SET version = $1", 1, &nv, NULL, NULL, err) ||
@@ -230,12 +326,16 @@ fail:
 
 /* ---- add ---- */
 
-static uint64_t profile_samples(const pk_rawprof *r, const pk_pair_count *rg, size_t nr)
+static uint64_t profile_samples(const pk_rawprof2 *r, const pk_pair_count *rg, size_t nr)
 {
-    if (r->stats.samples_used)
-        return r->stats.samples_used;
-    if (r->stats.samples)
-        return r->stats.samples;
+    if (r->flat.stats.samples_used)
+        return r->flat.stats.samples_used;
+    if (r->flat.stats.samples)
+        return r->flat.stats.samples;
+    if (r->ip_stats.used)
+        return r->ip_stats.used;
+    if (r->unwind.samples)
+        return r->unwind.samples;
     uint64_t t = 0; /* IP profiles inferred into ranges: their executions */
     for (size_t i = 0; i < nr; i++)
         t += rg[i].n;
@@ -263,23 +363,83 @@ static void hash_pairs(pk_md5_ctx *c, const pk_pair_count *v, size_t n, uint64_t
     pk_md5_update(c, buf, k);
 }
 
+static void hash_words(pk_md5_ctx *c, const int64_t *v, size_t n)
+{
+    uint8_t buf[8 * 512];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        pk_st64(buf + k, (uint64_t)v[i]);
+        if ((k += 8) == sizeof buf) {
+            pk_md5_update(c, buf, k);
+            k = 0;
+        }
+    }
+    pk_md5_update(c, buf, k);
+}
+
+/* The content hash. A version-1 profile hashes as every pgokit hashed it
+ * (its uploads stay recognised across migrations); version 2 adds what
+ * only it holds: flags, the IP statistics and the rows of the contexts and
+ * IP observations (contexts by key: a hash of their addresses). Not the
+ * unwinding statistics: some of them depend on the unwinder's threads
+ * (walks done on the reading thread, recursion compressed once per stack
+ * cached), so the same perf.data reduced again would not be recognised. */
+static void content_hash(const pk_rawprof2 *r, const pk_pair_count *rg, size_t nr, const pk_pair_count *br,
+                         size_t nb, const pk_store_rows *rw, const pk_store_meta *m, char out[33])
+{
+    pk_md5_ctx c;
+    pk_md5_init(&c);
+    hash_str(&c, "pgokit-store-1");
+    pk_md5_update(&c, &r->flat.build_id_size, 1);
+    pk_md5_update(&c, r->flat.build_id, r->flat.build_id_size);
+    hash_str(&c, r->flat.path);
+    pk_md5_update(&c, &r->flat.stats, sizeof r->flat.stats);
+    hash_pairs(&c, rg, nr, r->flat.preferred_base);
+    hash_pairs(&c, br, nb, r->flat.preferred_base);
+    if (r->version >= 2) {
+        hash_str(&c, "pgokit-store-2");
+        uint8_t f[4];
+        pk_st32(f, r->flags);
+        pk_md5_update(&c, f, 4);
+        pk_md5_update(&c, &r->ip_stats, sizeof r->ip_stats);
+        const struct {
+            const int64_t *v;
+            size_t n;
+        } t[] = {{rw->ranges, 4 * rw->nranges}, {rw->branches, 4 * rw->nbranches}, {rw->hits, 3 * rw->nhits},
+                 {rw->calls, 4 * rw->ncalls}, {rw->unplaced, 3 * rw->nunplaced}};
+        for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+            int64_t n = (int64_t)t[i].n;
+            hash_words(&c, &n, 1);
+            hash_words(&c, t[i].v, t[i].n);
+        }
+    }
+    hash_str(&c, m->host);
+    hash_str(&c, m->job);
+    uint8_t dig[16];
+    pk_md5_final(&c, dig);
+    pk_store_hex(out, dig, 16);
+}
+
 typedef struct copier {
     pk_store *s;
     const pk_store_meta *m;
     uint64_t rows;
 } copier;
 
-static int copy_rows(copier *c, const char *table, int64_t id, const pk_pair_count *v, size_t n, uint64_t base,
-                     pk_err *err)
+/* Rows of w values (the last a count) into table(cols), after profile_id
+ * and bid; `flat`: rows of the flat context (pairs, ctx 0 first). */
+static int copy_rows(copier *c, const char *table, const char *cols, int64_t id, int64_t bid, const int64_t *v,
+                     size_t n, size_t w, pk_err *err)
 {
     pk_store *s = c->s;
     if (!n)
         return 0;
-    if (s->be->copy_begin(s->db, table, "profile_id, a, b, n", 4, err))
+    if (s->be->copy_begin(s->db, table, cols, (int)w + 2, err))
         return -1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        int64_t row[4] = {id, pk_store_off(v[i].a, base), pk_store_off(v[i].b, base), (int64_t)v[i].n};
+        int64_t row[8] = {id, bid};
+        memcpy(row + 2, v + i * w, w * sizeof *v);
         rc = s->be->copy_row(s->db, row, err);
         if (!(++c->rows & 1023) && c->m->progress)
             c->m->progress(c->m->cb_ctx, c->rows);
@@ -290,70 +450,204 @@ static int copy_rows(copier *c, const char *table, int64_t id, const pk_pair_cou
     return rc;
 }
 
-int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_store_add_result *res,
+/* The flat counts as rows (ctx 0, a, b, n), in the order the hash read them. */
+static int64_t *flat_rows(const pk_pair_count *v, size_t n, uint64_t base)
+{
+    int64_t *t = malloc((n ? n : 1) * 4 * sizeof *t);
+    for (size_t i = 0; t && i < n; i++) {
+        t[4 * i] = 0;
+        t[4 * i + 1] = pk_store_off(v[i].a, base);
+        t[4 * i + 2] = pk_store_off(v[i].b, base);
+        t[4 * i + 3] = (int64_t)v[i].n;
+    }
+    return t;
+}
+
+/* The contexts of an upload not stored yet for its key, inserted; a stored
+ * one under the same key must have the same addresses (else: a hash
+ * collision, refused). Batches: one lookup of up to 256 keys (one list
+ * parameter), inserts of up to 64 rows per statement. */
+#define CTX_BATCH 256
+#define CTX_INSERT (PK_STORE_MAX_PARAMS / 3)
+
+typedef struct ctx_check {
+    const pk_store_rows *rw;
+    size_t lo, hi;               /* the batch: rw->ctxs[lo, hi) */
+    uint8_t *stored;             /* per context of the batch */
+    const char *path;
+} ctx_check;
+
+static int ctx_found(void *ctx, int ncols, const char *const *v, pk_err *err)
+{
+    ctx_check *c = ctx;
+    if (ncols < 2 || !v[0] || !v[1])
+        return pk_err_set(err, "unexpected row in the stored contexts");
+    int64_t key = strtoll(v[0], NULL, 10);
+    size_t lo = c->lo, hi = c->hi;
+    while (lo < hi) { /* the batch is sorted by key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->rw->ctxs[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == c->hi || c->rw->ctxs[lo].key != key)
+        return 0;
+    const pk_store_ctx_row *x = &c->rw->ctxs[lo];
+    char *text = malloc((size_t)x->len * 21 + 1);
+    if (!text)
+        return pk_err_set(err, "out of memory");
+    bool same = pk_store_ctx_text(x->off, x->len, text, (size_t)x->len * 21 + 1) && !strcmp(text, v[1]);
+    free(text);
+    if (!same)
+        return pk_err_set(err, "%s: a calling context has the key %lld of another one stored for this build-id (a "
+                               "64-bit hash collision): the store cannot keep them apart", c->path, (long long)key);
+    c->stored[lo - c->lo] = 1;
+    return 0;
+}
+
+static int store_contexts(pk_store *s, const pk_store_rows *rw, int64_t bid, const char *path, uint64_t *added,
+                          pk_err *err)
+{
+    const pk_store_backend *be = s->be;
+    uint8_t stored[CTX_BATCH];
+    char cond[128];
+    snprintf(cond, sizeof cond, be->in_list, "ckey", "$2");
+    char lookup[256];
+    snprintf(lookup, sizeof lookup, "SELECT ckey, addrs FROM contexts WHERE bid = $1 AND %s", cond);
+    char *ids = malloc(CTX_BATCH * 22 + 3);
+    pk_store_val *p = calloc(3 * CTX_INSERT, sizeof *p);
+    char **texts = calloc(CTX_INSERT, sizeof *texts);
+    char *sql = malloc(64 + CTX_INSERT * 40);
+    int rc = -1;
+    if (!ids || !p || !texts || !sql) {
+        pk_err_set(err, "out of memory");
+        goto out;
+    }
+    *added = 0;
+    for (size_t lo = 0; lo < rw->nctxs; lo += CTX_BATCH) {
+        size_t hi = lo + CTX_BATCH < rw->nctxs ? lo + CTX_BATCH : rw->nctxs, len = 0;
+        ids[len++] = be->list_open;
+        for (size_t i = lo; i < hi; i++)
+            len += (size_t)sprintf(ids + len, "%s%lld", i > lo ? "," : "", (long long)rw->ctxs[i].key);
+        ids[len++] = be->list_close;
+        ids[len] = 0;
+        memset(stored, 0, sizeof stored);
+        ctx_check cc = {rw, lo, hi, stored, path};
+        pk_store_val lp[2] = {pk_sv_int(bid), pk_sv_text(ids)};
+        if (be->query(s->db, lookup, 2, lp, ctx_found, &cc, err))
+            goto out;
+        for (size_t i = lo; i < hi;) {
+            size_t n = 0, at = (size_t)sprintf(sql, "INSERT INTO contexts (bid, ckey, addrs) VALUES ");
+            for (; i < hi && n < CTX_INSERT; i++) {
+                if (stored[i - lo])
+                    continue;
+                const pk_store_ctx_row *x = &rw->ctxs[i];
+                size_t cap = (size_t)x->len * 21 + 1;
+                if (!(texts[n] = malloc(cap))) {
+                    pk_err_set(err, "out of memory");
+                    goto out;
+                }
+                pk_store_ctx_text(x->off, x->len, texts[n], cap);
+                p[3 * n] = pk_sv_int(bid);
+                p[3 * n + 1] = pk_sv_int(x->key);
+                p[3 * n + 2] = pk_sv_text(texts[n]);
+                at += (size_t)sprintf(sql + at, "%s($%zu, $%zu, $%zu)", n ? ", " : "", 3 * n + 1, 3 * n + 2,
+                                      3 * n + 3);
+                n++;
+            }
+            int qrc = n ? be->query(s->db, sql, (int)(3 * n), p, NULL, NULL, err) : 0;
+            for (size_t k = 0; k < n; k++) {
+                free(texts[k]);
+                texts[k] = NULL;
+            }
+            if (qrc)
+                goto out;
+            *added += n;
+        }
+    }
+    rc = 0;
+out:
+    free(ids);
+    free(p);
+    if (texts)
+        for (size_t k = 0; k < CTX_INSERT; k++)
+            free(texts[k]);
+    free(texts);
+    free(sql);
+    return rc;
+}
+
+int pk_store_add_flat(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_store_add_result *res,
+                      pk_err *err)
+{
+    pk_rawprof2 v; /* a view: nothing but the flat counts */
+    memset(&v, 0, sizeof v);
+    v.version = 1;
+    v.flat = *r;
+    return pk_store_add(s, &v, m, res, err);
+}
+
+int pk_store_add(pk_store *s, const pk_rawprof2 *r, const pk_store_meta *m, pk_store_add_result *res,
                  pk_err *err)
 {
     memset(res, 0, sizeof *res);
-    if (!r->build_id_size)
-        return pk_err_set(err, "%s: the profile has no build-id; the store keys profiles by build-id", r->path);
+    const pk_rawprof *fl = &r->flat;
+    if (!fl->build_id_size)
+        return pk_err_set(err, "%s: the profile has no build-id; the store keys profiles by build-id", fl->path);
     size_t nr, nb;
-    pk_pair_count *rg = pk_pairmap_sorted(&r->ranges, &nr);
-    pk_pair_count *br = pk_pairmap_sorted(&r->branches, &nb);
-    if ((!rg && r->ranges.len) || (!br && r->branches.len)) {
-        free(rg);
-        free(br);
-        return pk_err_set(err, "out of memory");
+    pk_pair_count *rg = pk_pairmap_sorted(&fl->ranges, &nr);
+    pk_pair_count *br = pk_pairmap_sorted(&fl->branches, &nb);
+    int64_t *frg = NULL, *fbr = NULL;
+    pk_store_rows rw = {0};
+    int rc = -1;
+    if ((!rg && fl->ranges.len) || (!br && fl->branches.len) ||
+        !(frg = flat_rows(rg, nr, fl->preferred_base)) || !(fbr = flat_rows(br, nb, fl->preferred_base))) {
+        pk_err_set(err, "out of memory");
+        goto out;
     }
     for (size_t i = 0; i < nr + nb; i++) {
         const pk_pair_count *p = i < nr ? &rg[i] : &br[i - nr];
         if (p->n > (uint64_t)INT64_MAX) {
-            free(rg);
-            free(br);
-            return pk_err_set(err, "%s: a count of %llu does not fit a 64-bit signed integer", r->path,
-                              (unsigned long long)p->n);
+            pk_err_set(err, "%s: a count of %llu does not fit a 64-bit signed integer", fl->path,
+                       (unsigned long long)p->n);
+            goto out;
         }
     }
+    if (pk_store_rows_build(&rw, r, err))
+        goto out;
     /* the content: what the profile counts, and where it came from */
-    pk_md5_ctx c;
-    pk_md5_init(&c);
-    hash_str(&c, "pgokit-store-1");
-    pk_md5_update(&c, &r->build_id_size, 1);
-    pk_md5_update(&c, r->build_id, r->build_id_size);
-    hash_str(&c, r->path);
-    pk_md5_update(&c, &r->stats, sizeof r->stats);
-    hash_pairs(&c, rg, nr, r->preferred_base);
-    hash_pairs(&c, br, nb, r->preferred_base);
-    hash_str(&c, m->host);
-    hash_str(&c, m->job);
-    uint8_t dig[16];
-    pk_md5_final(&c, dig);
-    pk_store_hex(res->hash, dig, 16);
-    pk_store_hex(res->build_id, r->build_id, r->build_id_size);
-    res->ranges = nr;
-    res->branches = nb;
+    content_hash(r, rg, nr, br, nb, &rw, m, res->hash);
+    pk_store_hex(res->build_id, fl->build_id, fl->build_id_size);
+    res->ranges = nr + rw.nranges;
+    res->branches = nb + rw.nbranches;
     res->samples = profile_samples(r, rg, nr);
+    res->contexts = rw.nctxs;
+    res->ip = rw.nhits + rw.ncalls + rw.nunplaced;
 
     const char *bn = m->binary_name;
     if (!bn || !*bn) {
-        bn = strrchr(r->path, '/');
-        bn = bn ? bn + 1 : r->path;
+        bn = strrchr(fl->path, '/');
+        bn = bn ? bn + 1 : fl->path;
     }
     const pk_store_backend *be = s->be;
-    int rc = -1;
     if (be->exec(s->db, be->begin_write, err))
         goto out;
-    pk_store_val p[12] = {
-        pk_sv_text(res->hash), pk_sv_text(res->build_id), pk_sv_text(bn), pk_sv_text(r->path),
-        pk_sv_int((int64_t)r->preferred_base), pk_sv_text(m->host), pk_sv_text(m->job), pk_sv_int(m->time),
-        pk_sv_int((int64_t)time(NULL)), pk_sv_int((int64_t)res->samples), pk_sv_int((int64_t)nr),
-        pk_sv_int((int64_t)nb),
+    int64_t bid = pk_store_bid_key(fl->build_id, fl->build_id_size);
+    pk_store_val p[17] = {
+        pk_sv_text(res->hash), pk_sv_text(res->build_id), pk_sv_text(bn), pk_sv_text(fl->path),
+        pk_sv_int((int64_t)fl->preferred_base), pk_sv_text(m->host), pk_sv_text(m->job), pk_sv_int(m->time),
+        pk_sv_int((int64_t)time(NULL)), pk_sv_int((int64_t)res->samples), pk_sv_int((int64_t)res->ranges),
+        pk_sv_int((int64_t)res->branches), pk_sv_int(bid), pk_sv_int(r->version >= 2 ? 2 : 1),
+        pk_sv_int((int64_t)rw.nctxs), pk_sv_int((int64_t)(rw.nstacked + rw.ncalls)), pk_sv_int((int64_t)res->ip),
     };
     int64_t id = 0;
     if (pk_store_query_ints(s,
                             "INSERT INTO profiles (content_hash, build_id, bin_name, path, preferred_base, host, "
-                            "job, ts, added, samples, nranges, nbranches) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                            "$9, $10, $11, $12) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                            12, p, &id, 1, err))
+                            "job, ts, added, samples, nranges, nbranches, bid, raw_version, ncontexts, nstacked, "
+                            "nip) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
+                            "$17) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                            17, p, &id, 1, err))
         goto abort;
     if (!id) { /* stored before: a retried upload */
         res->duplicate = true;
@@ -363,23 +657,25 @@ int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_st
         goto out;
     }
     res->id = id;
+    if (store_contexts(s, &rw, bid, fl->path, &res->contexts_new, err))
+        goto abort;
     copier cp = {s, m, 0};
-    if (copy_rows(&cp, "ranges", id, rg, nr, r->preferred_base, err) ||
-        copy_rows(&cp, "branches", id, br, nb, r->preferred_base, err))
+    const char *c6 = "profile_id, bid, ctx, a, b, n", *c5 = "profile_id, bid, ctx, a, n";
+    if (copy_rows(&cp, "ranges", c6, id, bid, frg, nr, 4, err) ||
+        copy_rows(&cp, "ranges", c6, id, bid, rw.ranges, rw.nranges, 4, err) ||
+        copy_rows(&cp, "branches", c6, id, bid, fbr, nb, 4, err) ||
+        copy_rows(&cp, "branches", c6, id, bid, rw.branches, rw.nbranches, 4, err) ||
+        copy_rows(&cp, "ip_hits", c5, id, bid, rw.hits, rw.nhits, 3, err) ||
+        copy_rows(&cp, "ip_calls", c6, id, bid, rw.calls, rw.ncalls, 4, err) ||
+        copy_rows(&cp, "ip_unplaced", "profile_id, bid, a, b, n", id, bid, rw.unplaced, rw.nunplaced, 3, err))
         goto abort;
-    /* the statistics words (declaration order of pk_agg_stats) */
-    if (be->copy_begin(s->db, "stats", "profile_id, k, v", 3, err))
+    /* the statistics words and flags (store.h) */
+    int64_t kv[PK_STORE_MAX_STATS][2];
+    size_t nkv = pk_store_stats_rows(r, kv);
+    uint64_t rows_before = cp.rows;
+    if (copy_rows(&cp, "stats", "profile_id, bid, k, v", id, bid, &kv[0][0], nkv, 2, err))
         goto abort;
-    const uint64_t *w = (const uint64_t *)&r->stats;
-    int src = 0;
-    for (size_t k = 0; k < sizeof r->stats / 8 && !src; k++)
-        if (w[k]) {
-            int64_t row[3] = {id, (int64_t)k, (int64_t)w[k]};
-            src = be->copy_row(s->db, row, err);
-        }
-    pk_err e2;
-    if (be->copy_end(s->db, src ? &e2 : err) || src)
-        goto abort;
+    cp.rows = rows_before; /* statistics are not counted as rows */
     res->rows = cp.rows;
     if (m->progress) /* every row sent, nothing committed yet */
         m->progress(m->cb_ctx, cp.rows);
@@ -392,6 +688,9 @@ abort:
 out:
     free(rg);
     free(br);
+    free(frg);
+    free(fbr);
+    pk_store_rows_free(&rw);
     return rc;
 }
 
@@ -405,18 +704,26 @@ int pk_store_prune(pk_store *s, int64_t before, uint64_t *profiles, uint64_t *ro
         return -1;
     pk_store_val t = pk_sv_int(before);
     int64_t c[3];
-    if (pk_store_query_ints(s, "SELECT count(*), COALESCE(sum(nranges), 0), COALESCE(sum(nbranches), 0) "
-                               "FROM profiles WHERE ts < $1", 1, &t, c, 3, err))
+    if (pk_store_query_ints(s, "SELECT count(*), COALESCE(sum(nranges), 0), COALESCE(sum(nbranches), 0) + "
+                               "COALESCE(sum(nip), 0) FROM profiles WHERE ts < $1", 1, &t, c, 3, err))
         goto fail;
     static const char *const del[] = {
         "DELETE FROM ranges WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
         "DELETE FROM branches WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM ip_hits WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM ip_calls WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
+        "DELETE FROM ip_unplaced WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
         "DELETE FROM stats WHERE profile_id IN (SELECT id FROM profiles WHERE ts < $1)",
         "DELETE FROM profiles WHERE ts < $1",
     };
     for (size_t i = 0; i < sizeof del / sizeof *del; i++)
         if (be->query(s->db, del[i], 1, &t, NULL, NULL, err))
             goto fail;
+    /* the contexts of build-ids no profile is left of (those of a build-id
+     * still profiled stay, used or not: finding the unused ones means
+     * reading every count row of the key) */
+    if (be->exec(s->db, "DELETE FROM contexts WHERE bid NOT IN (SELECT bid FROM profiles)", err))
+        goto fail;
     if (be->exec(s->db, "COMMIT", err))
         goto fail;
     *profiles = (uint64_t)c[0];

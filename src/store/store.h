@@ -2,18 +2,42 @@
  * database, merged by the engine.
  *
  * Each `add` is one upload: a raw profile (the map step reduced the samples
- * to it on the host: symbol-free, keyed by build-id) plus metadata (binary
- * name, host, job, time), inserted in one transaction as
+ * to it on the host: symbol-free, keyed by build-id; version 1, flat, or
+ * version 2, per calling context with IP observations as recorded) plus
+ * metadata (binary name, host, job, time), inserted in one transaction as
  *   profiles(id, content_hash, build_id, bin_name, path, preferred_base,
- *            host, job, ts, added, samples, nranges, nbranches)
- *   ranges(profile_id, a, b, n)      fall-through ranges, offsets from the base
- *   branches(profile_id, a, b, n)    taken branches, offsets (source -1: external)
- *   stats(profile_id, k, v)          nonzero pk_agg_stats words, k = word index
+ *            host, job, ts, added, samples, nranges, nbranches, bid,
+ *            raw_version, ncontexts, nstacked, nip)
+ *   contexts(bid, ckey, addrs)       calling contexts, shared by the uploads
+ *                                    of a build-id: addrs the address list
+ *                                    (call sites outermost first, then the
+ *                                    leaf function's entry; offsets from the
+ *                                    base, decimal, comma-separated), ckey a
+ *                                    64-bit hash of it (never 0)
+ *   ranges(profile_id, bid, ctx, a, b, n)    fall-through ranges, offsets
+ *   branches(profile_id, bid, ctx, a, b, n)  taken branches (source -1: external)
+ *   ip_hits(profile_id, bid, ctx, a, n)      IP samples with the leaf at a
+ *   ip_calls(profile_id, bid, ctx, a, b, n)  call site a in context ctx to callee entry b
+ *   ip_unplaced(profile_id, bid, a, b, n)    hits at b in the function at a, caller unknown
+ *   stats(profile_id, bid, k, v)     nonzero statistics words: k < 1000
+ *                                    pk_agg_stats, 1000 + i pk_unwind_stats,
+ *                                    2000 + i pk_ip_stats, 3000 + bit: the
+ *                                    raw profile's flag bit is set (v = 1)
+ * ctx is a context's ckey, 0 for the flat (empty) context. ncontexts: the
+ * upload's contexts; nstacked: those with a call site plus its IP call
+ * observations (what shows call stacks: CSSPGO can be made); nip: its IP
+ * observation rows. bid is the
+ * build-id key (store_int.h): the count tables and contexts can be
+ * hash-partitioned on it, over several servers
+ * (scripts/store_shard_setup.sql), and a pull reads only the rows of its key.
  * An upload whose content hash (the profile's counts and statistics, host
  * and job) is already stored adds nothing, so a retried upload is harmless.
- * `pull` merges every profile of one build-id in the engine (GROUP BY a, b
- * with SUM(n), streamed out) and writes the raw profile that merging the
- * uploads as files would write, byte for byte.
+ * `pull` merges every profile of one build-id in the engine (GROUP BY ctx,
+ * a, b with SUM(n) over the rows of that key and those profiles, streamed
+ * out) and writes the raw profile that merging the uploads as files would
+ * write, byte for byte (version 1 when every upload was version 1, as
+ * `pgokit merge` writes; else version 2). Nothing is inferred in the store:
+ * IP observations are inferred by profgen, once, on the merged sum.
  *
  * The target is a file path (SQLite) or a postgresql:// (postgres://)
  * connection string (PostgreSQL). The schema is versioned (schema_version
@@ -25,8 +49,9 @@
 
 #include "binary/binary.h"
 #include "aggregate/aggregate.h"
+#include "unwind/rawprof2.h"
 
-#define PK_STORE_SCHEMA_VERSION 2
+#define PK_STORE_SCHEMA_VERSION 4
 
 typedef struct pk_store pk_store;
 
@@ -43,10 +68,13 @@ int64_t pk_store_size(pk_store *s);
 /* ---- the map step: inputs → one raw profile ----
  * Inputs are perf.data, perf-script text, pprof or raw profiles (told apart
  * by content). With a binary, everything goes through pk_pipeline_run
- * (which checks build-ids); raw profiles alone need none. build_id (hex,
- * NULL: any) is the build-id the result must have. */
+ * (which checks build-ids) and comes out as a version-2 raw profile (calling
+ * contexts when the samples have stacks, IP observations not inferred); raw
+ * profiles alone need none (version-1 ones stay flat: the warning callback
+ * says so once). build_id (hex, NULL: any) is the build-id the result must
+ * have. */
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
-                    pk_rawprof *out, pk_err *err);
+                    pk_rawprof2 *out, pk_err *err);
 /* Same, with a callback for inputs that had nothing usable while others
  * did (the pipeline's warnings; NULL: dropped), where the binary's debug
  * information is (NULL: the default search; a fully stripped binary needs
@@ -54,7 +82,7 @@ int pk_store_reduce(const char *binary, const char *build_id, const char *const 
  * ("" when no binary was opened). */
 int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                          void (*warning)(void *ctx, const char *msg), void *ctx, const pk_debug_opts *debug,
-                         char *debug_origin, size_t debug_origin_size, pk_rawprof *out, pk_err *err);
+                         char *debug_origin, size_t debug_origin_size, pk_rawprof2 *out, pk_err *err);
 
 /* ---- add ---- */
 typedef struct pk_store_meta {
@@ -74,20 +102,41 @@ typedef struct pk_store_add_result {
     char hash[33];
     char build_id[41];
     uint64_t ranges, branches, samples, rows;
+    uint64_t contexts, contexts_new;     /* the upload's contexts; of those, not stored before */
+    uint64_t ip;                         /* IP observation rows */
 } pk_store_add_result;
 
-int pk_store_add(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_store_add_result *res,
+int pk_store_add(pk_store *s, const pk_rawprof2 *r, const pk_store_meta *m, pk_store_add_result *res,
                  pk_err *err);
+/* The same for a flat profile: stored as a version-1 upload. */
+int pk_store_add_flat(pk_store *s, const pk_rawprof *r, const pk_store_meta *m, pk_store_add_result *res,
+                      pk_err *err);
 
 /* ---- list, select ---- */
+/* What `profgen` can make of a revision's pull. */
+enum {
+    PK_STORE_KIND_AUTOFDO = 1,   /* line-based AutoFDO (clang, gcc): some range, branch or IP sample counted */
+    PK_STORE_KIND_PROBE = 2,     /* probe-based, from the same counts, if the binary has pseudo-probes
+                                  * (the store cannot tell: it keeps no binary) */
+    PK_STORE_KIND_CSSPGO = 4,    /* context-sensitive: some calling context with a call site stored */
+    PK_STORE_KIND_IP = 8,        /* not a kind: the counts include IP samples (inferred by profgen) */
+};
+
 typedef struct pk_store_rev {
     char binary[256];
     char build_id[41];
     uint64_t profiles, hosts, samples;
     int64_t first, last;         /* earliest and latest profile time */
+    uint64_t ranges, branches;   /* distinct ranges and branches, summed over the profiles */
+    uint64_t stacked;            /* contexts with a call site and IP call observations, summed */
+    uint64_t ip;                 /* IP observation rows, summed over the profiles */
+    uint64_t v1;                 /* uploads that were version-1 (flat) raw profiles */
+    unsigned kinds;              /* PK_STORE_KIND_*: what a pull of it can make */
+    const char *no_csspgo;       /* why not CSSPGO (static text), NULL when it can */
 } pk_store_rev;
 
-/* Every (binary, build-id), binaries by name, newest revision first. */
+/* Every (binary, build-id), binaries by name, newest revision first, with
+ * the kinds of profile a pull of it can make. */
 int pk_store_list(pk_store *s, pk_store_rev **out, size_t *n, pk_err *err);
 /* The revisions of `binary` with profiles since `since`, and which one the
  * AutoFDO rule picks: the most recent (latest first profile) with at least
@@ -104,7 +153,9 @@ typedef struct pk_store_filter {
 } pk_store_filter;
 
 typedef struct pk_store_pull_result {
-    uint64_t profiles, ranges, branches;
+    uint64_t profiles, ranges, branches;   /* ranges and branches: flat and per context */
+    uint64_t contexts, ip;                 /* contexts; IP observations (hits, calls, unplaced) */
+    uint32_t version;                      /* of the raw profile written */
 } pk_store_pull_result;
 
 /* Merges in the engine and writes the raw profile to out_path (atomically;

@@ -12,8 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int input_kind(const char *path, int *kind, pk_err *err)
+/* raw_version: of a raw profile (else 0) */
+static int input_kind(const char *path, int *kind, uint32_t *raw_version, pk_err *err)
 {
+    *raw_version = 0;
     if (!strcmp(path, "-")) { /* a stream: pipe-mode perf.data (perf record -o -, pgokit record -o -) */
         *kind = PK_INPUT_PERF;
         return 0;
@@ -24,7 +26,10 @@ static int input_kind(const char *path, int *kind, pk_err *err)
     pk_file_kind k = pk_file_identify(f.data, f.size);
     int rc = 0;
     switch (k) {
-    case PK_KIND_RAWPROF: *kind = PK_INPUT_RAW; break;
+    case PK_KIND_RAWPROF:
+        *kind = PK_INPUT_RAW;
+        rc = pk_raw_file_version(f.data, f.size, path, raw_version, err);
+        break;
     case PK_KIND_PERF_DATA: *kind = PK_INPUT_PERF; break;
     case PK_KIND_PPROF: *kind = PK_INPUT_PPROF; break;
     case PK_KIND_TEXT: *kind = PK_INPUT_SCRIPT; break; /* perf script text */
@@ -48,14 +53,14 @@ static int check_build_id(const pk_rawprof *r, const char *want, const char *wha
 }
 
 int pk_store_reduce(const char *binary, const char *build_id, const char *const *inputs, size_t n,
-                    pk_rawprof *out, pk_err *err)
+                    pk_rawprof2 *out, pk_err *err)
 {
     return pk_store_reduce_warn(binary, build_id, inputs, n, NULL, NULL, NULL, NULL, 0, out, err);
 }
 
 int pk_store_reduce_warn(const char *binary, const char *build_id, const char *const *inputs, size_t n,
                          void (*warning)(void *ctx, const char *msg), void *ctx, const pk_debug_opts *debug,
-                         char *debug_origin, size_t debug_origin_size, pk_rawprof *out, pk_err *err)
+                         char *debug_origin, size_t debug_origin_size, pk_rawprof2 *out, pk_err *err)
 {
     if (debug_origin && debug_origin_size)
         debug_origin[0] = 0;
@@ -67,11 +72,24 @@ int pk_store_reduce_warn(const char *binary, const char *build_id, const char *c
         return pk_err_set(err, "out of memory");
     int rc = -1;
     bool all_raw = true;
+    size_t v1 = 0;
+    const char *v1_first = NULL;
     for (size_t i = 0; i < n; i++) {
         ins[i].path = inputs[i];
-        if (input_kind(inputs[i], &ins[i].kind, err))
+        uint32_t version;
+        if (input_kind(inputs[i], &ins[i].kind, &version, err))
             goto out;
         all_raw &= ins[i].kind == PK_INPUT_RAW;
+        if (version == 1 && !v1++)
+            v1_first = inputs[i];
+    }
+    if (v1 && warning) { /* once, whatever the number of such inputs */
+        char msg[4400];
+        snprintf(msg, sizeof msg, "%s%s: version-1 raw profile%s: flat counts only (IP samples already inferred), "
+                 "no calling contexts; a pull including %s cannot make CSSPGO of them (`pgokit profgen "
+                 "--raw-only` writes version 2)", v1_first, v1 > 1 ? " and others" : "", v1 > 1 ? "s" : "",
+                 v1 > 1 ? "them" : "it");
+        warning(ctx, msg);
     }
     if (!binary) {
         if (!all_raw) {
@@ -81,17 +99,18 @@ int pk_store_reduce_warn(const char *binary, const char *build_id, const char *c
         }
         /* raw profiles alone: checked and merged as they are */
         for (size_t i = 0; i < n; i++) {
-            pk_rawprof r;
-            if (pk_rawprof_read(i ? &r : out, inputs[i], err))
+            pk_rawprof2 r;
+            if (pk_rawprof2_read(i ? &r : out, inputs[i], err))
                 goto fail;
-            if (check_build_id(i ? &r : out, build_id, inputs[i], err)) {
+            pk_rawprof2 *got = i ? &r : out;
+            if (check_build_id(&got->flat, build_id, inputs[i], err)) {
                 if (i)
-                    pk_rawprof_free(&r);
+                    pk_rawprof2_free(&r);
                 goto fail;
             }
             if (i) {
-                int m = pk_rawprof_merge(out, &r, err);
-                pk_rawprof_free(&r);
+                int m = pk_rawprof2_merge(out, &r, err);
+                pk_rawprof2_free(&r);
                 if (m) {
                     pk_err_prefix(err, "%s", inputs[i]);
                     goto fail;
@@ -112,7 +131,7 @@ int pk_store_reduce_warn(const char *binary, const char *build_id, const char *c
     }
     snprintf(file, sizeof file, "%s/map.raw", dir);
     pk_pipeline_request rq = {.binary = binary, .output = file, .inputs = ins, .ninputs = n, .pid = -1,
-                              .raw_only = true, .warning = warning, .cb_ctx = ctx};
+                              .raw_only = true, .raw_version = 2, .warning = warning, .cb_ctx = ctx};
     if (debug)
         rq.debug = *debug;
     pk_pipeline_report rep;
@@ -120,17 +139,17 @@ int pk_store_reduce_warn(const char *binary, const char *build_id, const char *c
     if (debug_origin && debug_origin_size)
         snprintf(debug_origin, debug_origin_size, "%s", rep.debug_origin);
     if (!prc)
-        prc = pk_rawprof_read(out, file, err);
+        prc = pk_rawprof2_read(out, file, err);
     unlink(file);
     rmdir(dir);
     if (prc)
         goto out;
-    if (check_build_id(out, build_id, binary, err))
+    if (check_build_id(&out->flat, build_id, binary, err))
         goto fail;
     rc = 0;
     goto out;
 fail:
-    pk_rawprof_free(out);
+    pk_rawprof2_free(out);
     memset(out, 0, sizeof *out);
 out:
     free(ins);

@@ -47,7 +47,7 @@ fi
 check "nothing listening: exit 1" test $? -eq 1
 check "... the message says where, password masked" \
     bash -c "grep -q 'postgresql://pgokit:\*\*\*@127.0.0.1:1/postgres: cannot connect' '$T/conn.err' && ! grep -q secret '$T/conn.err'"
-"${PGOKIT_SAN:-$PGOKIT}" store list "postgresql://pgokit:x@127.0.0.1:1/postgres" 2>"$T/conn2.err"
+"$([ -x "$PGOKIT_SAN" ] && echo "$PGOKIT_SAN" || echo "$PGOKIT")" store list "postgresql://pgokit:x@127.0.0.1:1/postgres" 2>"$T/conn2.err"
 check "a password shorter than its mask: masked, exit 1" \
     bash -c "test $? -eq 1 && grep -q 'pgokit:\*\*\*@127.0.0.1:1/postgres: cannot connect' '$T/conn2.err'"
 # every other way libpq takes a password: masked too, in pgokit's and in libpq's words

@@ -78,14 +78,14 @@ TEST(add_pull_equals_file_merge)
     fill(&b, 3);
     pk_store_meta meta = {.host = "h1", .job = "j", .time = 1000};
     pk_store_add_result res;
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
     CHECK(!res.duplicate);
     CHECK_EQ_U64(res.samples, 9);
-    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
     CHECK(res.duplicate);
     meta.host = "h2";
     meta.time = 2000;
-    CHECK_OK(pk_store_add(s, &b, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &b, &meta, &res, &e), &e);
     CHECK(!res.duplicate);
 
     pk_store_filter f = {.build_id = "0102030405060708090A0B0C0D0E0F1011121314", .since = INT64_MIN};
@@ -133,6 +133,75 @@ TEST(add_pull_equals_file_merge)
     pk_store_close(s);
 }
 
+/* Two build-ids with the same first 8 bytes share the build-id key (one
+ * partition of a sharded store): each pull still merges its own profiles. */
+TEST(pull_separates_build_ids_sharing_a_key)
+{
+    static const uint8_t bid3[20] = {1, 2, 3, 4, 5, 6, 7, 8, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99};
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("key.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof a, c;
+    CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_init(&c, "/bin/prog", bid3, 20, 0x400000, &e), &e);
+    fill(&a, 1);
+    fill(&c, 2);
+    pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &c, &meta, &res, &e), &e);
+    pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
+    pk_store_pull_result pr;
+    CHECK_OK(pk_store_pull(s, &f, tmp("key_a.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.profiles, 1);
+    CHECK_OK(pk_rawprof_write(&a, tmp("key_a_file.raw"), &e), &e);
+    CHECK(same_file(tmp("key_a.raw"), tmp("key_a_file.raw")));
+    f.build_id = "0102030405060708636363636363636363636363";
+    CHECK_OK(pk_store_pull(s, &f, tmp("key_c.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.profiles, 1);
+    CHECK_OK(pk_rawprof_write(&c, tmp("key_c_file.raw"), &e), &e);
+    CHECK(same_file(tmp("key_c.raw"), tmp("key_c_file.raw")));
+    pk_rawprof_free(&a);
+    pk_rawprof_free(&c);
+    pk_store_close(s);
+}
+
+/* list: a revision with counts can give AutoFDO and probe profiles, one
+ * without any gives nothing; none gives CSSPGO (no contexts stored) */
+TEST(list_says_what_a_pull_can_make)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("kinds.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof a, empty;
+    CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof_init(&empty, "/bin/prog", bid2, 20, 0x400000, &e), &e);
+    fill(&a, 1);
+    empty.stats.samples = 5; /* samples, none in the binary */
+    pk_store_meta meta = {.host = "h1", .job = "", .time = 1000};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add_flat(s, &a, &meta, &res, &e), &e);
+    meta.time = 2000;
+    CHECK_OK(pk_store_add_flat(s, &empty, &meta, &res, &e), &e);
+    pk_store_rev *v;
+    size_t n;
+    CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
+    CHECK_EQ_U64(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        bool counted = !strcmp(v[i].build_id, "0102030405060708090a0b0c0d0e0f1011121314");
+        CHECK_EQ_U64(v[i].kinds, counted ? PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE : 0);
+        CHECK(v[i].no_csspgo && strstr(v[i].no_csspgo, "no calling contexts"));
+    }
+    free(v);
+    pk_rawprof_free(&a);
+    pk_rawprof_free(&empty);
+    pk_store_close(s);
+}
+
 TEST(select_prefers_recent_revision_with_enough_samples)
 {
     pk_err e = {{0}};
@@ -149,9 +218,9 @@ TEST(select_prefers_recent_revision_with_enough_samples)
     nw.stats.samples_used = 150;
     pk_store_meta m = {.host = "a", .job = "", .time = 100};
     pk_store_add_result r;
-    CHECK_OK(pk_store_add(s, &old, &m, &r, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &old, &m, &r, &e), &e);
     m.time = 200;
-    CHECK_OK(pk_store_add(s, &nw, &m, &r, &e), &e);
+    CHECK_OK(pk_store_add_flat(s, &nw, &m, &r, &e), &e);
     pk_store_rev *v;
     size_t n, c;
     CHECK_OK(pk_store_select(s, "app", 0, 0.2, &v, &n, &c, &e), &e);
@@ -181,9 +250,82 @@ TEST(a_profile_without_build_id_is_refused)
     CHECK_OK(pk_rawprof_init(&r, "/x/app", NULL, 0, 0, &e), &e);
     pk_store_meta m = {.host = "a", .job = "", .time = 1};
     pk_store_add_result res;
-    CHECK(pk_store_add(s, &r, &m, &res, &e) == -1);
+    CHECK(pk_store_add_flat(s, &r, &m, &res, &e) == -1);
     CHECK(strstr(e.msg, "no build-id") != NULL);
     pk_rawprof_free(&r);
+    pk_store_close(s);
+}
+
+/* Version 2 in memory: contexts (one of them with an unknown leaf, entry 0,
+ * below the base), an external branch source in a context, IP hits, calls
+ * and unplaced hits, unwinding and IP statistics and a flag. */
+static void fill2(pk_rawprof2 *r, uint64_t k, pk_err *e)
+{
+    const uint64_t base = r->flat.preferred_base;
+    fill(&r->flat, k);
+    uint64_t c1[] = {base + 0x100, base + 0x2000}, c2[] = {base + 0x104, base + 0x200, 0}, c3[] = {base + 0x3000};
+    uint32_t i1, i2, j1, j3;
+    pk_csraw_intern(&r->lbr, c1, 2, &i1, e);
+    pk_csraw_intern(&r->lbr, c2, 3, &i2, e);
+    pk_pairmap_add(&r->lbr.ranges, (uint64_t)i1 << 32 | 0x2000, 0x2010, 7 * k);
+    pk_pairmap_add(&r->lbr.branches, (uint64_t)i1 << 32 | PK_CS_EXTERNAL_OFF, 0x2000, 2 * k);
+    pk_pairmap_add(&r->lbr.ranges, (uint64_t)i2 << 32 | 0x10, 0x18, k);
+    pk_csraw_intern(&r->ip, c3, 1, &j3, e);
+    pk_csraw_intern(&r->ip, c1, 2, &j1, e);
+    pk_pairmap_add(&r->ip.ranges, (uint64_t)j3 << 32 | 0x3004, 0, 3 * k);
+    pk_pairmap_add(&r->ip.ranges, (uint64_t)j1 << 32 | 0x2008, 0, k);
+    pk_pairmap_add(&r->ip.branches, (uint64_t)j3 << 32 | 0x3010, 0x2000, 5 * k);
+    pk_pairmap_add(&r->ip_unplaced, 0x2000, 0x2001, k);
+    r->unwind.samples = 11 * k;
+    r->ip_stats.used = 4 * k;
+    r->flags = PK_RAW_CALLS_ONLY;
+}
+
+TEST(version_2_add_pull_equals_file_merge)
+{
+    pk_err e = {{0}};
+    pk_store *s;
+    int from, to;
+    CHECK_OK(pk_store_open(&s, tmp("v2.db"), true, &e), &e);
+    CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
+    pk_rawprof2 a, b, m;
+    CHECK_OK(pk_rawprof2_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof2_init(&b, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    fill2(&a, 1, &e);
+    fill2(&b, 3, &e);
+    pk_pairmap_add(&b.lbr.ranges, 0x30, 0x38, 1); /* context 0 of b's lbr: c1 again */
+    pk_store_meta meta = {.host = "h", .job = "", .time = 100};
+    pk_store_add_result res;
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK_EQ_U64(res.contexts, 3);
+    CHECK_EQ_U64(res.contexts_new, 3);
+    CHECK_EQ_U64(res.ip, 4);
+    CHECK_OK(pk_store_add(s, &a, &meta, &res, &e), &e);
+    CHECK(res.duplicate);
+    meta.host = "h2";
+    CHECK_OK(pk_store_add(s, &b, &meta, &res, &e), &e);
+    CHECK(!res.duplicate);
+    CHECK_EQ_U64(res.contexts_new, 0);
+    pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
+    pk_store_pull_result pr;
+    CHECK_OK(pk_store_pull(s, &f, tmp("v2_pulled.raw"), &pr, &e), &e);
+    CHECK_EQ_U64(pr.version, 2);
+    CHECK_EQ_U64(pr.profiles, 2);
+    CHECK_OK(pk_rawprof2_init(&m, "/bin/prog", bid1, 20, 0x400000, &e), &e);
+    CHECK_OK(pk_rawprof2_merge(&m, &a, &e), &e);
+    CHECK_OK(pk_rawprof2_merge(&m, &b, &e), &e);
+    CHECK_OK(pk_rawprof2_write(&m, tmp("v2_merged.raw"), &e), &e);
+    CHECK(same_file(tmp("v2_pulled.raw"), tmp("v2_merged.raw")));
+    pk_store_rev *v;
+    size_t n;
+    CHECK_OK(pk_store_list(s, &v, &n, &e), &e);
+    CHECK_EQ_U64(n, 1);
+    CHECK_EQ_U64(v[0].kinds, PK_STORE_KIND_AUTOFDO | PK_STORE_KIND_PROBE | PK_STORE_KIND_CSSPGO | PK_STORE_KIND_IP);
+    CHECK(v[0].no_csspgo == NULL);
+    free(v);
+    pk_rawprof2_free(&a);
+    pk_rawprof2_free(&b);
+    pk_rawprof2_free(&m);
     pk_store_close(s);
 }
 
