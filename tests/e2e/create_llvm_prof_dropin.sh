@@ -41,7 +41,12 @@ fi
 check "--use_lbr=false" "$PGOKIT" create_llvm_prof --binary=prog --profile=ip.data --out=ip.text --format=text --use_lbr=false -q
 check "--nouse_lbr (gflags' negation): the same" "$PGOKIT" create_llvm_prof --binary=prog --profile=ip.data --out=ip2.text --format=text --nouse_lbr -q
 check "the same profile" cmp -s ip.text ip2.text
-if command -v create_llvm_prof >/dev/null && timeout 120 create_llvm_prof --binary=prog --profile=ip.data --out=afip.text --format=text --use_lbr=false 2>/dev/null && [ -s afip.text ]; then
+# (its IP profiles sometimes hold inlinee names with NUL bytes, which
+# llvm-profdata-19 rejects: then there is nothing to compare with)
+if command -v create_llvm_prof >/dev/null && timeout 120 create_llvm_prof --binary=prog --profile=ip.data --out=afip.text --format=text --use_lbr=false 2>/dev/null && [ -s afip.text ] &&
+   ! llvm-profdata-19 show --sample afip.text >/dev/null 2>&1; then
+    echo "Debian's create_llvm_prof wrote an IP profile llvm-profdata-19 rejects: comparison skipped"
+elif [ -s afip.text ]; then
     ov=$(similarity afip.text ip.text)
     echo "IP: similarity with Debian's create_llvm_prof ${ov:-?}%"
     check "IP: similarity with Debian's create_llvm_prof >= 95%" atleast "$ov" 95
