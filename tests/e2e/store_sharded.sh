@@ -8,11 +8,11 @@
 # single-server store pull the same bytes; the pull's GROUP BY ... SUM runs
 # on the shard (the coordinator's auto_explain logs the EXPLAIN VERBOSE of
 # pgokit's own queries); uploads stay idempotent and a killed writer leaves
-# nothing; a stopped shard makes a pull of its build-ids fail clearly with
-# no output written. Calling contexts and IP observations (schema 4) sit on
-# their key's shard too; a table left on the coordinator (as schema 4's new
-# tables are on a store sharded before) is partitioned by the script run
-# again, over its servers.
+# nothing; a shard stopped before or during a pull makes the pull of its
+# build-ids fail clearly with no output written. Calling contexts and IP
+# observations (schema 4) sit on their key's shard too; a table left on the
+# coordinator (as schema 4's new tables are on a store sharded before) is
+# partitioned by the script run again, over its servers.
 source "$(dirname "$0")/../lib.sh"
 source "$PK_ROOT/tests/pg_lib.sh"
 need qemu-x86_64 clang-19 readelf python3
@@ -190,6 +190,36 @@ pg_launch || fail "restart shard 1"
 "$PGOKIT" store pull -q "$COORD" --build-id "${BIDS[0]}" -o "$T/back.raw" &&
     "$PGOKIT" store pull -q "$SINGLE" --build-id "${BIDS[0]}" -o "$T/back.si.raw"
 check "shard 1 back: the pull works again, == one server" cmp "$T/back.raw" "$T/back.si.raw"
+
+# shard 1 stops during a pull: the pull waits on a lock held on shard 1's
+# ranges (after its stats were summed), the shard is stopped under it
+psql -XAtq "$S1" -c "BEGIN" -c "LOCK TABLE ranges IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(120)" \
+    >/dev/null 2>&1 &
+lockpid=$!
+locked=0
+for _ in $(seq 200); do
+    locked=$(pq "$S1" "SELECT count(*) FROM pg_locks WHERE relation = 'ranges'::regclass AND mode = 'AccessExclusiveLock' AND granted")
+    [ "$locked" -gt 0 ] && break
+    sleep 0.1
+done
+check "shard 1's ranges locked" test "$locked" -gt 0
+"$PGOKIT" store pull "$COORD" --build-id "${BIDS[0]}" -o "$T/during.raw" 2>"$T/during.err" &
+pullpid=$!
+waiting=0
+for _ in $(seq 200); do
+    waiting=$(pq "$S1" "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM public.ranges%'")
+    [ "$waiting" -gt 0 ] && break
+    sleep 0.1
+done
+check "a pull waits on shard 1 mid-way" test "$waiting" -gt 0
+pg_stop immediate
+wait $pullpid
+check "shard 1 stopped during the pull: exit 1" test $? -eq 1
+check "... with the shard's failure in the message" \
+    grep -qE "store pull: postgresql://.*: query failed: .*(server closed the connection|terminat|could not)" "$T/during.err"
+check "... and writes no output" test ! -e "$T/during.raw"
+wait $lockpid
+pg_launch || fail "restart shard 1"
 
 # prune on the sharded store deletes on the shards too
 "$PGOKIT" store prune -q "$COORD" --before 30h && "$PGOKIT" store prune -q "$SINGLE" --before 30h
