@@ -1,5 +1,6 @@
 /* pipeline.c — the order of profgen's stages (see pipeline.h). */
 #include "profgen/pipeline.h"
+#include "profgen/pipeline_feed.h"
 #include "profgen/cs_cold.h"
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
@@ -11,174 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-
-/* Sits between the reader and the aggregator: progress, and samples with a
- * stack to the unwinder. */
-typedef struct feed {
-    pk_perf_callbacks inner;
-    pk_agg *agg;
-    pk_unwinder *unw;            /* CSSPGO: every sample also goes to the unwinder */
-    pk_ipraw *ip;                /* samples without a branch stack (or all, with IP forced) */
-    uint64_t *frames;            /* translation scratch for IP samples */
-    size_t frames_cap;
-    bool weight_is_period;       /* pprof: a sample's value counts samples */
-    /* IP samples whose leaf mapped nowhere yet, kept to try again at the
-     * end: perf writes each CPU's buffer in turn and orders records only by
-     * time, so a sample can come in the file before the MMAP2 of the exec
-     * that made its code (a reader that sorts rounds by time would not see
-     * it; this one reads in file order) */
-    pk_vec late;                 /* uint64_t: pid, weight, n, then n raw user frames */
-    uint64_t late_samples;
-    const pk_pipeline_request *req;
-    pk_err *err;
-    const char *path;
-    uint64_t size, n;
-    const pk_elf *elf;           /* the target (--sample-period counts its entries) */
-} feed;
-
-/* An IP sample: its user frames, leaf first, into the IP profile. */
-#define LATE_MAX (1u << 22) /* samples kept for a second translation */
-
-static int ip_sample(feed *f, const pk_sample *s)
-{
-    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
-        return 0;
-    size_t need = s->callchain_nr + 1;
-    if (need > f->frames_cap) {
-        uint64_t *fr = realloc(f->frames, need * 2 * sizeof *fr);
-        if (!fr)
-            return pk_err_set(f->err, "out of memory");
-        f->frames = fr;
-        f->frames_cap = need * 2;
-    }
-    size_t n;
-    if (s->callchain_nr) {
-        n = pk_agg_translate_user_chain(f->agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr, f->frames);
-    } else if ((s->misc & 7) == PK_CPUMODE_USER) { /* recorded without call chains */
-        f->frames[0] = pk_agg_translate(f->agg, s->pid, s->ip);
-        n = 1;
-    } else {
-        n = 0;
-    }
-    uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
-    if (n && f->frames[0] == PK_AGG_EXTERNAL && s->callchain_nr && f->late_samples < LATE_MAX) {
-        /* raw user frames, to translate again once every mapping is known */
-        size_t k = 0, at = f->late.len;
-        if (pk_vec_reserve(&f->late, at + 3 + s->callchain_nr))
-            return pk_err_set(f->err, "out of memory");
-        uint64_t *v = (uint64_t *)f->late.data + at;
-        bool user = true;
-        for (uint64_t i = 0; i < s->callchain_nr; i++) {
-            uint64_t a = pk_ld64((const uint8_t *)s->callchain + 8 * i);
-            if (a >= PK_CONTEXT_MAX)
-                user = a == PK_CONTEXT_USER;
-            else if (user)
-                v[3 + k++] = a;
-        }
-        v[0] = s->pid;
-        v[1] = w;
-        v[2] = k;
-        f->late.len = at + 3 + k;
-        f->late_samples++;
-        return 0;
-    }
-    return pk_ipraw_add(f->ip, f->frames, n, w, f->err);
-}
-
-/* The IP samples kept by ip_sample, translated with every mapping known. */
-static int ip_late(feed *f)
-{
-    const uint64_t *v = (const uint64_t *)f->late.data;
-    for (size_t at = 0; at < f->late.len;) {
-        uint32_t pid = (uint32_t)v[at];
-        uint64_t w = v[at + 1], k = v[at + 2];
-        for (uint64_t i = 0; i < k; i++)
-            f->frames[i] = pk_agg_translate(f->agg, pid, v[at + 3 + i]);
-        if (pk_ipraw_add(f->ip, f->frames, (size_t)k, w, f->err))
-            return -1;
-        at += 3 + k;
-    }
-    return 0;
-}
-
-static int feed_sample_scaled(feed *f, const pk_sample *s);
-
-/* llvm-profgen's --leading-ip-only: the sample's instruction pointer as a
- * range of one instruction, nothing else. */
-static int leading_ip(feed *f, const pk_sample *s, uint64_t w)
-{
-    pk_rawprof *r = pk_agg_profile(f->agg);
-    r->stats.samples += w;
-    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid) {
-        r->stats.samples_other_pid += w;
-        return 0;
-    }
-    uint64_t v = s->ip ? pk_agg_translate(f->agg, s->pid, s->ip) : PK_AGG_EXTERNAL;
-    if (v == PK_AGG_EXTERNAL) {
-        r->stats.samples_outside += w;
-        return 0;
-    }
-    r->stats.samples_used += w;
-    r->stats.ranges += w;
-    return pk_pairmap_add(&r->ranges, v, v, w) ? pk_err_set(f->err, "out of memory") : 0;
-}
-
-static int feed_sample(void *c, const pk_sample *s)
-{
-    feed *f = c;
-    if (f->req->progress && (++f->n & 0xffff) == 0)
-        f->req->progress(f->req->cb_ctx, f->path, f->n, s->file_offset, f->size);
-    if (f->req->sample_period || f->req->leading_ip_only) {
-        /* llvm-profgen scales LBR-only samples (not those with stacks) */
-        uint64_t w = pk_sample_weight(s);
-        if (f->req->sample_period && (!s->callchain_nr || f->req->leading_ip_only)) {
-            w = pk_sat_mul(w, f->req->sample_period);
-            /* the entries llvm-profgen keeps: those with an end in the
-             * binary's functions */
-            uint64_t kept = 0;
-            for (uint64_t i = 0; i < s->branch_nr && !f->req->leading_ip_only; i++) {
-                uint64_t from = pk_ld64((const uint8_t *)&s->branches[i].from);
-                uint64_t to = pk_ld64((const uint8_t *)&s->branches[i].to);
-                uint64_t a = pk_agg_translate(f->agg, s->pid, from), b = pk_agg_translate(f->agg, s->pid, to);
-                kept += (a != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, a)) ||
-                        (b != PK_AGG_EXTERNAL && pk_elf_func_at(f->elf, b));
-            }
-            if (kept > 1)
-                w /= kept - 1;
-        }
-        if (f->req->leading_ip_only)
-            return w ? leading_ip(f, s, w) : 0;
-        if (!w)
-            return 0;
-        pk_sample scaled = *s;
-        scaled.weight = w;
-        s = &scaled;
-        return feed_sample_scaled(f, s);
-    }
-    return feed_sample_scaled(f, s);
-}
-
-static int feed_sample_scaled(feed *f, const pk_sample *s)
-{
-    if (f->ip && (!s->branch_nr || f->req->samples == PK_SAMPLES_IP)) {
-        /* the aggregator counts it (samples, without branch stack, other
-         * pid) and, having no branch stack to count, does nothing else */
-        if (!s->branch_nr && f->inner.sample(f->inner.ctx, s))
-            return -1;
-        return ip_sample(f, s);
-    }
-    /* A sample with a stack goes to the unwinder, which counts it in the
-     * aggregator's statistics; its range and branch counts are the
-     * unwinder's, per context (those of a stack without user frames go to
-     * the flat profile). */
-    if (f->unw && s->callchain_nr && (f->req->pid < 0 || s->pid == (uint32_t)f->req->pid))
-        return pk_unwind_perf_sample(f->unw, f->agg, s, f->err);
-    return f->inner.sample(f->inner.ctx, s);
-}
-static int feed_mmap(void *c, const pk_mmap_event *m) { feed *f = c; return f->inner.mmap(f->inner.ctx, m); }
-static int feed_comm(void *c, const pk_comm_event *e) { feed *f = c; return f->inner.comm(f->inner.ctx, e); }
-static int feed_task(void *c, const pk_task_event *t) { feed *f = c; return f->inner.task(f->inner.ctx, t); }
-static int feed_bid(void *c, const pk_build_id_event *b) { feed *f = c; return f->inner.build_id(f->inner.ctx, b); }
 
 static void hex(char *out, const uint8_t *b, unsigned n)
 {
@@ -232,7 +65,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_agg *a = pk_agg_new(t, &ao, err);
     if (!a)
         return -1;
-    feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
+    pk_feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
     if (cs) {
@@ -257,9 +90,8 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (!stat(in->path, &st))
         f.size = (uint64_t)st.st_size;
     pk_agg_callbacks(a, err, &f.inner);
-    pk_perf_callbacks cb = {.ctx = &f, .sample = feed_sample, .mmap = feed_mmap, .comm = feed_comm,
-                            .task = feed_task, .build_id = feed_bid, .sample_weights = true,
-                            .events = req->perf_events, .nevents = req->nperf_events};
+    pk_perf_callbacks cb;
+    pk_feed_callbacks(&f, req, &cb);
 
     int rc;
     if (req->nperf_events && in->kind != PK_INPUT_SCRIPT) {
@@ -293,7 +125,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     if (!rc && f.unw)
         rc = pk_unwinder_finish(f.unw, err);
     if (!rc && f.late_samples)
-        rc = ip_late(&f);
+        rc = pk_feed_ip_late(&f);
     pk_vec_free(&f.late);
     if (req->phase)
         req->phase(req->cb_ctx, NULL);
