@@ -18,6 +18,9 @@
 #       which must equal it byte for byte;
 #   (c) profgen --perf of the whole recording.
 #   Expected: (b) == (c) byte for byte, and (b) beats (a).
+# Part 3 (with part 1): the program rebuilt with -fprofile-sample-use of
+# (a), (b), (c) and without a profile (-O2); instructions executed
+# (cachegrind Ir) of a run with another input (speedtest1 --size 20).
 # Part 2, CSSPGO from the store: `record --emulate` (LBR + frame-pointer
 # stacks) of the pseudo-probe speedtest1 build, cut into PIECES2 pieces of
 # 100..500 samples; host i uploads piece i mod PIECES2 (hosts beyond PIECES2
@@ -29,9 +32,10 @@
 # profgen of the pull (CSSPGO). The same pieces as version-1 raw profiles
 # (--raw-version 1) are stored too at the host counts up to V1MAX, for the
 # size per host-profile of version 1 beside version 2's.
-# Writes bench/results/store-sparse-fleet-<date>.md (--out: another name).
+# Writes bench/results/store-sparse-fleet-<date>.md (--out: another name),
+# after part 2 and again after part 3.
 #
-#   bench/store_sparse_fleet.sh [--parts 1,2] [--hosts 100,1000,5000] [--engines sqlite,postgresql]
+#   bench/store_sparse_fleet.sh [--parts 1,2,3] [--hosts 100,1000,5000] [--engines sqlite,postgresql]
 #                               [--writers 8] [--pieces1 1000] [--pieces2 1000] [--v1-max 1000] [--out NAME]
 #   Inputs: speedtest1 of scripts/workloads.sh (variants binary-d5: -O2 -g,
 #   test-probe: -fpseudo-probe-for-profiling) when already built; otherwise
@@ -64,7 +68,7 @@ die() { echo "store_sparse_fleet: $*" >&2; exit 1; }
 now() { date +%s.%N; }
 dt() { echo "scale=2; ($2 - $1) / 1" | bc; }
 pq() { psql -XAtq -v ON_ERROR_STOP=1 "$@"; }
-load_samples=()
+load_samples=() part1=() part2=() part3=()
 sample_load() { load_samples+=("$(cut -d' ' -f1 /proc/loadavg)"); }
 sample_load
 
@@ -98,7 +102,7 @@ write_results() {
             echo
             echo "## 1. Sparse fleet, IP samples (AutoFDO)"
             echo
-            echo "Source: $src1, \`pgokit record --emulate --ip --period $period\` with \`--exact-counts\` (${rec1_s} s):"
+            echo "Source: $src1, \`pgokit record --emulate --ip --period $period1\` with \`--exact-counts\` (${rec1_s} s):"
             echo "$total1 samples cut into $pieces1 host pieces of $min1..$max1 samples (drawn from 200..2,000, scaled to hold every sample once)."
             echo "Block overlap: \`pgokit overlap --exact\` against the emulator's exact counts of the same run (1 = the exact block weights)."
             echo
@@ -112,7 +116,7 @@ write_results() {
             echo
             echo "### The program rebuilt with each profile"
             echo
-            echo "clang-19 -O2 -g (the workload's flags) with \`-fprofile-sample-use\` of profiles (a), (b), (c) above, against plain -O2"
+            echo "clang-19 -O2 -g -gdwarf-4 (the workload's flags; DWARF 4 for valgrind) with \`-fprofile-sample-use\` of profiles (a), (b), (c) above, against plain -O2"
             echo "(four builds in ${build_s} s, two at a time); instructions executed (cachegrind Ir) of \`${eval_run[*]}\`, fewer is better."
             echo
             echo "| build | instructions (Ir) | vs -O2 |"
@@ -123,7 +127,7 @@ write_results() {
             echo
             echo "## 2. CSSPGO from the store"
             echo
-            echo "Source: $src2, \`pgokit record --emulate --period $period\` (LBR + frame-pointer stacks, ${rec2_s} s): $total2 samples cut into"
+            echo "Source: $src2, \`pgokit record --emulate --period $period2\` (LBR + frame-pointer stacks, ${rec2_s} s): $total2 samples cut into"
             echo "$pieces2 pieces of $min2..$max2 samples; host i uploads piece i mod $pieces2 (above $pieces2 hosts the slices repeat)."
             echo "Each piece reduced with \`profgen --raw-only\` (version 2: ${red2v2_s} s for all pieces, 2 at a time; version 1: ${red2v1_s} s)."
             echo "Engines: SQLite $(sqlite3 --version | cut -d' ' -f1) (WAL), PostgreSQL ${pgver:-n/a} (initdb defaults, fsync on; loopback TCP); $writers concurrent writers, one \`pgokit store add\` process per host."
@@ -146,16 +150,16 @@ write_results() {
 part1=()
 if [[ ",$parts," == *,1,* ]]; then
     if [ -n "$WL_DIR" ] && [ -x "$WL_DIR/out/binary-d5/speedtest1" ]; then
-        BIN=$WL_DIR/out/binary-d5/speedtest1 run=(--size 50 --memdb) period=6833 BIN1=$WL_DIR/out/binary-d5/speedtest1
+        BIN=$WL_DIR/out/binary-d5/speedtest1 run=(--size 50 --memdb) period1=6833 BIN1=$WL_DIR/out/binary-d5/speedtest1
         src1="SQLite speedtest1 (scripts/workloads.sh variant binary-d5: clang-19 -O2 -g), \`speedtest1 --size 50 --memdb\`"
     else
         clang-19 $CF -gdwarf-4 -fdebug-info-for-profiling -o "$T/demo" "$PK_ROOT/tests/programs/profgen_demo.c"
-        BIN=$T/demo run=(2000) period=997 BIN1=$T/demo
+        BIN=$T/demo run=(2000) period1=997 BIN1=$T/demo
         src1="tests/programs/profgen_demo.c (speedtest1 was not built here), \`demo 2000\`"
     fi
     P1=$T/p1; mkdir -p "$P1"
     t0=$(now)
-    "$PGOKIT" record --emulate --ip -q --period "$period" --exact-counts "$P1/exact" -o "$P1/all.data" -- "$BIN" "${run[@]}" >/dev/null
+    "$PGOKIT" record --emulate --ip -q --period "$period1" --exact-counts "$P1/exact" -o "$P1/all.data" -- "$BIN" "${run[@]}" >/dev/null
     rec1_s=$(dt "$t0" "$(now)")
     mkdir -p "$P1/hosts"
     split_out=$("$T/split" "$P1/all.data" "$P1/hosts" "$pieces1" 200 2000 1) || die "perf_split failed on $P1/all.data"
@@ -213,14 +217,14 @@ if [[ ",$parts," == *,1,* ]]; then
 fi
 
 # ---------------- part 2: CSSPGO from the store ----------------
-part2=() v1rows=()
+part2=()
 if [[ ",$parts," == *,2,* ]]; then
     if [ -n "$WL_DIR" ] && [ -x "$WL_DIR/out/test-probe/speedtest1" ]; then
-        BIN=$WL_DIR/out/test-probe/speedtest1 run=(--size 50 --memdb) period=2749
+        BIN=$WL_DIR/out/test-probe/speedtest1 run=(--size 50 --memdb) period2=2749
         src2="SQLite speedtest1 (scripts/workloads.sh variant test-probe: clang-19 -O2 -g -fpseudo-probe-for-profiling), \`speedtest1 --size 50 --memdb\`"
     else
         clang-19 $CF -fpseudo-probe-for-profiling -o "$T/probe" "$PK_ROOT/tests/programs/profgen_recurse.c"
-        BIN=$T/probe run=(3000) period=997
+        BIN=$T/probe run=(3000) period2=997
         src2="tests/programs/profgen_recurse.c -fpseudo-probe-for-profiling (speedtest1 was not built here), \`probe 3000\`"
     fi
     bid2=$(readelf -n "$BIN" | awk '/Build ID/ {print $3}')
@@ -228,7 +232,7 @@ if [[ ",$parts," == *,2,* ]]; then
     IFS=, read -r -a HN <<<"$hosts"
     IFS=, read -r -a EN <<<"$engines"
     t0=$(now)
-    "$PGOKIT" record --emulate -q --period "$period" -o "$P2/all.data" -- "$BIN" "${run[@]}" >/dev/null
+    "$PGOKIT" record --emulate -q --period "$period2" -o "$P2/all.data" -- "$BIN" "${run[@]}" >/dev/null
     rec2_s=$(dt "$t0" "$(now)")
     mkdir -p "$P2/hosts"
     split_out=$("$T/split" "$P2/all.data" "$P2/hosts" "$pieces2" 100 500 2) || die "perf_split failed on $P2/all.data"
@@ -305,13 +309,15 @@ fi
 write_results
 
 # ---------------- part 3: the program rebuilt with each part-1 profile ----------------
-part3=()
+
 if [[ ",$parts," == *,3,* ]] && [ ${#part1[@]} -gt 0 ]; then
     P3=$T/p3; mkdir -p "$P3"
     SQ=$WL_DIR/npm/better-sqlite3-12.11.1/package/deps/sqlite3
     if [ "$BIN1" = "$WL_DIR/out/binary-d5/speedtest1" ] && [ -f "$SQ/sqlite3.c" ]; then
-        # the flags of the workload's build (shared/workloads/build.sh), plus the profile
-        build1() { clang-19 -O2 -g "$@" -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 -I"$SQ" \
+        # the flags of the workload's build (shared/workloads/build.sh), plus the
+        # profile; DWARF 4: valgrind 3.19 gives up on clang-19's DWARF 5 (the
+        # debug info's version does not change the code)
+        build1() { clang-19 -O2 -g -gdwarf-4 "$@" -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 -I"$SQ" \
             "$WL_DIR/src/sqlite3-3.40.1/test/speedtest1.c" "$SQ/sqlite3.c" -lm; }
         eval_run=(--size 20 --memdb)
     else
@@ -332,7 +338,7 @@ if [[ ",$parts," == *,3,* ]] && [ ${#part1[@]} -gt 0 ]; then
     build_s=$(dt "$t0" "$(now)")
     sample_load
     printf '%s\n' O2 a b c | xargs -P 2 -I{} sh -c 'valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$0/{}.cg" "$0/{}.bin" "$@" >/dev/null 2>"$0/{}.vg"' \
-        "$P3" "${eval_run[@]}" || { echo "store_sparse_fleet: cachegrind failed" >&2; exit 1; }
+        "$P3" "${eval_run[@]}" || { echo "store_sparse_fleet: cachegrind failed: $(tail -n 3 "$P3"/*.vg)" >&2; exit 1; }
     ir() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$P3/$1.cg"; }
     ir0=$(ir O2)
     for v in O2 a b c; do
