@@ -76,13 +76,16 @@ echo "probe-only overlap with llvm-profgen-19: ${ov:-?}"
 check "probe-only overlap with llvm-profgen-19 >= 95%" python3 -c "import sys; sys.exit(0 if float('${ov:-0}') >= 95 else 1)"
 # 4. line-based CSSPGO (--cs) for a binary without probes
 clang-19 -O2 -g -DPROFILED_BUILD "$src" -o "$T/sl"
-check "record the DWARF-only build" "$PGOKIT" record --emulate -q -o "$T/sl.data" -- "$T/sl" 2000
+# (in a fixed environment: the guest's stack, and so the samples, move with it)
+check "record the DWARF-only build" env -i PATH=/usr/bin:/bin "$PGOKIT" record --emulate -q -o "$T/sl.data" -- "$T/sl" 2000
 check "profgen --cs (pre-inlined, nested)" "$PGOKIT" profgen -q --cs --binary "$T/sl" --perf "$T/sl.data" -o "$T/sl.prof" --format text
 check "line CS profile readable" llvm-profdata-19 show --sample "$T/sl.prof" -o /dev/null
 check "line CS profile has pre-inlined contexts" grep -q '!Attributes: 2' "$T/sl.prof"
 check "clang-19 applies the line CS profile" clang-19 -O2 -g -fprofile-sample-use="$T/sl.prof" -S -emit-llvm "$src" -o "$T/sl.ll"
 check "IR carries entry counts from it" grep -q 'function_entry_count' "$T/sl.ll"
-perf script --show-mmap-events -F ip,brstack -i "$T/sl.data" > "$T/sl.script" 2>/dev/null
+# llvm-profgen-19's line-based CS profile of the same samples (absolute call
+# chains), both dropping the samples taken in prologues and epilogues
+"$PGOKIT" dump --perfscript "$T/sl.data" > "$T/sl.script"
 llvm-profgen-19 --binary "$T/sl" --perfscript "$T/sl.script" -o "$T/sl.llvm.prof" 2>/dev/null
 # llvm-profgen infers no tail-call frames for line-based contexts: compare without ours
 "$PGOKIT" profgen -q --cs --no-infer-missing-frames --binary "$T/sl" --perf "$T/sl.data" -o "$T/sl.noinf.prof"
