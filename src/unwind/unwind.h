@@ -150,8 +150,9 @@ typedef struct pk_unwind_opts {
      * (pk_unwind_code.prolog_epilog), as llvm-profgen does: there a
      * frame-pointer stack misses the caller or still holds the returning
      * frame. With exact stacks (emulated recordings) nothing is wrong with
-     * them, but CSSPGO profiles without them measured better on four of
-     * five programs (bench/results/cs-generalize-2026-11-27.md). */
+     * them, but CSSPGO profiles without them measured better on three of
+     * five programs and level on the other two
+     * (bench/results/cs-generalize-2026-11-27.md). */
     bool drop_prolog_epilog_leaf;
 } pk_unwind_opts;
 
