@@ -85,23 +85,14 @@ void pk_store_stats_put(pk_rawprof2 *r, int64_t k, uint64_t v)
 
 /* ---- rows ---- */
 
-typedef struct table {
-    int64_t *v;
-    size_t n, cap, w;
-} table;
-
-static int push(table *t, const int64_t *x)
+/* A table's rows (w columns each, count last) gather in a pk_vec whose
+ * element is the row. */
+static int push(pk_vec *t, const int64_t *x)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        int64_t *v = pk_xrealloc_array(t->v, cap, t->w * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = cap;
-    }
-    memcpy(t->v + t->n * t->w, x, t->w * sizeof *x);
-    t->n++;
+    void *slot = pk_vec_push(t);
+    if (!slot)
+        return -1;
+    memcpy(slot, x, t->elem);
     return 0;
 }
 
@@ -116,10 +107,10 @@ static int cmp_cols(const int64_t *x, const int64_t *y, size_t n)
 static int cmp_rows3(const void *a, const void *b) { return cmp_cols(a, b, 2); }
 static int cmp_rows4(const void *a, const void *b) { return cmp_cols(a, b, 3); }
 
-static void sort_rows(table *t)
+static void sort_rows(pk_vec *t)
 {
-    if (t->n) /* (qsort of NULL, 0 is undefined) */
-        qsort(t->v, t->n, t->w * sizeof *t->v, t->w == 3 ? cmp_rows3 : cmp_rows4);
+    if (t->len) /* (qsort of NULL, 0 is undefined) */
+        qsort(t->data, t->len, t->elem, t->elem == 3 * sizeof(int64_t) ? cmp_rows3 : cmp_rows4);
 }
 
 static int cmp_ctx(const void *a, const void *b)
@@ -185,7 +176,7 @@ static int keys_of(const pk_csraw *c, ctx_acc *acc, int64_t **keys)
 
 /* A csraw's counts as rows: ranges/branches (w 4: ctx, a, b, n) or hits
  * (w 3: ctx, a, n). Marks the keys used. */
-static int gather(table *t, const pk_csraw *c, const pk_pairmap *m, const int64_t *keys, pk_u64map *used)
+static int gather(pk_vec *t, const pk_csraw *c, const pk_pairmap *m, const int64_t *keys, pk_u64map *used)
 {
     for (size_t i = 0; i < m->cap; i++) {
         const pk_pair_count *p = &m->e[i];
@@ -195,7 +186,7 @@ static int gather(table *t, const pk_csraw *c, const pk_pairmap *m, const int64_
         uint64_t a, b;
         pk_csraw_key(c, p, &ctx, &a, &b);
         int64_t x[4] = {keys[ctx], pk_store_off(a, c->base), pk_store_off(b, c->base), (int64_t)p->n};
-        if (t->w == 3)
+        if (t->elem == 3 * sizeof(int64_t))
             x[2] = (int64_t)p->n;
         if (push(t, x) || (keys[ctx] && !pk_u64map_slot(used, (uint64_t)keys[ctx])))
             return -1;
@@ -209,7 +200,12 @@ int pk_store_rows_build(pk_store_rows *rw, const pk_rawprof2 *r, pk_err *err)
     ctx_acc acc = {0};
     pk_u64map used = {0};
     int64_t *lk = NULL, *ik = NULL;
-    table ranges = {.w = 4}, branches = {.w = 4}, hits = {.w = 3}, calls = {.w = 4}, unplaced = {.w = 3};
+    pk_vec ranges, branches, hits, calls, unplaced;
+    pk_vec_init(&ranges, 4 * sizeof(int64_t));
+    pk_vec_init(&branches, 4 * sizeof(int64_t));
+    pk_vec_init(&hits, 3 * sizeof(int64_t));
+    pk_vec_init(&calls, 4 * sizeof(int64_t));
+    pk_vec_init(&unplaced, 3 * sizeof(int64_t));
     int rc = -1;
     pk_vec_init(&acc.words, sizeof(uint64_t));
     int krc = keys_of(&r->lbr, &acc, &lk);
@@ -243,24 +239,26 @@ int pk_store_rows_build(pk_store_rows *rw, const pk_rawprof2 *r, pk_err *err)
     }
     if (rw->nctxs)
         qsort(rw->ctxs, rw->nctxs, sizeof *rw->ctxs, cmp_ctx);
-    table *all[] = {&ranges, &branches, &hits, &calls, &unplaced};
+    pk_vec *all[] = {&ranges, &branches, &hits, &calls, &unplaced};
     for (size_t i = 0; i < 5; i++) {
         sort_rows(all[i]);
-        for (size_t k = 0; k < all[i]->n; k++)
-            if (all[i]->v[k * all[i]->w + all[i]->w - 1] < 0) {
+        size_t ncol = all[i]->elem / sizeof(int64_t);
+        const int64_t *v = all[i]->data;
+        for (size_t k = 0; k < all[i]->len; k++)
+            if (v[k * ncol + ncol - 1] < 0) {
                 pk_err_set(err, "%s: a count of %llu does not fit a 64-bit signed integer", r->flat.path,
-                           (unsigned long long)all[i]->v[k * all[i]->w + all[i]->w - 1]);
+                           (unsigned long long)v[k * ncol + ncol - 1]);
                 goto out;
             }
     }
-    rw->ranges = ranges.v, rw->nranges = ranges.n;
-    rw->branches = branches.v, rw->nbranches = branches.n;
-    rw->hits = hits.v, rw->nhits = hits.n;
-    rw->calls = calls.v, rw->ncalls = calls.n;
-    rw->unplaced = unplaced.v, rw->nunplaced = unplaced.n;
+    rw->ranges = ranges.data, rw->nranges = ranges.len;
+    rw->branches = branches.data, rw->nbranches = branches.len;
+    rw->hits = hits.data, rw->nhits = hits.len;
+    rw->calls = calls.data, rw->ncalls = calls.len;
+    rw->unplaced = unplaced.data, rw->nunplaced = unplaced.len;
     rw->words = acc.words.data; /* the contexts point into it */
     acc.words.data = NULL;
-    ranges.v = branches.v = hits.v = calls.v = unplaced.v = NULL;
+    ranges.data = branches.data = hits.data = calls.data = unplaced.data = NULL;
     rc = 0;
     goto out;
 oom:
@@ -268,11 +266,11 @@ oom:
 out:
     free(lk);
     free(ik);
-    free(ranges.v);
-    free(branches.v);
-    free(hits.v);
-    free(calls.v);
-    free(unplaced.v);
+    pk_vec_free(&ranges);
+    pk_vec_free(&branches);
+    pk_vec_free(&hits);
+    pk_vec_free(&calls);
+    pk_vec_free(&unplaced);
     pk_vec_free(&acc.words);
     pk_u64map_free(&acc.seen);
     pk_u64map_free(&used);

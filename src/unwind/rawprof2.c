@@ -138,38 +138,30 @@ out:
     return rc;
 }
 
-/* A section of entries gathered into `v` (w words each, count last),
- * sorted. */
-typedef struct entries {
-    uint64_t *v;
-    size_t n, cap, w;
-} entries;
-
-static int push(entries *e, const uint64_t *x)
+/* A section's entries (w words each, count last) gather in a pk_vec whose
+ * element is the entry. */
+static int push(pk_vec *e, const uint64_t *x)
 {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 256;
-        uint64_t *v = realloc(e->v, cap * e->w * sizeof *v);
-        if (!v)
-            return -1;
-        e->v = v;
-        e->cap = cap;
-    }
-    memcpy(e->v + e->n * e->w, x, e->w * sizeof *x);
-    e->n++;
+    void *slot = pk_vec_push(e);
+    if (!slot)
+        return -1;
+    memcpy(slot, x, e->elem);
     return 0;
 }
 
-static int write_entries(pk_raw_writer *w, int id, entries *e, pk_err *err)
+static int write_entries(pk_raw_writer *w, int id, pk_vec *e, pk_err *err)
 {
-    if (!e->n)
+    if (!e->len)
         return 0;
-    qsort(e->v, e->n, e->w * sizeof *e->v, e->w == 3 ? cmp3 : cmp4);
-    return pk_raw_writer_section(w, id, e->n, err) || pk_raw_writer_words(w, e->v, e->n * e->w, err) ? -1 : 0;
+    qsort(e->data, e->len, e->elem, e->elem == 3 * sizeof(uint64_t) ? cmp3 : cmp4);
+    return pk_raw_writer_section(w, id, e->len, err) ||
+                   pk_raw_writer_words(w, e->data, e->len * (e->elem / sizeof(uint64_t)), err)
+               ? -1
+               : 0;
 }
 
 /* The entries of a csraw (ranges or branches: which) under the file's ids. */
-static int gather_cs(entries *e, const pk_csraw *c, int which, const uint32_t *ids, bool with_b)
+static int gather_cs(pk_vec *e, const pk_csraw *c, int which, const uint32_t *ids, bool with_b)
 {
     const pk_pairmap *m = which ? &c->branches : &c->ranges;
     for (size_t i = 0; i < m->cap; i++) {
@@ -188,7 +180,7 @@ static int gather_cs(entries *e, const pk_csraw *c, int which, const uint32_t *i
     return 0;
 }
 
-static int gather_flat(entries *e, const pk_pairmap *m, uint64_t base)
+static int gather_flat(pk_vec *e, const pk_pairmap *m, uint64_t base)
 {
     for (size_t i = 0; i < m->cap; i++) {
         const pk_pair_count *p = &m->e[i];
@@ -212,7 +204,12 @@ int pk_rawprof2_write(const pk_rawprof2 *r, const char *path, pk_err *err)
     _Static_assert(sizeof(pk_agg_stats) <= 64 * 8 && sizeof(pk_unwind_stats) <= 64 * 8 &&
                        sizeof(pk_ip_stats) <= 64 * 8, "statistics fit the buffer");
     ctx_table t = {0};
-    entries ranges = {.w = 4}, branches = {.w = 4}, hits = {.w = 3}, calls = {.w = 4}, unplaced = {.w = 3};
+    pk_vec ranges, branches, hits, calls, unplaced;
+    pk_vec_init(&ranges, 4 * sizeof(uint64_t));
+    pk_vec_init(&branches, 4 * sizeof(uint64_t));
+    pk_vec_init(&hits, 3 * sizeof(uint64_t));
+    pk_vec_init(&calls, 4 * sizeof(uint64_t));
+    pk_vec_init(&unplaced, 3 * sizeof(uint64_t));
     pk_raw_writer w = {0};
     uint64_t base = r->flat.preferred_base;
     int rc = -1;
@@ -232,7 +229,7 @@ int pk_rawprof2_write(const pk_rawprof2 *r, const char *path, pk_err *err)
             goto out;
         }
     }
-    uint32_t nsec = 3 + !!t.words.len + !!ranges.n + !!branches.n + !!hits.n + !!calls.n + !!unplaced.n;
+    uint32_t nsec = 3 + !!t.words.len + !!ranges.len + !!branches.len + !!hits.len + !!calls.len + !!unplaced.len;
     if (pk_raw_writer_open(&w, path, &r->flat, r->flags, nsec, err))
         goto out;
     if (write_stats(&w, PK_RAWSEC_AGG_STATS, &r->flat.stats, sizeof r->flat.stats, err) ||
@@ -253,11 +250,11 @@ out:
     free(t.lbr_id);
     free(t.ip_id);
     pk_vec_free(&t.words);
-    free(ranges.v);
-    free(branches.v);
-    free(hits.v);
-    free(calls.v);
-    free(unplaced.v);
+    pk_vec_free(&ranges);
+    pk_vec_free(&branches);
+    pk_vec_free(&hits);
+    pk_vec_free(&calls);
+    pk_vec_free(&unplaced);
     return rc;
 }
 
