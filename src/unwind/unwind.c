@@ -183,7 +183,7 @@ typedef struct pending_counts {
 } pending_counts;
 
 #define ADDR_CACHE (1 << 14)
-enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4 };
+enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4, HAVE_PE = 8, IS_PE = 16 /* the answer, with HAVE_PE */ };
 
 struct pk_unwinder {
     pk_unwind_code code;
@@ -353,12 +353,16 @@ static bool prolog_epilog(pk_unwinder *u, uint64_t addr)
 {
     if (!u->code.prolog_epilog)
         return false;
-    if (u->code_lock)
-        pthread_mutex_lock(u->code_lock);
-    bool r = u->code.prolog_epilog(u->code.ctx, addr);
-    if (u->code_lock)
-        pthread_mutex_unlock(u->code_lock);
-    return r;
+    struct addr_info *e = info_of(u, addr);
+    if (!(e->have & HAVE_PE)) {
+        if (u->code_lock)
+            pthread_mutex_lock(u->code_lock);
+        bool r = u->code.prolog_epilog(u->code.ctx, addr);
+        if (u->code_lock)
+            pthread_mutex_unlock(u->code_lock);
+        e->have |= HAVE_PE | (r ? IS_PE : 0);
+    }
+    return e->have & IS_PE;
 }
 
 /* The call site before return address `ret`, or 0 when there is none. */
