@@ -579,6 +579,13 @@ int pk_cmd_profgen(int argc, char **argv)
                 rc = pk_cli_usage(cmd, "%s: '%s' is not a valid value", name, val);
                 goto done;
             }
+        } else if (OPT("--ip-context-prior")) {
+            long long v;
+            if (!int_val(val, 0, 1000000, &v)) {
+                rc = pk_cli_usage(cmd, "--ip-context-prior must be 0 .. 1000000, not '%s'", val);
+                goto done;
+            }
+            rq.ip_context_prior = (uint32_t)v;
         } else if (OPT("--flow")) {
             if (!strcmp(val, "mcf"))
                 rq.flow_method = PK_FLOW_MCF;

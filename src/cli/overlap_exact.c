@@ -14,21 +14,43 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+static double loss_of(const pk_block_overlap_func *f) { return f->weight * (1 - f->overlap); }
+
+static int by_loss(const void *a, const void *b)
+{
+    double x = loss_of(a), y = loss_of(b);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The functions whose overlap costs the program's the most: where to look. */
+static void print_worst(const pk_profset *ref, pk_block_overlap_func *rows, size_t n, size_t worst)
+{
+    if (!worst || !n)
+        return;
+    qsort(rows, n, sizeof *rows, by_loss);
+    printf("  %-10s %-8s %-8s %12s %12s  function\n", "loss", "share", "overlap", "exact", "profile");
+    for (size_t i = 0; i < n && i < worst; i++)
+        printf("  %-10.4f %-8.4f %-8.4f %12llu %12llu  %s\n", loss_of(&rows[i]), rows[i].weight, rows[i].overlap,
+               (unsigned long long)rows[i].ref_samples, (unsigned long long)rows[i].test_samples,
+               pk_profset_name(ref, rows[i].name));
+}
+
 int pk_cli_overlap_exact(int argc, char **argv)
 {
     const char *exact[64], *binary = NULL;
     size_t nexact = 0;
     bool json = false, quiet = false;
+    long worst = 0;
     pk_cli_debug dbg = {0};
     static const struct option opts[] = {
         {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"quiet", no_argument, 0, 'q'},
         {"debug-binary", required_argument, 0, 'd'}, {"debug-dir", required_argument, 0, 'D'},
-        {"dwp", required_argument, 0, 'W'}, {0, 0, 0, 0},
+        {"dwp", required_argument, 0, 'W'}, {"functions", required_argument, 0, 'f'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:hq", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:hqf:", opts, NULL)) != -1) {
         switch (c) {
         case 'e':
             if (nexact == sizeof exact / sizeof exact[0])
@@ -36,6 +58,13 @@ int pk_cli_overlap_exact(int argc, char **argv)
             exact[nexact++] = optarg;
             break;
         case 'b': binary = optarg; break;
+        case 'f': {
+            char *end;
+            worst = strtol(optarg, &end, 10);
+            if (*end || worst < 0 || worst > 1000000)
+                return pk_cli_usage("overlap", "--functions takes a count, not '%s'", optarg);
+            break;
+        }
         case 'j': json = true; break;
         case 'q': quiet = true; break;
         case 'd': pk_cli_debug_option(&dbg, "overlap", "debug-binary", optarg); break;
@@ -49,6 +78,8 @@ int pk_cli_overlap_exact(int argc, char **argv)
                    "Block-overlap degree (CSSPGO paper, §IV-C) of each PROFILE against the\n"
                    "ground truth of the emulator's exact counts (pgokit record --exact-counts).\n"
                    "  --debug-binary F, --debug-dir DIR, --dwp F: where BIN's debug information is\n"
+                   "  --functions N  also the N functions that lose the most overlap (share of the\n"
+                   "           reference x (1 - overlap)), with their samples in both\n"
                    "  --json   a JSON array: profile, block_overlap, common_functions,\n"
                    "           reference_functions, reference_weight_covered\n");
             return 0;
@@ -87,7 +118,9 @@ int pk_cli_overlap_exact(int argc, char **argv)
             built[kind] = true;
         }
         pk_block_overlap o;
-        if (pk_profset_block_overlap(&test, &truth[kind], &o, &err)) {
+        pk_block_overlap_func *rows = NULL;
+        size_t nrows = 0;
+        if (pk_profset_block_overlap_funcs(&test, &truth[kind], &o, worst ? &rows : NULL, &nrows, &err)) {
             rc = pk_cli_fail("overlap", &err);
         } else if (json) {
             pk_json_begin_object(&j, NULL);
@@ -101,7 +134,9 @@ int pk_cli_overlap_exact(int argc, char **argv)
             printf("%s: block overlap %.4f (%llu of %llu reference functions, covering %.1f%% of the reference)\n",
                    argv[i], o.overlap, (unsigned long long)o.common_functions,
                    (unsigned long long)o.ref_functions, 100.0 * o.ref_weight_covered);
+            print_worst(&truth[kind], rows, nrows, (size_t)worst);
         }
+        free(rows);
         pk_profset_free(&test);
     }
     if (json) { /* well-formed even after a failure (the exit status tells) */

@@ -2,6 +2,8 @@
  * the naive method, and block weights from IP hits. */
 #include "infer/infer_int.h"
 
+#include <math.h>
+
 void pk_flow_defaults(pk_flow_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -44,6 +46,25 @@ size_t pk_flow_block_weights(const pk_cfg *cfg, const uint64_t *addrs, const uin
         weight[b] = w ? (int64_t)w : 1;
     }
     return ignored;
+}
+
+void pk_flow_shrink_weights(int64_t *weight, size_t nblocks, uint64_t nhits, const double *shape, double prior)
+{
+    double own = 0, all = 0;
+    for (size_t b = 0; b < nblocks; b++) {
+        own += (double)weight[b];
+        all += shape[b];
+    }
+    if (own <= 0 || all <= 0 || prior <= 0)
+        return;
+    double lambda = prior / ((double)nhits + prior);
+    for (size_t b = 0; b < nblocks; b++) {
+        double v = (1 - lambda) * (double)weight[b] + lambda * own * shape[b] / all;
+        int64_t w = v >= (double)PK_FLOW_MAX ? PK_FLOW_MAX : (int64_t)(v + 0.5);
+        if (w == 0 && weight[b] > 0)
+            w = 1; /* a block with a hit of its own ran */
+        weight[b] = w;
+    }
 }
 
 /* NONE: counts are the weights; each block's count is split over its
@@ -141,6 +162,26 @@ static bool edge_kept(const pk_flow_fn *f, const pk_cfg_edge *e)
     return f->kept[e->from] && f->kept[e->to];
 }
 
+/* The multiplier of a block's costs (see pk_flow_opts.cost_model), 4 for
+ * a one-instruction block of one hit, so that integer costs keep some
+ * precision below it. */
+static double cost_factor(const pk_flow_opts *o, uint32_t ninsns, int64_t weight)
+{
+    double k = ninsns ? ninsns : 1;
+    if (o->cost_model == PK_FLOW_COSTS_LENGTH)
+        return 4 * sqrt(k);
+    double hits = o->weight_scale ? (double)weight / o->weight_scale : 1;
+    return 4 * sqrt(k / (hits > 0.5 ? hits : 0.5));
+}
+
+static int64_t scaled_cost(int64_t cost, double m)
+{
+    double c = (double)cost * m;
+    if (cost == 0)
+        return 0;
+    return c < 1 ? 1 : c > (double)PK_FLOW_MAX_COST ? PK_FLOW_MAX_COST : (int64_t)(c + 0.5);
+}
+
 /* profi's network (research note §3.1): nodes 2b (in) and 2b+1 (out) per
  * block, then S, T, S1, T1. Reads the counts into f->bflow / f->eflow. */
 static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
@@ -186,6 +227,11 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         } else {
             ci = w == 0 ? o->cost_inc_zero : o->cost_inc;
             cd = o->cost_dec;
+        }
+        if (o->cost_model != PK_FLOW_COSTS_FLAT && w >= 0) {
+            double m = cost_factor(o, cfg->blocks[b].ninsns, w);
+            ci = scaled_cost(ci, m);
+            cd = scaled_cost(cd, m);
         }
         inc[b] = add(g, bin, bout, PK_MCF_INF, ci, &fail);
         if (w > 0) {

@@ -207,6 +207,8 @@ int pk_jtable_resolve_a64(const pk_elf *elf, const pk_insn *insns, size_t n, siz
  * ====================================================================== */
 
 #define PK_FLOW_UNKNOWN (-1)
+
+enum pk_flow_cost_model { PK_FLOW_COSTS_FLAT, PK_FLOW_COSTS_LENGTH, PK_FLOW_COSTS_POISSON };
 /* Largest weight / entry count: sums over thousands of blocks stay far
  * from overflowing (about 10^12; scale counts down if needed). */
 #define PK_FLOW_MAX ((int64_t)1 << 40)
@@ -231,6 +233,18 @@ typedef struct pk_flow_opts {
     bool join_islands;          /* connect positive-flow components to the entry (on) */
     bool rebalance_unknown;     /* split flow evenly in unknown subgraphs (on) */
     uint32_t max_iterations;    /* PROPAGATE: bound on the passes of each phase (100) */
+    /* MCF: how a block's costs depend on its samples (PK_FLOW_COSTS_FLAT:
+     * not at all, profi's). Why they should: a weight is the mean of the
+     * block's instructions' hits, and by Poisson statistics the mean of k
+     * instructions with m hits each on average is off by about sqrt(m / k);
+     * a cost per unit of change of 1/that, sqrt(k / m), lets the solver move
+     * the uncertain weights (short blocks, many hits) and keep the sure ones
+     * (long blocks, few hits: a long block without a hit ran rarely).
+     * PK_FLOW_COSTS_LENGTH scales by sqrt(k) only. weight_scale: the weights'
+     * units per hit per instruction (pk_flow_block_weights' scale), needed
+     * by PK_FLOW_COSTS_POISSON. */
+    int cost_model;
+    uint32_t weight_scale;
 } pk_flow_opts;
 
 void pk_flow_defaults(pk_flow_opts *o);
@@ -298,5 +312,16 @@ int pk_flow_infer(const pk_cfg *cfg, const int64_t *weight, int64_t entry_count,
  * Returns the number of addrs entries ignored (>= 0). */
 size_t pk_flow_block_weights(const pk_cfg *cfg, const uint64_t *addrs, const uint64_t *hits, size_t nhits,
                              uint32_t scale, int64_t *weight);
+
+/* Shrinks the block weights of a sparsely sampled part (one calling context
+ * of a function, nhits samples) toward a reference shape (the function's
+ * weights merged over all its contexts), keeping the part's own mass:
+ *     w'[b] = (1 - l) w[b] + l * S * shape[b] / S_shape,   l = prior / (nhits + prior)
+ * where S is the sum of w. Why: with few samples most blocks get no hit by
+ * chance and would be taken for known zeros, while the merged shape has seen
+ * every context's samples; a well-sampled part (nhits >> prior) keeps its
+ * own shape. A block with a weight of its own stays at least 1. Nothing
+ * changes when w or shape sums to 0 or prior is 0. */
+void pk_flow_shrink_weights(int64_t *weight, size_t nblocks, uint64_t nhits, const double *shape, double prior);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct func_cfg {
 typedef struct ctx_state {
     uint32_t func;               /* index into funcs */
     bool dirty;                  /* a call-site weight was raised: infer again */
+    uint64_t hits;               /* samples of this context */
     int64_t *weight;             /* per block */
     uint64_t *block, *edge;      /* inferred */
 } ctx_state;
@@ -126,15 +127,61 @@ static int weigh(ipr *r, pk_err *err)
                 r->st->hits_dropped += hits[j];
             continue;
         }
-        for (size_t j = 0; j < k; j++)
+        for (size_t j = 0; j < k; j++) {
             if (pk_cfg_block_at(g, addrs[j]) == UINT32_MAX)
                 r->st->hits_dropped += hits[j];
+            else
+                r->ctx[c].hits += hits[j];
+        }
         pk_flow_block_weights(g, addrs, hits, k, r->o->scale ? r->o->scale : DEFAULT_SCALE, r->ctx[c].weight);
     }
 out:
     free(h);
     free(addrs);
     free(hits);
+    return rc;
+}
+
+/* Shrinks each context's weights toward its function's merged shape (see
+ * ip_ranges.h). */
+static int borrow_shape(ipr *r, pk_err *err)
+{
+    double prior = r->o->context_prior;
+    if (prior <= 0)
+        return 0;
+    size_t nf = r->funcs.len;
+    double **merged = calloc(nf + 1, sizeof *merged);
+    uint32_t *nctx = calloc(nf + 1, sizeof *nctx);
+    int rc = 0;
+    if (!merged || !nctx) {
+        rc = pk_err_set(err, "out of memory");
+        goto out;
+    }
+    for (uint32_t c = 0; c < r->nctx; c++) {
+        const pk_cfg *g = cfg_of(r, c);
+        if (!g || !r->ctx[c].hits)
+            continue;
+        uint32_t f = r->ctx[c].func;
+        if (!merged[f] && !(merged[f] = calloc(g->nblocks + 1, sizeof **merged))) {
+            rc = pk_err_set(err, "out of memory");
+            goto out;
+        }
+        nctx[f]++;
+        for (uint32_t b = 0; b < g->nblocks; b++)
+            merged[f][b] += (double)r->ctx[c].weight[b];
+    }
+    for (uint32_t c = 0; c < r->nctx; c++) {
+        const pk_cfg *g = cfg_of(r, c);
+        uint32_t f = r->ctx[c].func;
+        if (!g || !r->ctx[c].hits || nctx[f] < 2)
+            continue;
+        pk_flow_shrink_weights(r->ctx[c].weight, g->nblocks, r->ctx[c].hits, merged[f], prior);
+    }
+out:
+    for (size_t f = 0; merged && f < nf; f++)
+        free(merged[f]);
+    free(merged);
+    free(nctx);
     return rc;
 }
 
@@ -384,7 +431,7 @@ int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_
     }
     if (pk_cfg_noreturn_open(&r.nr, bin, err))
         goto out;
-    if (setup_contexts(&r, err) || weigh(&r, err))
+    if (setup_contexts(&r, err) || weigh(&r, err) || borrow_shape(&r, err))
         goto out;
     for (uint32_t c = 0; c < r.nctx; c++)
         if (infer_ctx(&r, c, err))

@@ -30,6 +30,9 @@
 typedef struct pk_ip_infer_opts {
     int method;                  /* enum pk_flow_method (infer.h); 0: min-cost flow */
     uint32_t scale;              /* counts per hit per instruction (0: the default, 64) */
+    /* How many samples' worth of its function's merged shape a context
+     * borrows (see pk_ip_to_ranges); 0: none, each context alone. */
+    uint32_t context_prior;
     bool no_call_tie;            /* tests: skip raising call-site blocks to callee entries */
 } pk_ip_infer_opts;
 
@@ -44,7 +47,18 @@ typedef struct pk_ip_infer_stats {
     uint64_t ranges, branches;   /* distinct ranges and branches written */
 } pk_ip_infer_stats;
 
-/* Writes the ranges and branches of every context of `ip` (finished) into
+/* A context with few samples cannot show its function's shape: most of its
+ * blocks have no hit by chance, and flow inference takes each such block for
+ * a zero. So before inference each context's block weights are shrunk toward
+ * the shape of its function merged over all its contexts, the more the fewer
+ * samples it has: with n samples and a prior of K,
+ *     w'[b] = (n w[b] + K S w_f[b] / S_f) / (n + K)
+ * (S and S_f the sums of the context's and the function's weights), so the
+ * context keeps its own mass, a well-sampled one keeps its own shape, and a
+ * sparse one takes its function's. A function seen in one context is left
+ * as it is.
+ *
+ * Writes the ranges and branches of every context of `ip` (finished) into
  * `cs` (contexts interned there) when it is given, else context-free into
  * `flat`. */
 int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_csraw *cs, pk_rawprof *flat,

@@ -532,7 +532,7 @@ static int choose_ip(run *r, pk_err *err)
         return 0;
     if (pk_ipraw_finish(&r->ip, err))
         return -1;
-    pk_ip_infer_opts io = {.method = req->flow_method};
+    pk_ip_infer_opts io = {.method = req->flow_method, .context_prior = req->ip_context_prior};
     if (pk_ip_to_ranges(r->bin, &r->ip, &io, r->cs_init ? &r->csr : NULL, &r->raw, &rep->ip_infer, err))
         return -1;
     rep->from_ip = true;

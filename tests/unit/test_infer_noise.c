@@ -12,6 +12,7 @@
 
 typedef struct acc {
     double block[3], edge[3];
+    double block_cost[2];        /* MCF with the LENGTH and POISSON cost models */
     int n, mcf_better;
 } acc;
 
@@ -69,6 +70,14 @@ static void one_graph(uint64_t seed, size_t nblocks, double rate, acc *a)
         }
     }
     (void)raw_ov;
+    o.method = PK_FLOW_MCF;
+    o.weight_scale = 16;
+    for (int m = 0; m < 2; m++) {
+        o.cost_model = m ? PK_FLOW_COSTS_POISSON : PK_FLOW_COSTS_LENGTH;
+        CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+        a->block_cost[m] += overlap_u64(tb, bc, nb);
+    }
+    o.cost_model = PK_FLOW_COSTS_FLAT;
     a->n++;
     /* exact weights: a zero-cost flow exists, so every block comes back */
     for (size_t b = 0; b < nb; b++)
@@ -113,12 +122,121 @@ TEST(noisy_random_graphs)
         printf("; edge overlap");
         for (int m = 0; m < 3; m++)
             printf(" %s %.4f", method_name[m], a.edge[m] / a.n);
-        printf("; MCF >= raw on %d\n", a.mcf_better);
+        printf("; MCF >= raw on %d; MCF block overlap with costs by length %.4f, by Poisson %.4f\n",
+               a.mcf_better, a.block_cost[0] / a.n, a.block_cost[1] / a.n);
         /* NONE's block counts are the raw weights */
         CHECK(a.block[PK_FLOW_MCF] > a.block[PK_FLOW_NONE]);
         CHECK(a.edge[PK_FLOW_MCF] > a.edge[PK_FLOW_NONE]);
         CHECK(a.mcf_better >= a.n * 3 / 4);
     }
+}
+
+/* One function sampled in two calling contexts: `dense` with many samples,
+ * `sparse` with few. Returns the block overlap of the sparse context's
+ * inferred counts against its true counts, alone (prior 0) or with its
+ * weights shrunk toward the two contexts' merged shape. same_shape: both
+ * contexts take the same branches with the same odds (a function whose
+ * behaviour does not depend on its caller), else each its own. */
+static double sparse_context_overlap(uint64_t seed, bool same_shape, double prior, double *dense_overlap)
+{
+    rng r = {seed};
+    size_t n;
+    pk_insn *insns = random_function(&r, 30 + seed % 50, 8, &n);
+    pk_cfg c;
+    pk_err err;
+    if (pk_cfg_build(&c, insns, n, insns[0].addr, NULL, &err) != 0) {
+        pk_test_failed_checks++;
+        free(insns);
+        return 0;
+    }
+    size_t nb = c.nblocks, ne = c.nedges;
+    uint64_t *tb[2], *te = calloc(ne + 1, 8), *bc = calloc(nb, 8), *ec = calloc(ne + 1, 8);
+    uint64_t *addrs = malloc(n * 8), *hits = malloc(n * 8), nhits[2] = {0, 0};
+    int64_t *w[2];
+    double *shape = calloc(nb, sizeof *shape);
+    static const double rate[2] = {0.02, 0.0004};
+    rng odds = r;
+    for (int k = 0; k < 2; k++) {
+        tb[k] = calloc(nb, 8);
+        w[k] = malloc(nb * 8);
+        rng walk = same_shape ? odds : r;   /* same odds: the same branch probabilities */
+        random_walks(&walk, &c, 300, 200000, tb[k], te);
+        r.s ^= walk.s;                        /* the next draws differ either way */
+        rng_next(&r);
+        sample_hits(&r, &c, insns, n, tb[k], rate[k], addrs, hits);
+        for (size_t i = 0; i < n; i++)
+            nhits[k] += hits[i];
+        pk_flow_block_weights(&c, addrs, hits, n, 64, w[k]);
+        for (size_t b = 0; b < nb; b++)
+            shape[b] += (double)w[k][b];
+    }
+    for (int k = 0; k < 2; k++)
+        pk_flow_shrink_weights(w[k], nb, nhits[k], shape, prior);
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    double ov[2];
+    for (int k = 0; k < 2; k++) {
+        ov[k] = 0;
+        if (pk_flow_infer(&c, w[k], PK_FLOW_UNKNOWN, &o, bc, ec, &err) != 0) {
+            pk_test_failed_checks++;
+            fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err.msg);
+        } else {
+            ov[k] = overlap_u64(tb[k], bc, nb);
+        }
+    }
+    *dense_overlap = ov[0];
+    for (int k = 0; k < 2; k++) {
+        free(tb[k]);
+        free(w[k]);
+    }
+    free(te);
+    free(bc);
+    free(ec);
+    free(addrs);
+    free(hits);
+    free(shape);
+    pk_cfg_free(&c);
+    free(insns);
+    return ov[1];
+}
+
+TEST(sparse_context_borrows_function_shape)
+{
+    /* Where the contexts behave alike, the sparse one's counts come out
+     * closer to the truth when it borrows the merged shape; where they
+     * differ, the dense one keeps its own shape (its overlap moves little). */
+    for (int same = 1; same >= 0; same--) {
+        double alone = 0, borrowed = 0, dense_alone = 0, dense_borrowed = 0, d;
+        int better = 0, graphs = 40;
+        for (uint64_t seed = 1; seed <= (uint64_t)graphs; seed++) {
+            double a = sparse_context_overlap(seed * 104729, same, 0, &d);
+            dense_alone += d;
+            double b = sparse_context_overlap(seed * 104729, same, 64, &d);
+            dense_borrowed += d;
+            alone += a;
+            borrowed += b;
+            better += b >= a;
+        }
+        printf("%s shapes, %d graphs: sparse context overlap %.4f alone, %.4f borrowed (better or equal on %d); "
+               "dense context %.4f alone, %.4f borrowed\n",
+               same ? "same" : "different", graphs, alone / graphs, borrowed / graphs, better, dense_alone / graphs,
+               dense_borrowed / graphs);
+        if (same) {
+            CHECK(borrowed > alone + 0.02 * graphs);
+            CHECK(better >= graphs * 3 / 4);
+        }
+        CHECK(dense_borrowed > dense_alone - 0.01 * graphs);
+    }
+    /* nothing moves without a prior, or when the shape is empty */
+    int64_t w[3] = {5, 0, 7}, keep[3] = {5, 0, 7};
+    double none[3] = {0, 0, 0}, flat[3] = {1, 1, 1};
+    pk_flow_shrink_weights(w, 3, 2, flat, 0);
+    CHECK(!memcmp(w, keep, sizeof w));
+    pk_flow_shrink_weights(w, 3, 2, none, 64);
+    CHECK(!memcmp(w, keep, sizeof w));
+    /* a strong prior: the flat shape at the context's own mass (12) */
+    pk_flow_shrink_weights(w, 3, 0, flat, 64);
+    CHECK(w[0] == 4 && w[1] == 4 && w[2] == 4);
 }
 
 static double cpu_now(void)
