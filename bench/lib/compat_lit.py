@@ -249,7 +249,7 @@ def main():
             verdict = "cannot"
             results = [("cannot", "no llvm-profgen command line")]
         counts[verdict] += 1
-        notes = "; ".join("%d: %s%s" % (i + 1, k, (" (" + t + ")") if t else "")
+        notes = "; ".join("%d: %s%s" % (i + 1, {"refcannot": "passes"}.get(k, k), (" (" + t + ")") if t else "")
                           for i, (k, t) in enumerate(results) if k != "agree" or verdict == "agree" and t)
         label = {"agree": "agrees", "differ": "differs", "cannot": "cannot run", "dump": "debug dump",
                  "refcannot": "passes, llvm-profgen-19 cannot run it"}[verdict]

@@ -124,6 +124,14 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     }
     if (!rc && f.unw)
         rc = pk_unwinder_finish(f.unw, err);
+    if (!rc && f.unw && req->bad_return) {
+        pk_vec bad;
+        pk_vec_init(&bad, sizeof(uint64_t));
+        rc = pk_unwinder_bad_returns(f.unw, &bad, err);
+        for (size_t i = 0; !rc && i < bad.len; i++)
+            req->bad_return(req->cb_ctx, PK_VEC_AT(&bad, uint64_t, i));
+        pk_vec_free(&bad);
+    }
     if (!rc && f.late_samples)
         rc = pk_feed_ip_late(&f);
     pk_vec_free(&f.late);
