@@ -112,9 +112,10 @@ typedef struct pk_pipeline_request {
     /* every mmap event of a perf.data or perf script input, as read (any
      * file, any process) */
     void (*mmap_event)(void *ctx, const pk_mmap_event *m);
-    /* with call stacks, once per input after unwinding: each distinct return
-     * address (link-time) at which stacks were cut for not following a call
-     * (a caller without frame pointer), ascending */
+    /* with call stacks: each distinct return address (link-time) at which
+     * stacks were cut for not following a call (a caller without frame
+     * pointer), ascending; LBR samples: once per input after unwinding; IP
+     * samples (a profile built from them): once, before flow inference */
     void (*bad_return)(void *ctx, uint64_t addr);
 } pk_pipeline_request;
 

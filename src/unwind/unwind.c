@@ -802,7 +802,11 @@ static int cmp_u64(const void *a, const void *b)
 
 int pk_unwinder_bad_returns(const pk_unwinder *u, pk_vec *out, pk_err *err)
 {
-    const pk_u64map *b = &u->bad_returns;
+    return pk_unwind_addr_list(&u->bad_returns, out, err);
+}
+
+int pk_unwind_addr_list(const pk_u64map *b, pk_vec *out, pk_err *err)
+{
     size_t first = out->len;
     for (size_t i = 0; i < pk_u64map_end(b); i++) {
         if (!pk_u64map_used(b, i))

@@ -174,6 +174,8 @@ const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
  * without frame pointer), ascending: llvm-profgen's "invalid return
  * addresses" (its --show-detailed-warning). */
 int pk_unwinder_bad_returns(const pk_unwinder *u, pk_vec *out, pk_err *err);
+/* Appends the keys of an address set (a pk_u64map) to `out`, ascending. */
+int pk_unwind_addr_list(const pk_u64map *set, pk_vec *out, pk_err *err);
 /* Adds every counter of `from` to `into` (one run's stats to a total). */
 void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from);
 
