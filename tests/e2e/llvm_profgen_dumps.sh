@@ -147,6 +147,20 @@ PY
 check "--use-context-cost-for-preinliner=false: sizes are body lines (llvm-profgen-19's flat profile)" \
     grep -qE '^compared [1-9][0-9]* differ 0$' "$T/sizes"
 tail -n 1 "$T/sizes"
+# as llvm-profgen's test runs it: no profile kept (--output=/dev/null), the
+# standard input /dev/null too (a character device is no input to protect)
+"$PGOKIT" llvm-profgen "${args[@]}" --output=/dev/null --debug-only=cs-preinliner < /dev/null 2> "$T/null.trace"
+rc=$?
+check "--debug-only=cs-preinliner --output=/dev/null (stdin /dev/null): runs, the same trace" \
+    bash -c "[ $rc -eq 0 ] && cmp -s <(grep -v '^profgen' '$T/pi.trace') <(grep -v '^profgen' '$T/null.trace')"
+# one trace, two wordings: pgokit profgen's own trace has the same decisions
+"$PGOKIT" profgen --perfscript "$T/probe.script" --binary "$T/probe" -o "$T/tr.prof" \
+    --trace-preinline "$T/tr.pgokit" 2>/dev/null
+"$PGOKIT" profgen --perfscript "$T/probe.script" --binary "$T/probe" -o "$T/tr2.prof" \
+    --trace-preinline - --trace-preinline-wording llvm 2> "$T/tr.llvm"
+check_eq "--trace-preinline: the same decisions in both wordings (functions, inlined, kept calls)" \
+    "$(grep -c ^function "$T/tr.pgokit") $(grep -c ^inline "$T/tr.pgokit") $(grep -c ^keep-call "$T/tr.pgokit")" \
+    "$(grep -c ^Process "$T/tr.llvm") $(grep -c '^  Inlined' "$T/tr.llvm") $(grep -c '^  Outlined' "$T/tr.llvm")"
 "$PGOKIT" llvm-profgen "${args[@]}" --output="$T/no.pk" --debug-only=inline 2> "$T/do.err"
 rc=$?
 check "--debug-only=inline: refused by name (exit 2), nothing written" \
