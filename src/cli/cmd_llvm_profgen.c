@@ -94,6 +94,8 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
             strcpy(name, "--output");
         bool done_opt = false;
         if (!strcmp(name, "--debug-only")) { /* LLVM's debug types: only the pre-inliner's */
+            if (!val && i + 1 < argc)
+                val = argv[++i];
             if (!val || strcmp(val, "cs-preinliner")) {
                 rc = pk_cli_usage(cmd, "--debug-only=%s: pgokit prints only cs-preinliner's debug output",
                                   val ? val : "");
