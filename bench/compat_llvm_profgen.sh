@@ -1,18 +1,20 @@
 #!/bin/bash
 # llvm-profgen's own lit tests (Debian's llvm-toolchain-19 source package) run
 # through the drop-in `pgokit llvm-profgen` and through llvm-profgen-19: every
-# RUN line of every test, %S/%s/%p/%t/%T substituted as lit does, FileCheck left
-# out; each profile pgokit writes is compared with llvm-profgen-19's from the
-# same command line (identical, or the same once both are read back by
-# llvm-profdata-19; else the similarity `llvm-profdata-19 overlap --sample`
-# gives). Prints a Markdown report: per test agrees / differs / cannot run (why).
+# RUN line of every test, %S/%s/%p/%t/%T substituted as lit does. Each profile
+# pgokit writes is compared with llvm-profgen-19's from the same command line
+# (identical, or the same once both are read back by llvm-profdata-19; else the
+# similarity `llvm-profdata-19 overlap --sample` gives). A command line whose
+# stdout (or stderr, `2>&1 |`) the test pipes into FileCheck (a dump, warnings,
+# --help) is judged by the test's own FileCheck command on each side's output.
+# Prints a Markdown report: per test agrees / differs / cannot run (why).
 #
 # usage: bench/compat_llvm_profgen.sh [-o REPORT.md]
 # The source package is fetched once (apt-get source through a private APT
 # configuration, deb-src entries derived from the machine's Debian list) into
 # ${XDG_CACHE_HOME:-$HOME/.cache}/pgokit/llvm-toolchain-19, and only
 # llvm/test/tools/llvm-profgen/ is extracted. LLVM's inputs never enter the repo.
-# Needs: apt-get, xz, llvm-profgen-19, llvm-profdata-19, llvm-objcopy-19, yaml2obj-19, llvm-dwp-19.
+# Needs: apt-get, xz, FileCheck (llvm-19-tools), llvm-profgen-19, llvm-profdata-19, llvm-objcopy-19, yaml2obj-19, llvm-dwp-19.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -55,10 +57,15 @@ mkdir -p "$work/ref" "$work/ours"
     echo "- llvm-profgen: $(llvm-profgen-19 --version 2>&1 | sed -n 's/.*LLVM version //p' | head -n 1)," \
          "tests from $(basename "$(dirname "$(dirname "$(dirname "$(dirname "$testdir")")")")") (Debian source package)"
     echo "- command: \`bench/compat_llvm_profgen.sh -o bench/results/...\`"
-    echo "- every RUN line runs as lit would run it (FileCheck left out), once with llvm-profgen = \`pgokit llvm-profgen\`,"
+    echo "- every RUN line runs as lit would run it, once with llvm-profgen = \`pgokit llvm-profgen\`,"
     echo "  once with llvm-profgen-19; each profile is compared: agrees = identical, or the same profile once both"
     echo "  are read back by \`llvm-profdata-19 merge --sample --text\`; differs = the similarity from"
     echo "  \`llvm-profdata-19 overlap --sample\` (unsymbolized text: the share of lines alike)."
+    echo "- a run whose stdout (or stderr, \`2>&1 |\`) the test pipes into FileCheck (dumps, warnings, --help) is"
+    echo "  judged by the test's own FileCheck command (/usr/lib/llvm-19/bin/FileCheck, the RUN line's options and"
+    echo "  prefix, on the test file), on each side's output: agrees = pgokit and llvm-profgen-19 both pass;"
+    echo "  differs = pgokit fails (FileCheck's first error); where pgokit passes and llvm-profgen-19 cannot run the"
+    echo "  line (\`--debug-only\` in a release build) the test counts apart, not as agreeing."
     echo
     python3 "$here/lib/compat_lit.py" "$testdir" "$work" "$PGOKIT"
 } > "$work/report.md"

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential gcc-12 make pkg-config libstdc++-12-dev
-  clang-19 llvm-19 lld-19 clang-14 libclang-rt-19-dev
+  clang-19 llvm-19 llvm-19-tools lld-19 clang-14 libclang-rt-19-dev
   autofdo linux-perf qemu-user valgrind
   libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu
   gcc-12-aarch64-linux-gnu libcapstone-dev

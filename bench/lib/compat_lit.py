@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Run the RUN lines of llvm-profgen's lit tests twice, once with `llvm-profgen`
-meaning `pgokit llvm-profgen` and once meaning llvm-profgen-19, and compare the
-profile each llvm-profgen command line wrote. FileCheck is not run: the oracle
-is llvm-profgen-19's output on the same command line, not LLVM's CHECK lines.
+meaning `pgokit llvm-profgen` and once meaning llvm-profgen-19, and compare.
+A command line whose profile is the result: the profile each side wrote is
+compared (the oracle is llvm-profgen-19's output on the same command line).
+A command line whose stdout or stderr is piped into FileCheck (a dump, a
+warning, --help): the test's own FileCheck command judges each side's output.
 
 usage: compat_lit.py TESTDIR WORKDIR PGOKIT  (Markdown on stdout)
 """
@@ -10,9 +12,11 @@ import difflib, glob, os, re, shlex, subprocess, sys
 
 testdir, workdir, pgokit = sys.argv[1:4]
 TOOLS = ["llvm-profdata", "llvm-objcopy", "yaml2obj", "llvm-dwp", "llc", "llvm-mc", "llvm-objdump"]
+FILECHECK = "/usr/lib/llvm-19/bin/FileCheck"
 # llvm-profgen options whose result is a dump on stdout, not a profile
 DUMPS = ["--show-disassembly-only", "--show-mmap-events", "--debug-only", "--show-pseudo-probe",
          "--show-source-locations", "--help", "--show-detailed-warning"]
+PROFGEN_CMD = re.compile(r"(?<![\w/.%-])llvm-profgen(?![\w.-])")
 
 
 def run_lines(path):
@@ -38,7 +42,11 @@ def substitute(line, test, tmp):
 WRAP = r'''
 set +e
 SNAP=__SNAP__
+# __n: llvm-profgen runs before this RUN line (set per line: a pipeline's
+# commands run in subshells, where a running count would be lost);
+# __fc: this line pipes llvm-profgen's output into FileCheck
 __n=0
+__fc=0
 __pg() {
     __n=$((__n + 1))
     local out= prev= a
@@ -60,7 +68,18 @@ __pg() {
     return $rc
 }
 function llvm-profgen { __pg "$@"; }
-function FileCheck { cat > /dev/null; return 0; }
+# FileCheck reading llvm-profgen's output: kept, with the check's arguments,
+# for compare() to run the real FileCheck on each side's output
+function FileCheck {
+    if [ "$__fc" = 1 ]; then
+        local k=$((__n + 1))
+        cat > "$SNAP/$k.fcin"
+        printf '%s\0' "$@" > "$SNAP/$k.fcargs"
+    else
+        cat > /dev/null
+    fi
+    return 0
+}
 function not { ! "$@"; }
 '''
 
@@ -74,9 +93,33 @@ def side_script(test, side, tool):
     for t in TOOLS:
         body += "function %s { %s-19 \"$@\"; }\n" % (t, t)
     body += "cd %s\n" % shlex.quote(os.path.dirname(snap))
+    runs = 0
     for ln in run_lines(test):
+        body += "__n=%d; __fc=%d\n" % (runs, 1 if profgen_piped_to_filecheck(ln) else 0)
         body += substitute(ln, test, base + ".tmp") + "\n"
+        runs += len(PROFGEN_CMD.findall(ln))
     return snap, body
+
+
+def profgen_piped_to_filecheck(line):
+    """Whether llvm-profgen's stdout (or, with 2>&1, its stderr) goes straight
+    into FileCheck on this RUN line ('||' is not a pipe)."""
+    parts = re.split(r"(?<!\|)\|(?!\|)", line)
+    for left, right in zip(parts, parts[1:]):
+        if (re.match(r"\s*FileCheck\b", right) and "--input-file" not in right
+                and re.match(r"\s*(not\s+)?llvm-profgen\b", re.split(r"&&|;|\|\|", left)[-1])):
+            return True
+    return False
+
+
+def filecheck(snap, n):
+    """The test's FileCheck on one side's output of run n: (passed, first error line)."""
+    args = open(os.path.join(snap, "%d.fcargs" % n), "rb").read().split(b"\0")[:-1]
+    with open(os.path.join(snap, "%d.fcin" % n), "rb") as inp:
+        r = subprocess.run([FILECHECK] + [a.decode() for a in args], stdin=inp, capture_output=True)
+    err = [ln for ln in r.stderr.decode(errors="replace").splitlines() if "error:" in ln]
+    msg = (err[0] if err else r.stderr.decode(errors="replace").strip()[:200])
+    return r.returncode == 0, msg.replace(testdir + "/", "")
 
 
 def profdata(*args):
@@ -124,6 +167,8 @@ def compare(n, ref, ours):
         return "cannot", "command line %d not reached" % n
     orc = int(open(orc_path).read())
     oerr = error_line(os.path.join(ours, "%d.err" % n))
+    if os.path.exists(os.path.join(ref, "%d.fcargs" % n)) and os.path.exists(os.path.join(ours, "%d.fcargs" % n)):
+        return judge_by_checks(n, ref, ours, args, rrc, orc, oerr)
     dump = next((d for d in DUMPS if re.search(r"(^|\s)-?" + re.escape(d) + r"(\s|=|$)", args)), None)
     if orc != 0:
         if rrc != 0:
@@ -157,13 +202,35 @@ def compare(n, ref, ours):
     return "differ", "unsymbolized text, %.1f%% of lines alike" % (100 * r)
 
 
+def judge_by_checks(n, ref, ours, args, rrc, orc, oerr):
+    """A run whose output the test pipes into FileCheck: the test's checks on each side."""
+    ok, why = filecheck(ours, n)
+    rok, rwhy = filecheck(ref, n)
+    if not ok:
+        note = "pgokit fails the checks: " + why[:160]
+        if orc != 0:
+            m = re.search(r"option (-\S+) is not supported", open(os.path.join(ours, "%d.err" % n), errors="replace").read())
+            note += ("; pgokit refuses option %s" % m.group(1) if m else
+                     "; pgokit: " + oerr.replace(testdir + "/", "").replace(workdir + "/", "")[:120])
+        return "differ", note
+    if rok:
+        return "agree", "both pass the test's checks"
+    rerr = open(os.path.join(ref, "%d.err" % n), errors="replace").read()
+    m = re.search(r"Unknown command line argument '(-[^=' ]+)", rerr)
+    if m:
+        return "refcannot", ("pgokit passes the test's checks; llvm-profgen-19 (release build) refuses %s"
+                             % m.group(1))
+    return "refcannot", ("pgokit passes the test's checks; llvm-profgen-19 fails them: " + rwhy[:120]
+                         + ("" if rrc == 0 else "; llvm-profgen-19: " + error_line(os.path.join(ref, "%d.err" % n))[:100]))
+
+
 def main():
     tests = sorted(glob.glob(os.path.join(testdir, "*.test")))
     # ONLY=name,name: just these tests (a quick look at a few while working)
     only = [t for t in os.environ.get("ONLY", "").split(",") if t]
     if only:
         tests = [t for t in tests if os.path.basename(t)[:-5] in only]
-    rows, counts = [], {"agree": 0, "differ": 0, "cannot": 0, "dump": 0}
+    rows, counts = [], {"agree": 0, "differ": 0, "cannot": 0, "dump": 0, "refcannot": 0}
     for test in tests:
         name = os.path.basename(test)[:-5]
         snaps = {}
@@ -176,22 +243,25 @@ def main():
         results = [compare(n, snaps["ref"], snaps["ours"]) for n in range(1, nref + 1)]
         kinds = [k for k, _ in results]
         verdict = ("cannot" if "cannot" in kinds else "differ" if "differ" in kinds
-                   else "dump" if "dump" in kinds and "agree" not in kinds else "agree")
+                   else "dump" if "dump" in kinds and "agree" not in kinds
+                   else "refcannot" if "refcannot" in kinds else "agree")
         if nref == 0:
             verdict = "cannot"
             results = [("cannot", "no llvm-profgen command line")]
         counts[verdict] += 1
-        notes = "; ".join("%d: %s%s" % (i + 1, k, (" (" + t + ")") if t else "")
+        notes = "; ".join("%d: %s%s" % (i + 1, {"refcannot": "passes"}.get(k, k), (" (" + t + ")") if t else "")
                           for i, (k, t) in enumerate(results) if k != "agree" or verdict == "agree" and t)
-        label = {"agree": "agrees", "differ": "differs", "cannot": "cannot run", "dump": "debug dump"}[verdict]
+        label = {"agree": "agrees", "differ": "differs", "cannot": "cannot run", "dump": "debug dump",
+                 "refcannot": "passes, llvm-profgen-19 cannot run it"}[verdict]
         rows.append("| %s | %s | %d | %s |" % (name, label, nref, notes.replace("|", "\\|")))
         print("%-40s %s" % (name, label), file=sys.stderr, flush=True)
     print("| test | result | llvm-profgen runs | per run (n: result) |")
     print("|---|---|---|---|")
     print("\n".join(rows))
     print()
-    print("**%d tests: %d agree, %d differ, %d cannot run, %d debug dumps only (not compared)**"
-          % (len(tests), counts["agree"], counts["differ"], counts["cannot"], counts["dump"]))
+    print("**%d tests: %d agree, %d pass their checks where llvm-profgen-19 cannot run them, %d differ, "
+          "%d cannot run, %d debug dumps only (not compared)**"
+          % (len(tests), counts["agree"], counts["refcannot"], counts["differ"], counts["cannot"], counts["dump"]))
 
 
 main()

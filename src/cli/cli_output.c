@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void put_escaped_arg(const char *s)
@@ -35,6 +36,11 @@ int pk_cli_check_output(const char *cmd, const char *out, int argc, char **argv)
 int pk_cli_check_output_input(const char *cmd, const char *out, const char *input)
 {
     if (!out || !strcmp(out, "-") || !pk_same_file(input, out))
+        return 0;
+    /* writing to a character device (/dev/null, a terminal) overwrites no
+     * input, even when that device is also the standard input */
+    struct stat st;
+    if (!stat(out, &st) && S_ISCHR(st.st_mode))
         return 0;
     fprintf(stderr, "pgokit %s: ", cmd);
     put_escaped_arg(out);

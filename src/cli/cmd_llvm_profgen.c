@@ -5,33 +5,12 @@
  * line-based ones, for binaries without pseudo-probes). Every option
  * llvm-profgen has and pgokit does not is refused by name, never ignored. */
 #include "cli/cli.h"
+#include "cli/profgen_dumps.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 const char pk_cmd_llvm_profgen_summary[] = "llvm-profgen's command line (a drop-in: same options, same meanings)";
-
-static const char usage_text[] =
-    "usage: pgokit llvm-profgen --binary=BIN (--perfscript=FILE | --perfdata=FILE | --unsymbolized-profile=FILE)\n"
-    "                           --output=OUT [options]\n"
-    "       (or pgokit through a link named llvm-profgen)\n"
-    "\n"
-    "llvm-profgen's options, with its meanings ('-opt' and '--opt', '=V' and ' V' alike):\n"
-    "  --binary, --debug-binary, --dwp, --perfscript, --perfdata, --output (-o), --format\n"
-    "  (text|binary|extbinary|gcc), --pid, --ignore-stack-samples, --use-dwarf-correlation,\n"
-    "  --infer-missing-frames, --compress-recursion, --csprof-max-context-depth,\n"
-    "  --csprof-max-cold-context-depth, --csprof-merge-cold-context, --trim-cold-profile,\n"
-    "  --profile-summary-hot-count, --profile-summary-cold-count, --profile-summary-cutoff-hot,\n"
-    "  --profile-summary-cutoff-cold, --csspgo-preinliner, --gen-cs-nested-profile,\n"
-    "  --sample-profile-hot-inline-threshold, --sample-profile-cold-inline-threshold,\n"
-    "  --use-md5, --populate-profile-symbol-list, --update-total-samples, --show-density,\n"
-    "  --profile-density-threshold, --profile-density-cutoff-hot, --fill-zero-for-all-funcs,\n"
-    "  --perf-event(s), --sample-period, --leading-ip-only,\n"
-    "  --skip-symbolization, --unsymbolized-profile (flat or line-based context text;\n"
-    "  probe-based context text is written, not read), --llvm-sample-profile, --use-offset,\n"
-    "  --use-first-loadable-segment-as-base.\n"
-    "Any other llvm-profgen option is refused by name. See `pgokit profgen --help`.\n"
-    "  -q, --quiet    (pgokit's) no progress, no summary, no warnings: errors only\n";
 
 /* Options passed on as they are (pgokit profgen has them, same meaning). */
 static const char *const same_value[] = {
@@ -46,7 +25,8 @@ static const char *const same_bool[] = {
     "--trim-cold-profile", "--csprof-merge-cold-context", "--csspgo-preinliner", "--gen-cs-nested-profile",
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
     "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs", "--leading-ip-only",
-    "--use-first-loadable-segment-as-base",
+    "--use-first-loadable-segment-as-base", "--show-mmap-events", "--show-detailed-warning",
+    "--use-context-cost-for-preinliner",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {
@@ -85,7 +65,7 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "-help")) {
-            fputs(usage_text, stdout);
+            fputs(pk_llvm_profgen_help, stdout);
             rc = 0;
             goto done;
         }
@@ -113,6 +93,18 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
         if (!strcmp(name, "--o"))
             strcpy(name, "--output");
         bool done_opt = false;
+        if (!strcmp(name, "--debug-only")) { /* LLVM's debug types: only the pre-inliner's */
+            if (!val && i + 1 < argc)
+                val = argv[++i];
+            if (!val || strcmp(val, "cs-preinliner")) {
+                rc = pk_cli_usage(cmd, "--debug-only=%s: pgokit prints only cs-preinliner's debug output",
+                                  val ? val : "");
+                goto done;
+            }
+            av[n++] = (char *)"--trace-preinline=-";
+            av[n++] = (char *)"--trace-preinline-wording=llvm";
+            continue;
+        }
         if (!strcmp(name, "--perfscript") || !strcmp(name, "--perfdata")) {
             if (!val && i + 1 >= argc) {
                 rc = pk_cli_usage(cmd, "%s needs a file", name);

@@ -1,6 +1,7 @@
 /* cmd_profgen.c — `pgokit profgen`: perf.data / perf-script / raw profiles →
  * an AutoFDO (line-based) sample profile, or a raw profile (--raw-only). */
 #include "cli/cli.h"
+#include "cli/profgen_dumps.h"
 #include "profgen/pipeline.h"
 #include "infer/infer.h"
 
@@ -86,9 +87,18 @@ PK_CLI_DEBUG_HELP
     "                      members of a recursion cycle: fas (default; least weight of calls\n"
     "                      into a member visited before its caller) or mst (the cycle's\n"
     "                      maximum-weight spanning tree, roots first, as llvm-profgen)\n"
-    "  --trace-preinline FILE  CSSPGO: write every pre-inliner decision to FILE, one per line:\n"
-    "                      step (function, inline, keep-call, over-limit), count, size, size\n"
-    "                      threshold, the function's size so far/limit, and the context\n"
+    "  --trace-preinline FILE  CSSPGO: write every pre-inliner decision to FILE (- for stderr),\n"
+    "                      one per line: step (function, inline, keep-call, over-limit), count,\n"
+    "                      size, size threshold, the function's size so far/limit, the context\n"
+    "  --trace-preinline-wording W  pgokit (that, default) or llvm (llvm-profgen's\n"
+    "                      --debug-only=cs-preinliner lines: Process..., Inlined context...)\n"
+    "  --use-context-cost-for-preinliner=false  CSSPGO: a context's size for the pre-inliner\n"
+    "                      is its number of body sample lines, not its bytes of code in the\n"
+    "                      binary under that inline context (llvm-profgen's option; default true)\n"
+    "  --show-mmap-events  print every mmap event of the inputs (stdout), as llvm-profgen:\n"
+    "                      \"Mmap: Binary FILE loaded at 0xADDR: \"\n"
+    "  --show-detailed-warning  CS: a warning for each return address at which call stacks\n"
+    "                      were cut for not following a call (a caller without frame pointer)\n"
     "  --no-infer-missing-frames  CSSPGO: do not re-insert frames lost to tail calls\n"
     "  --use-dwarf-correlation    line-based profile even for a pseudo-probe binary\n"
     "  --cs                a binary without probes: context-sensitive line-based profile\n"
@@ -129,7 +139,7 @@ PK_CLI_DEBUG_HELP
 typedef struct progress {
     bool on;
     time_t last;
-    FILE *trace;     /* --trace-preinline */
+    pk_preinline_printer trace;  /* --trace-preinline (trace.f NULL: none) */
 } progress;
 
 static void on_progress(void *ctx, const char *path, uint64_t n, uint64_t offset, uint64_t size)
@@ -157,25 +167,21 @@ static void on_phase(void *ctx, const char *what)
         fprintf(stderr, "\r\033[K");
 }
 
-/* One line per pre-inliner step: what, count, size, threshold, the caller's
- * size so far / its limit, and the context (`outer:loc @ inner`). */
 static void on_preinline_step(void *ctx, const pk_profset *ps, const pk_preinline_step *st)
 {
-    static const char *what[] = {"function", "inline", "keep-call", "over-limit"};
-    FILE *f = ((progress *)ctx)->trace;
-    if (st->what == PK_PI_FUNCTION)
-        fprintf(f, "%s\t%llu\t%u\t-\t%llu/%llu\t", what[st->what], (unsigned long long)st->count, st->size,
-                (unsigned long long)st->final_size, (unsigned long long)st->limit);
-    else
-        fprintf(f, "%s\t%llu\t%u\t%.0f\t%llu/%llu\t", what[st->what], (unsigned long long)st->count, st->size,
-                st->threshold, (unsigned long long)st->final_size, (unsigned long long)st->limit);
-    for (size_t i = 0; i < st->nframes; i++) {
-        const pk_ctx_frame *fr = &st->frames[i];
-        fprintf(f, "%s%.*s", i ? " @ " : "", (int)pk_profset_name_len(ps, fr->name), pk_profset_name(ps, fr->name));
-        if (i + 1 < st->nframes)
-            fprintf(f, fr->disc ? ":%u.%u" : ":%u", fr->line, fr->disc);
-    }
-    fputc('\n', f);
+    pk_print_preinline_step(&((progress *)ctx)->trace, ps, st);
+}
+
+static void on_mmap_event(void *ctx, const pk_mmap_event *m)
+{
+    (void)ctx;
+    pk_print_mmap_event(stdout, m);
+}
+
+static void on_bad_return(void *ctx, uint64_t addr)
+{
+    (void)ctx;
+    pk_print_bad_return(stderr, addr);
 }
 
 static void on_warning(void *ctx, const char *msg)
@@ -416,7 +422,8 @@ int pk_cmd_profgen(int argc, char **argv)
     pk_pipeline_request rq = {.pid = -1, .raw_version = 2, .worker = sysconf(_SC_NPROCESSORS_ONLN) > 1};
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
-    bool flag, bad = false, show_density = false;
+    bool flag, bad = false, show_density = false, show_mmaps = false, detailed_warnings = false;
+    bool trace_llvm = false;
     double density_threshold = 50;
     pk_cli_debug dbg = {0};
     pk_pipeline_input *ins = calloc((size_t)argc + 1, sizeof *ins);
@@ -502,6 +509,19 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.preinline = &po;
         } else if (OPT("--trace-preinline")) {
             trace_path = val;
+        } else if (OPT("--trace-preinline-wording")) {
+            if (strcmp(val, "llvm") && strcmp(val, "pgokit")) {
+                rc = pk_cli_usage(cmd, "--trace-preinline-wording must be pgokit or llvm, not '%s'", val);
+                goto done;
+            }
+            trace_llvm = !strcmp(val, "llvm");
+        } else if (bool_opt(a, "--use-context-cost-for-preinliner", &flag, &bad)) {
+            po.use_sample_count_size = !flag;
+            rq.preinline = &po;
+        } else if (bool_opt(a, "--show-mmap-events", &flag, &bad)) {
+            show_mmaps = flag;
+        } else if (bool_opt(a, "--show-detailed-warning", &flag, &bad)) {
+            detailed_warnings = flag;
         } else if (!strcmp(a, "--cs")) {
             rq.line_cs = true;
         } else if (!strcmp(a, "--no-infer-missing-frames")) {
@@ -682,14 +702,20 @@ int pk_cmd_profgen(int argc, char **argv)
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)
         rq.walk_here_every = (uint32_t)strtoul(every, NULL, 10);
-    if (trace_path && !(trace = fopen(trace_path, "w"))) {
+    if (trace_path && !strcmp(trace_path, "-"))
+        trace = stderr;
+    else if (trace_path && !(trace = fopen(trace_path, "w"))) {
         rc = pk_cli_usage(cmd, "cannot write %s: %s", trace_path, strerror(errno));
         goto done;
     }
-    progress pg = {.on = pk_cli_progress_wanted(quiet), .trace = trace};
+    progress pg = {.on = pk_cli_progress_wanted(quiet), .trace = {.f = trace, .llvm = trace_llvm}};
     rq.cb_ctx = &pg;
     if (trace)
         rq.preinline_trace = on_preinline_step;
+    if (show_mmaps)
+        rq.mmap_event = on_mmap_event;
+    if (detailed_warnings && !quiet)
+        rq.bad_return = on_bad_return;
     rq.progress = on_progress;
     rq.phase = on_phase;
     if (!quiet)
@@ -730,7 +756,7 @@ int pk_cmd_profgen(int argc, char **argv)
     }
     rc = 0;
 done:
-    if (trace && fclose(trace) && rc == 0)
+    if (trace && trace != stderr && fclose(trace) && rc == 0)
         rc = pk_cli_usage(cmd, "writing %s failed", trace_path);
     free(ins);
     free(events);

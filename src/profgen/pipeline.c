@@ -57,6 +57,12 @@ static void explain_empty(const pk_agg_stats *s, const pk_ipraw *ip, const pk_pi
 /* Aggregates one perf.data / perf-script file into `into` (and `cs`).
  * 1: nothing usable in this input (err says why), not an error if another
  * input has samples. */
+static void report_bad_returns(const pk_pipeline_request *req, const pk_vec *bad)
+{
+    for (size_t i = 0; i < bad->len; i++)
+        req->bad_return(req->cb_ctx, PK_VEC_AT(bad, uint64_t, i));
+}
+
 static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input *in, const pk_agg_target *t,
                          bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_ipraw *ip,
                          pk_unwind_stats *ust, pk_err *err)
@@ -124,6 +130,13 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     }
     if (!rc && f.unw)
         rc = pk_unwinder_finish(f.unw, err);
+    if (!rc && f.unw && req->bad_return) {
+        pk_vec bad;
+        pk_vec_init(&bad, sizeof(uint64_t));
+        if (!(rc = pk_unwinder_bad_returns(f.unw, &bad, err)))
+            report_bad_returns(req, &bad);
+        pk_vec_free(&bad);
+    }
     if (!rc && f.late_samples)
         rc = pk_feed_ip_late(&f);
     pk_vec_free(&f.late);
@@ -532,6 +545,16 @@ static int choose_ip(run *r, pk_err *err)
         return 0;
     if (pk_ipraw_finish(&r->ip, err))
         return -1;
+    if (req->bad_return) {
+        pk_vec bad;
+        pk_vec_init(&bad, sizeof(uint64_t));
+        int rc = pk_unwind_addr_list(&r->ip.bad_returns, &bad, err);
+        if (!rc)
+            report_bad_returns(req, &bad);
+        pk_vec_free(&bad);
+        if (rc)
+            return -1;
+    }
     pk_ip_infer_opts io = {.method = req->flow_method, .context_prior = req->ip_context_prior};
     if (pk_ip_to_ranges(r->bin, &r->ip, &io, r->cs_init ? &r->csr : NULL, &r->raw, &rep->ip_infer, err))
         return -1;

@@ -110,6 +110,14 @@ typedef struct pk_pipeline_request {
     void (*warning)(void *ctx, const char *msg);
     /* CSSPGO: every pre-inliner decision, in order (see pk_preinline_step) */
     void (*preinline_trace)(void *ctx, const pk_profset *ps, const pk_preinline_step *step);
+    /* every mmap event of a perf.data or perf script input, as read (any
+     * file, any process) */
+    void (*mmap_event)(void *ctx, const pk_mmap_event *m);
+    /* with call stacks: each distinct return address (link-time) at which
+     * stacks were cut for not following a call (a caller without frame
+     * pointer), ascending; LBR samples: once per input after unwinding; IP
+     * samples (a profile built from them): once, before flow inference */
+    void (*bad_return)(void *ctx, uint64_t addr);
 } pk_pipeline_request;
 
 enum pk_pipeline_mode {

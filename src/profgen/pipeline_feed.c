@@ -144,7 +144,13 @@ static int feed_sample_scaled(pk_feed *f, const pk_sample *s)
         return pk_unwind_perf_sample(f->unw, f->agg, s, f->err);
     return f->inner.sample(f->inner.ctx, s);
 }
-static int feed_mmap(void *c, const pk_mmap_event *m) { pk_feed *f = c; return f->inner.mmap(f->inner.ctx, m); }
+static int feed_mmap(void *c, const pk_mmap_event *m)
+{
+    pk_feed *f = c;
+    if (f->req->mmap_event)
+        f->req->mmap_event(f->req->cb_ctx, m);
+    return f->inner.mmap(f->inner.ctx, m);
+}
 static int feed_comm(void *c, const pk_comm_event *e) { pk_feed *f = c; return f->inner.comm(f->inner.ctx, e); }
 static int feed_task(void *c, const pk_task_event *t) { pk_feed *f = c; return f->inner.task(f->inner.ctx, t); }
 static int feed_bid(void *c, const pk_build_id_event *b) { pk_feed *f = c; return f->inner.build_id(f->inner.ctx, b); }

@@ -337,7 +337,8 @@ static void trace(struct ctx *c, int what, uint32_t node, uint64_t count, uint32
     if (!c->o->trace)
         return;
     pk_preinline_step st = {.what = what, .count = count, .size = size, .threshold = threshold,
-                            .final_size = final_size, .limit = limit};
+                            .final_size = final_size, .limit = limit,
+                            .was_inlined = NODE(c->t, node)->prof->attrs & PK_ATTR_WAS_INLINED};
     st.nframes = pk_ctx_trie_frames(&c->t->tr, node, &st.frames);
     c->o->trace(c->o->trace_ctx, c->t->ps, &st);
 }

@@ -65,6 +65,7 @@ typedef struct pk_preinline_step {
     uint32_t size;                    /* the candidate's (or function's) code size */
     double threshold;                 /* size under which it is inlined */
     uint64_t final_size, limit;       /* the function's size so far, and its limit */
+    bool was_inlined;                 /* the binary had inlined the candidate context */
 } pk_preinline_step;
 
 typedef struct pk_preinline_opts {

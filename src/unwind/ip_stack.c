@@ -57,6 +57,7 @@ void pk_ipraw_free(pk_ipraw *r)
     pk_pairmap_free(&r->unplaced);
     pk_pairmap_free(&r->repairs);
     pk_vec_free(&r->stack_info);
+    pk_u64map_free(&r->bad_returns);
     free(r->scratch);
     free(r->cache);
     r->scratch = NULL;
@@ -305,6 +306,8 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
             r->stats.frames_minus_one += weight;
         if (!site) {
             r->stats.stack_cut_not_call += weight;
+            if (!pk_u64map_slot(&r->bad_returns, ret))
+                return pk_err_set(err, "out of memory");
             break;
         }
         key[m++] = site;

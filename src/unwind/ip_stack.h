@@ -69,6 +69,7 @@ typedef struct pk_ipraw {
     int max_depth;               /* call sites kept per context; 0: the leaf function only */
     bool allow_minus_one;        /* non-leaf frames may be return address - 1 */
     bool calls_recorded;         /* pk_ipraw_record_calls ran */
+    pk_u64map bad_returns;       /* distinct return addresses not after a call (stack_cut_not_call) */
     uint64_t *scratch;
     size_t scratch_cap;
     /* address → (call site | function entry) cache */

@@ -216,6 +216,7 @@ struct pk_unwinder {
         uint16_t have;    /* HAVE_* fields filled */
     } info[ADDR_CACHE];   /* 32 bytes each: 512 KiB */
     struct pk_unwind_feed *feed; /* unwind_feed.c: perf samples in */
+    pk_u64map bad_returns; /* distinct return addresses not after a call (stack_truncated_not_call) */
 };
 
 pk_unwinder *pk_unwinder_new(const pk_unwind_code *code, const pk_unwind_opts *opts,
@@ -246,6 +247,7 @@ void pk_unwinder_free(pk_unwinder *u)
     pk_unwind_feed_free(u->feed);
     pk_u64map_free(&u->trie);
     pk_u64map_free(&u->ctx_of);
+    pk_u64map_free(&u->bad_returns);
     free(u->stack);
     free(u->node);
     free(u->key);
@@ -647,6 +649,8 @@ int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
         uint64_t site = call_before(u, stack[i]);
         if (!site) {
             u->st.stack_truncated_not_call += weight;
+            if (!pk_u64map_slot(&u->bad_returns, stack[i]))
+                return pk_err_set(err, "out of memory");
             break;
         }
         u->key[n++] = site;
@@ -780,7 +784,41 @@ void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from)
         d[i] += s[i];
 }
 
-void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other) { pk_unwind_stats_add(&u->st, &other->st); }
+int pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other, pk_err *err)
+{
+    pk_unwind_stats_add(&u->st, &other->st);
+    const pk_u64map *b = &other->bad_returns;
+    for (size_t i = 0; i < pk_u64map_end(b); i++)
+        if (pk_u64map_used(b, i) && !pk_u64map_slot(&u->bad_returns, pk_u64map_key(b, i)))
+            return pk_err_set(err, "out of memory");
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int pk_unwinder_bad_returns(const pk_unwinder *u, pk_vec *out, pk_err *err)
+{
+    return pk_unwind_addr_list(&u->bad_returns, out, err);
+}
+
+int pk_unwind_addr_list(const pk_u64map *b, pk_vec *out, pk_err *err)
+{
+    size_t first = out->len;
+    for (size_t i = 0; i < pk_u64map_end(b); i++) {
+        if (!pk_u64map_used(b, i))
+            continue;
+        uint64_t *v = pk_vec_push(out);
+        if (!v)
+            return pk_err_set(err, "out of memory");
+        *v = pk_u64map_key(b, i);
+    }
+    qsort((uint64_t *)out->data + first, out->len - first, sizeof(uint64_t), cmp_u64);
+    return 0;
+}
 
 int pk_csraw_merge_trimmed(pk_csraw *dst, const pk_csraw *src, int max_depth, pk_err *err)
 {

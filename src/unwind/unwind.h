@@ -169,6 +169,13 @@ void pk_unwinder_free(pk_unwinder *u);
 int pk_unwind_sample(pk_unwinder *u, const uint64_t *stack, size_t nstack,
                      const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err);
 const pk_unwind_stats *pk_unwinder_stats(const pk_unwinder *u);
+/* Appends to `out` (uint64_t) the distinct return addresses at which stacks
+ * were cut for not following a call (stack_truncated_not_call: a caller
+ * without frame pointer), ascending: llvm-profgen's "invalid return
+ * addresses" (its --show-detailed-warning). */
+int pk_unwinder_bad_returns(const pk_unwinder *u, pk_vec *out, pk_err *err);
+/* Appends the keys of an address set (a pk_u64map) to `out`, ascending. */
+int pk_unwind_addr_list(const pk_u64map *set, pk_vec *out, pk_err *err);
 /* Adds every counter of `from` to `into` (one run's stats to a total). */
 void pk_unwind_stats_add(pk_unwind_stats *into, const pk_unwind_stats *from);
 

@@ -232,7 +232,7 @@ int pk_unwinder_finish(pk_unwinder *u, pk_err *err)
     if (f->local) { /* this thread's walks join the main profile */
         int m = pk_csraw_merge(pk_unwinder_out(u), &f->local_raw, err);
         if (!m)
-            pk_unwinder_add_stats(u, f->local);
+            m = pk_unwinder_add_stats(u, f->local, err);
         drop_local(f);
         if (m)
             return -1;

@@ -23,7 +23,7 @@ pk_unwinder *pk_unwinder_clone(const pk_unwinder *u, pk_csraw *out, pk_err *err)
 void pk_unwinder_set_code_lock(pk_unwinder *u, pthread_mutex_t *lock);
 pk_csraw *pk_unwinder_out(pk_unwinder *u);
 /* Adds the other walker's counters to u's. */
-void pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other);
+int pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other, pk_err *err);
 const pk_unwind_opts *pk_unwinder_opts(const pk_unwinder *u);
 void pk_unwinder_count_walk_here(pk_unwinder *u);
 

@@ -54,7 +54,7 @@ llvm-profgen-19 "${sargs[@]}" --output="$T/split.ll" 2>/dev/null
 check "--dwp: llvm-profgen-19's profile" cmp "$T/split.ll" "$T/split.pk"
 check "--dwp: the functions are named" grep -q '^main:' "$T/split.pk"
 # refused by name, nothing written
-for o in --show-disassembly-only --show-mmap-events --show-pseudo-probe; do
+for o in --show-disassembly-only --show-pseudo-probe; do
     "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$o" 2> "$T/no.err"
     rc=$?
     name=${o%%=*}

@@ -186,6 +186,32 @@ TEST(external_frames_and_lbr_entries_cut_the_walk)
     pk_csraw_free(&r);
 }
 
+TEST(return_addresses_not_after_a_call_are_listed_once_each)
+{
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
+    /* foo's caller frame 0x1014 (main) and 0x1004 follow no call (a caller
+     * without frame pointer): each stack is cut there */
+    const pk_branch lbr[] = {{0x2018, 0x201c, 0}, {0x200b, 0x3000, 0}, {0x3010, 0x2010, 0}};
+    const uint64_t a[] = {0x2004, 0x1014}, b[] = {0x2008, 0x1014}, c[] = {0x2004, 0x1004}, ok[] = {0x2004, 0x1015};
+    CHECK_OK(pk_unwind_sample(u, a, 2, lbr, 3, 2, &err), &err);
+    CHECK_OK(pk_unwind_sample(u, b, 2, lbr, 3, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(u, c, 2, lbr, 3, 1, &err), &err);
+    CHECK_OK(pk_unwind_sample(u, ok, 2, lbr, 3, 1, &err), &err);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->stack_truncated_not_call, 4);
+    pk_vec bad;
+    pk_vec_init(&bad, sizeof(uint64_t));
+    CHECK_OK(pk_unwinder_bad_returns(u, &bad, &err), &err);
+    CHECK_EQ_U64(bad.len, 2);
+    CHECK_EQ_U64(PK_VEC_AT(&bad, uint64_t, 0), 0x1004);
+    CHECK_EQ_U64(PK_VEC_AT(&bad, uint64_t, 1), 0x1014);
+    pk_vec_free(&bad);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
+}
+
 TEST(calls_into_outside_code_are_walked_through)
 {
     /* foo (called from main) called libc at 0x2020 before the sample: the
