@@ -605,7 +605,18 @@ int pk_cmd_profgen(int argc, char **argv)
                 rc = pk_cli_usage(cmd, "--ip-context-prior must be 0 .. 1000000, not '%s'", val);
                 goto done;
             }
-            rq.ip_context_prior = (uint32_t)v;
+            rq.ip_context_prior = v ? (int32_t)v : -1;
+        } else if (OPT("--flow-costs")) {
+            if (!strcmp(val, "profi"))
+                rq.flow_costs = PK_FLOW_COSTS_FLAT;
+            else if (!strcmp(val, "length"))
+                rq.flow_costs = PK_FLOW_COSTS_LENGTH;
+            else if (!strcmp(val, "poisson"))
+                rq.flow_costs = PK_FLOW_COSTS_POISSON;
+            else {
+                rc = pk_cli_usage(cmd, "--flow-costs must be profi, length or poisson, not '%s'", val);
+                goto done;
+            }
         } else if (OPT("--flow")) {
             if (!strcmp(val, "mcf"))
                 rq.flow_method = PK_FLOW_MCF;

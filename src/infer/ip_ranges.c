@@ -421,6 +421,8 @@ int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_
     ipr r = {.bin = bin, .ip = ip, .o = o, .st = st};
     pk_flow_defaults(&r.fo);
     r.fo.method = o->method;
+    r.fo.cost_model = o->cost_model;
+    r.fo.weight_scale = o->scale ? o->scale : DEFAULT_SCALE;
     pk_vec_init(&r.funcs, sizeof(func_cfg));
     call_obs *obs = NULL;
     size_t nobs = 0;

@@ -555,7 +555,13 @@ static int choose_ip(run *r, pk_err *err)
         if (rc)
             return -1;
     }
-    pk_ip_infer_opts io = {.method = req->flow_method, .context_prior = req->ip_context_prior};
+    pk_ip_infer_opts io = {
+        .method = req->flow_method,
+        .cost_model = req->flow_costs,
+        .context_prior = req->ip_context_prior < 0    ? 0
+                         : req->ip_context_prior == 0 ? PK_IP_CONTEXT_PRIOR
+                                                      : (uint32_t)req->ip_context_prior,
+    };
     if (pk_ip_to_ranges(r->bin, &r->ip, &io, r->cs_init ? &r->csr : NULL, &r->raw, &rep->ip_infer, err))
         return -1;
     rep->from_ip = true;

@@ -83,7 +83,9 @@ typedef struct pk_pipeline_request {
     bool worker;                     /* use a second thread where the work splits */
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
-    uint32_t ip_context_prior;       /* IP samples: see pk_ip_infer_opts.context_prior */
+    int32_t ip_context_prior;        /* IP samples, see pk_ip_infer_opts.context_prior: 0 the
+                                        default (PK_IP_CONTEXT_PRIOR), < 0 none */
+    int flow_costs;                  /* IP samples: enum pk_flow_cost_model (0: profi's) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
     /* llvm-profgen's post-processing. The hot and cold thresholds are the
      * profile summary's counts at the percentile cutoffs (millionths; 0:
