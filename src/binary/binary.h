@@ -281,6 +281,13 @@ static inline size_t pk_arch_decode(const pk_arch *a, const uint8_t *code, size_
 size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
 /* The same through Zydis alone (the fast path's reference, for tests and benchmarks). */
 size_t pk_x86_decode_zydis(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+/* The instruction at `addr` as LLVM 19's printer shows it after
+ * llvm-profgen's "ADDR:": "\tmnemonic\toperands", AT&T (intel false) or
+ * Intel syntax, branch targets as absolute addresses. Writes at most cap
+ * bytes (NUL included) and its length to *insn_len; -1 when the bytes do
+ * not decode (or the text does not fit). */
+int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, char *text, size_t cap,
+                 size_t *insn_len);
 /* AArch64 (A64, little-endian): fixed 4-byte words, table-driven. Fewer than
  * 4 bytes, or an address not 4-aligned, give PK_INSN_INVALID (len 1). Every
  * other word decodes: what is not a branch is PK_INSN_OTHER, unallocated
