@@ -108,6 +108,18 @@ const pk_elf_symbol *pk_elf_func_by_name(const pk_elf *elf, const char *name);
  * name, e.g. "__llvm_fs_discriminator__". Returns 1 and fills *sym if found. */
 int pk_elf_find_symbol(const pk_elf *elf, const char *name, pk_elf_symbol *sym);
 
+/* A symbol of any type defined in a section (pk_elf_section_symbols). */
+typedef struct pk_elf_section_sym {
+    const char *name;
+    uint64_t addr;       /* st_value */
+    uint32_t shndx;      /* the section it is defined in */
+} pk_elf_section_sym;
+/* Every symbol of the file's own .symtab (never .dynsym nor a debug file's)
+ * defined in a section, in table order, as LLVM's ObjectFile::symbols()
+ * lists them: an unnamed section symbol named after its section. *syms is
+ * malloc'ed (NULL, 0 without .symtab). */
+int pk_elf_section_symbols(const pk_elf *elf, pk_elf_section_sym **syms, size_t *count, pk_err *err);
+
 /* The name llvm-symbolizer prints for the outermost frame: it overrides the
  * DWARF name with the symbol table's (.symtab, else .dynsym; FUNC, OBJECT,
  * IFUNC and NOTYPE symbols of SHF_ALLOC sections; at one address the largest
