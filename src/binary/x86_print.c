@@ -125,25 +125,42 @@ static bool string_operands(out_buf *b, const ZydisDecodedInstruction *in, bool 
     return true;
 }
 
-/* SSE/AVX compares with a predicate LLVM names: "cmpltss" for "cmpss $1". */
-static const char *cmp_predicate(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, const char **suffix)
+/* Compares with a predicate LLVM names: "cmpltss" for "cmpss $1",
+ * "vcmpnle_uqps", "vpcmpleud" for "vpcmpud $2". Returns the predicate and
+ * sets the mnemonic's head ("cmp", "vcmp", "vpcmp") and tail ("ss", "ud"). */
+static const char *cmp_predicate(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops, const char **head,
+                                 const char **tail)
 {
     static const char *const pred[32] = {
         "eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord", "eq_uq", "nge", "ngt", "false", "neq_oq", "ge",
         "gt", "true", "eq_os", "lt_oq", "le_oq", "unord_s", "neq_us", "nlt_uq", "nle_uq", "ord_s", "eq_us",
         "nge_uq", "ngt_uq", "false_os", "neq_os", "ge_oq", "gt_oq", "true_us"};
+    static const char *const ipred[8] = {"eq", "lt", "le", "false", "neq", "nlt", "nle", "true"};
     if (in->meta.category == ZYDIS_CATEGORY_STRINGOP || in->operand_count_visible == 0)
         return NULL;
+    const ZydisDecodedOperand *imm = &ops[in->operand_count_visible - 1];
+    if (imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+        return NULL;
+    uint64_t v = imm->imm.value.u;
     const char *m = ZydisMnemonicGetString(in->mnemonic);
+    if (!strncmp(m, "vpcmp", 5) && in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX) {
+        const char *t = m + 5;
+        if (strcmp(t, "b") && strcmp(t, "w") && strcmp(t, "d") && strcmp(t, "q") && strcmp(t, "ub") &&
+            strcmp(t, "uw") && strcmp(t, "ud") && strcmp(t, "uq"))
+            return NULL;
+        if (v >= 8)
+            return NULL;
+        *head = "vpcmp", *tail = t;
+        return ipred[v];
+    }
     bool vex = m[0] == 'v';
     const char *r = m + vex;
     if (strcmp(r, "cmpps") && strcmp(r, "cmppd") && strcmp(r, "cmpss") && strcmp(r, "cmpsd"))
         return NULL;
-    const ZydisDecodedOperand *imm = &ops[in->operand_count_visible - 1];
-    if (imm->type != ZYDIS_OPERAND_TYPE_IMMEDIATE || imm->imm.value.u >= (vex ? 32u : 8u))
+    if (v >= (vex ? 32u : 8u))
         return NULL;
-    *suffix = r + 3;
-    return pred[imm->imm.value.u];
+    *head = vex ? "vcmp" : "cmp", *tail = r + 3;
+    return pred[v];
 }
 
 /* The mnemonic as LLVM spells it. */
@@ -170,6 +187,17 @@ static void mnemonic(out_buf *b, const ZydisDecodedInstruction *in, const ZydisD
     case ZYDIS_MNEMONIC_MOV:
         if (in->raw.imm[0].size == 64) {
             put(b, "%s", att ? "movabsq" : "movabs");
+            return;
+        }
+        break;
+    case ZYDIS_MNEMONIC_FSUB: case ZYDIS_MNEMONIC_FSUBR: case ZYDIS_MNEMONIC_FSUBP: case ZYDIS_MNEMONIC_FSUBRP:
+    case ZYDIS_MNEMONIC_FDIV: case ZYDIS_MNEMONIC_FDIVR: case ZYDIS_MNEMONIC_FDIVP: case ZYDIS_MNEMONIC_FDIVRP:
+        /* AT&T (as gas and LLVM spell it) swaps sub/subr and div/divr in
+         * the forms whose destination is st(i): DC and DE with registers */
+        if (att && in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in->opcode == 0xDC || in->opcode == 0xDE) &&
+            in->raw.modrm.mod == 3) {
+            bool r = strchr(m + 4, 'r') != NULL, p = m[strlen(m) - 1] == 'p';
+            put(b, "%.4s%s%s", m, r ? "" : "r", p ? "p" : "");
             return;
         }
         break;
@@ -207,7 +235,8 @@ static void mnemonic(out_buf *b, const ZydisDecodedInstruction *in, const ZydisD
             }
         return;
     }
-    if (!att || !integer_isa(in->meta.isa_ext) || in->meta.category == ZYDIS_CATEGORY_COND_BR ||
+    if (!att || !(integer_isa(in->meta.isa_ext) || in->mnemonic == ZYDIS_MNEMONIC_POPCNT) ||
+        in->meta.category == ZYDIS_CATEGORY_COND_BR ||
         in->meta.category == ZYDIS_CATEGORY_SETCC)
         return;
     /* AT&T: the operand size of an integer instruction with a register or
@@ -232,7 +261,8 @@ static void mnemonic(out_buf *b, const ZydisDecodedInstruction *in, const ZydisD
 static void cvt_suffix(out_buf *b, const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
 {
     if (in->mnemonic != ZYDIS_MNEMONIC_CVTSI2SD && in->mnemonic != ZYDIS_MNEMONIC_CVTSI2SS &&
-        in->mnemonic != ZYDIS_MNEMONIC_VCVTSI2SD && in->mnemonic != ZYDIS_MNEMONIC_VCVTSI2SS)
+        in->mnemonic != ZYDIS_MNEMONIC_VCVTSI2SD && in->mnemonic != ZYDIS_MNEMONIC_VCVTSI2SS &&
+        in->mnemonic != ZYDIS_MNEMONIC_VCVTUSI2SD && in->mnemonic != ZYDIS_MNEMONIC_VCVTUSI2SS)
         return;
     char s = 0;
     for (unsigned i = 0; i < in->operand_count_visible; i++)
@@ -283,7 +313,39 @@ static const char *intel_size(unsigned bits)
     }
 }
 
-static void memory(out_buf *b, const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, bool att)
+/* "{1toN}" after an AVX-512 memory operand that is broadcast. */
+static void broadcast(out_buf *b, const ZydisDecodedInstruction *in)
+{
+    static const struct { ZydisBroadcastMode mode; int n; } bc[] = {
+        {ZYDIS_BROADCAST_MODE_1_TO_2, 2}, {ZYDIS_BROADCAST_MODE_1_TO_4, 4}, {ZYDIS_BROADCAST_MODE_1_TO_8, 8},
+        {ZYDIS_BROADCAST_MODE_1_TO_16, 16}, {ZYDIS_BROADCAST_MODE_1_TO_32, 32}, {ZYDIS_BROADCAST_MODE_1_TO_64, 64},
+    };
+    if (in->avx.broadcast.is_static)
+        return;
+    for (size_t i = 0; i < sizeof bc / sizeof *bc; i++)
+        if (in->avx.broadcast.mode == bc[i].mode)
+            put(b, "{1to%d}", bc[i].n);
+}
+
+/* The size Intel syntax names: a gather or scatter (vector index) moves
+ * as many bytes as its data register holds; Zydis gives one element's. */
+static unsigned intel_mem_bits(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+                               const ZydisDecodedOperand *op)
+{
+    ZydisRegisterClass ic = ZydisRegisterGetClass(op->mem.index);
+    if (ic != ZYDIS_REGCLASS_XMM && ic != ZYDIS_REGCLASS_YMM && ic != ZYDIS_REGCLASS_ZMM)
+        return op->size;
+    for (unsigned i = 0; i < in->operand_count_visible; i++) {
+        ZydisRegisterClass c = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER ? ZydisRegisterGetClass(ops[i].reg.value)
+                                                                          : ZYDIS_REGCLASS_INVALID;
+        if (c == ZYDIS_REGCLASS_XMM || c == ZYDIS_REGCLASS_YMM || c == ZYDIS_REGCLASS_ZMM)
+            return ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, ops[i].reg.value);
+    }
+    return op->size;
+}
+
+static void memory(out_buf *b, const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+                   const ZydisDecodedOperand *op, bool att)
 {
     const ZydisDecodedOperandMem *m = &op->mem;
     ZydisRegister seg = segment_prefix(in);
@@ -306,10 +368,11 @@ static void memory(out_buf *b, const ZydisDecodedInstruction *in, const ZydisDec
             }
             put(b, ")");
         }
+        broadcast(b, in);
         return;
     }
     if (m->type != ZYDIS_MEMOP_TYPE_AGEN)
-        put(b, "%s", intel_size(op->size));
+        put(b, "%s", intel_size(intel_mem_bits(in, ops, op)));
     if (seg)
         reg(b, seg, false), put(b, ":");
     put(b, "[");
@@ -331,6 +394,7 @@ static void memory(out_buf *b, const ZydisDecodedInstruction *in, const ZydisDec
             put(b, "%" PRId64, disp);
     }
     put(b, "]");
+    broadcast(b, in);
 }
 
 /* LLVM's disassembler sign-extends an immediate by its encoding: an imm8
@@ -381,9 +445,9 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
         put(&b, "rep\t\t");
     if (in.attributes & ZYDIS_ATTRIB_HAS_NOTRACK)
         put(&b, "notrack\t");
-    const char *cmp_sfx = NULL, *cmp = cmp_predicate(&in, ops, &cmp_sfx);
+    const char *cmp_head = NULL, *cmp_tail = NULL, *cmp = cmp_predicate(&in, ops, &cmp_head, &cmp_tail);
     if (cmp)
-        put(&b, "%scmp%s%s", ZydisMnemonicGetString(in.mnemonic)[0] == 'v' ? "v" : "", cmp, cmp_sfx);
+        put(&b, "%s%s%s", cmp_head, cmp, cmp_tail);
     else
         mnemonic(&b, &in, ops, att);
     if (att)
@@ -402,6 +466,9 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
         if (in.mnemonic == ZYDIS_MNEMONIC_NOP && op->type == ZYDIS_OPERAND_TYPE_REGISTER)
             continue;
         if (cmp && i == in.operand_count_visible - 1u)
+            continue;
+        /* the AVX-512 write mask is a decoration of the destination */
+        if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && op->encoding == ZYDIS_OPERAND_ENCODING_MASK)
             continue;
         if (op->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
             (in.opcode == 0xD0 || in.opcode == 0xD1))
@@ -431,7 +498,7 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
         case ZYDIS_OPERAND_TYPE_MEMORY:
             if (att && indirect)
                 put(&b, "*");
-            memory(&b, &in, op, att);
+            memory(&b, &in, ops, op, att);
             break;
         case ZYDIS_OPERAND_TYPE_IMMEDIATE:
             if (op->imm.is_relative) {
@@ -445,6 +512,13 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
         default:
             put(&b, "?");
             break;
+        }
+        if (k == 0 && in.avx.mask.reg != ZYDIS_REGISTER_NONE && in.avx.mask.reg != ZYDIS_REGISTER_K0) {
+            put(&b, " {");
+            reg(&b, in.avx.mask.reg, att);
+            put(&b, "}");
+            if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX && in.raw.evex.z)
+                put(&b, " {z}");
         }
     }
     if (b.len >= cap)
