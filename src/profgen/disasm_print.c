@@ -173,11 +173,14 @@ int pk_disasm_print(FILE *out, pk_binary *bin, const char *shown_path, const pk_
     int rc = -1;
     pk_elf_section_sym *syms = NULL;
     size_t *order = NULL, nsyms = 0;
-    if (opts->pseudo_probes && load_probes(&p, err))
-        goto done;
-    if (opts->source_locations && pk_binary_debug_elf(bin) && pk_binary_symbolizer(bin, &p.sym, err))
+    /* the DWARF read up front, so that corrupt units are reported before
+     * any listing is printed */
+    if (opts->source_locations && pk_binary_debug_elf(bin) &&
+        (pk_binary_symbolizer(bin, &p.sym, err) || pk_symbolizer_prepare(p.sym, err)))
         goto done;
     if (pk_elf_section_symbols(elf, &syms, &nsyms, err))
+        goto done;
+    if (opts->pseudo_probes && load_probes(&p, err))
         goto done;
     order = malloc((nsyms + 1) * sizeof *order);
     size_t *in_sec = malloc((nsyms + 1) * sizeof *in_sec);
