@@ -243,15 +243,10 @@ static void mnemonic(out_buf *b, const ZydisDecodedInstruction *in, const ZydisD
      * memory operand (or one that pushes or pops). */
     bool sized = in->meta.category == ZYDIS_CATEGORY_CALL || in->meta.category == ZYDIS_CATEGORY_RET ||
                  in->meta.category == ZYDIS_CATEGORY_PUSH || in->meta.category == ZYDIS_CATEGORY_POP;
-    for (unsigned i = 0; i < in->operand_count_visible; i++) {
-        if (!visible(&ops[i]))
-            continue;
-        if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type != ZYDIS_MEMOP_TYPE_AGEN)
+    for (unsigned i = 0; i < in->operand_count_visible; i++)
+        if (visible(&ops[i]) && (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY ||
+                                 (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && is_gpr(ops[i].reg.value))))
             sized = true;
-        else if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY || (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-                                                             is_gpr(ops[i].reg.value)))
-            sized = true;
-    }
     char s = size_suffix(in->operand_width);
     if (sized && s)
         put(b, "%c", s);
@@ -474,6 +469,13 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
             (in.opcode == 0xD0 || in.opcode == 0xD1))
             continue;
         shown[n++] = op;
+    }
+    /* xchg between two registers: LLVM names the ModRM.reg one first (Intel) */
+    if (in.mnemonic == ZYDIS_MNEMONIC_XCHG && n == 2 && (in.opcode == 0x86 || in.opcode == 0x87) &&
+        in.raw.modrm.mod == 3) {
+        const ZydisDecodedOperand *t = shown[0];
+        shown[0] = shown[1];
+        shown[1] = t;
     }
     bool indirect = (in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) &&
                     !(in.raw.imm[0].size && in.raw.imm[0].is_relative);
