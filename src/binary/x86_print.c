@@ -76,6 +76,7 @@ static bool integer_isa(ZydisISAExt e)
     switch (e) {
     case ZYDIS_ISA_EXT_BASE: case ZYDIS_ISA_EXT_LONGMODE: case ZYDIS_ISA_EXT_BMI1: case ZYDIS_ISA_EXT_BMI2:
     case ZYDIS_ISA_EXT_LZCNT: case ZYDIS_ISA_EXT_MOVBE: case ZYDIS_ISA_EXT_ADOX_ADCX: case ZYDIS_ISA_EXT_TBM:
+    case ZYDIS_ISA_EXT_RDRAND: case ZYDIS_ISA_EXT_RDSEED:
         return true;
     default:
         return false;
@@ -198,6 +199,14 @@ static void mnemonic(out_buf *b, const ZydisDecodedInstruction *in, const ZydisD
             in->raw.modrm.mod == 3) {
             bool r = strchr(m + 4, 'r') != NULL, p = m[strlen(m) - 1] == 'p';
             put(b, "%.4s%s%s", m, r ? "" : "r", p ? "p" : "");
+            return;
+        }
+        break;
+    case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_SCASD:
+    case ZYDIS_MNEMONIC_CMPSD:
+        /* the 32-bit string instructions are movsl, stosl... in AT&T */
+        if (att && in->meta.category == ZYDIS_CATEGORY_STRINGOP) {
+            put(b, "%.4sl", m);
             return;
         }
         break;
@@ -434,6 +443,8 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
         return b.len < cap ? 0 : -1;
     }
     *insn_len = in.length;
+    if (in.attributes & ZYDIS_ATTRIB_HAS_LOCK)
+        put(&b, "lock\t\t"); /* after another prefix (66 f0): one instruction */
     if (in.attributes & ZYDIS_ATTRIB_HAS_REPNE)
         put(&b, "repne\t\t");
     else if (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE))
@@ -470,6 +481,15 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
             continue;
         shown[n++] = op;
     }
+    /* SSE4.1 blendv* read xmm0 implicitly; LLVM shows it last (Intel order) */
+    if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY &&
+        (in.mnemonic == ZYDIS_MNEMONIC_BLENDVPS || in.mnemonic == ZYDIS_MNEMONIC_BLENDVPD ||
+         in.mnemonic == ZYDIS_MNEMONIC_PBLENDVB))
+        for (unsigned i = in.operand_count_visible; i < in.operand_count && n < ZYDIS_MAX_OPERAND_COUNT; i++)
+            if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_XMM0) {
+                shown[n++] = &ops[i];
+                break;
+            }
     /* xchg between two registers: LLVM names the ModRM.reg one first (Intel) */
     if (in.mnemonic == ZYDIS_MNEMONIC_XCHG && n == 2 && (in.opcode == 0x86 || in.opcode == 0x87) &&
         in.raw.modrm.mod == 3) {
