@@ -481,10 +481,11 @@ int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, cha
             continue;
         shown[n++] = op;
     }
-    /* SSE4.1 blendv* read xmm0 implicitly; LLVM shows it last (Intel order) */
+    /* SSE4.1 blendv* and sha256rnds2 read xmm0 implicitly; LLVM shows it
+     * last (Intel order) */
     if (in.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY &&
         (in.mnemonic == ZYDIS_MNEMONIC_BLENDVPS || in.mnemonic == ZYDIS_MNEMONIC_BLENDVPD ||
-         in.mnemonic == ZYDIS_MNEMONIC_PBLENDVB))
+         in.mnemonic == ZYDIS_MNEMONIC_PBLENDVB || in.mnemonic == ZYDIS_MNEMONIC_SHA256RNDS2))
         for (unsigned i = in.operand_count_visible; i < in.operand_count && n < ZYDIS_MAX_OPERAND_COUNT; i++)
             if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[i].reg.value == ZYDIS_REGISTER_XMM0) {
                 shown[n++] = &ops[i];
