@@ -46,6 +46,17 @@ same mix_gcc-only "$T/mix_gcc" --show-disassembly-only -x86-asm-syntax intel --d
     --disassemble-functions=bump,slow_path
 same mix_gcc-canonical "$T/mix_gcc" --show-disassembly-only --show-canonical-fname --show-source-locations
 
+# The acceptance workloads, larger programs (cached builds, as probe_decode.sh
+# makes them; skipped without ../shared)
+if W=$("$PK_ROOT/scripts/workloads.sh" dir 2>/dev/null) && [ -d "$PK_ROOT/../shared/workloads" ]; then
+    if PK_WORKLOADS_CACHE=1 XFLAGS="-fpseudo-probe-for-profiling" "$PK_ROOT/scripts/workloads.sh" build test-probe lua sqlite >/dev/null 2>&1; then
+        same lua-att "$W/out/test-probe/lua" "${att[@]}"
+        same sqlite-intel "$W/out/test-probe/speedtest1" "${intel[@]}"
+    else
+        fail "building lua and sqlite with probes"
+    fi
+fi
+
 # The comparisons above are not vacuous: the listings hold what the
 # fixtures are for.
 has() { grep -q -e "$2" "$T/$1"; }
