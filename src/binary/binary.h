@@ -108,6 +108,18 @@ const pk_elf_symbol *pk_elf_func_by_name(const pk_elf *elf, const char *name);
  * name, e.g. "__llvm_fs_discriminator__". Returns 1 and fills *sym if found. */
 int pk_elf_find_symbol(const pk_elf *elf, const char *name, pk_elf_symbol *sym);
 
+/* A symbol of any type defined in a section (pk_elf_section_symbols). */
+typedef struct pk_elf_section_sym {
+    const char *name;
+    uint64_t addr;       /* st_value */
+    uint32_t shndx;      /* the section it is defined in */
+} pk_elf_section_sym;
+/* Every symbol of the file's own .symtab (never .dynsym nor a debug file's)
+ * defined in a section, in table order, as LLVM's ObjectFile::symbols()
+ * lists them: an unnamed section symbol named after its section. *syms is
+ * malloc'ed (NULL, 0 without .symtab). */
+int pk_elf_section_symbols(const pk_elf *elf, pk_elf_section_sym **syms, size_t *count, pk_err *err);
+
 /* The name llvm-symbolizer prints for the outermost frame: it overrides the
  * DWARF name with the symbol table's (.symtab, else .dynsym; FUNC, OBJECT,
  * IFUNC and NOTYPE symbols of SHF_ALLOC sections; at one address the largest
@@ -281,6 +293,13 @@ static inline size_t pk_arch_decode(const pk_arch *a, const uint8_t *code, size_
 size_t pk_x86_decode(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
 /* The same through Zydis alone (the fast path's reference, for tests and benchmarks). */
 size_t pk_x86_decode_zydis(const uint8_t *code, size_t len, uint64_t addr, pk_insn *out);
+/* The instruction at `addr` as LLVM 19's printer shows it after
+ * llvm-profgen's "ADDR:": "\tmnemonic\toperands", AT&T (intel false) or
+ * Intel syntax, branch targets as absolute addresses. Writes at most cap
+ * bytes (NUL included) and its length to *insn_len; -1 when the bytes do
+ * not decode (or the text does not fit). */
+int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, char *text, size_t cap,
+                 size_t *insn_len);
 /* AArch64 (A64, little-endian): fixed 4-byte words, table-driven. Fewer than
  * 4 bytes, or an address not 4-aligned, give PK_INSN_INVALID (len 1). Every
  * other word decodes: what is not a branch is PK_INSN_OTHER, unallocated

@@ -4,6 +4,7 @@
 #include "binary/elf_internal.h"
 
 #include <elf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,3 +322,40 @@ const char *pk_elf_debuglink(const pk_elf *e, uint32_t *crc)
 }
 
 void pk_elf_release_pages(pk_elf *e) { pk_file_release_pages(&e->file); }
+
+/* llvm-objdump and llvm-profgen walk every symbol of .symtab (ObjectFile::
+ * symbols(): not .dynsym, the null entry skipped) that lies in a section;
+ * an unnamed section symbol takes its section's name. */
+int pk_elf_section_symbols(const pk_elf *e, pk_elf_section_sym **out, size_t *count, pk_err *err)
+{
+    *out = NULL;
+    *count = 0;
+    if (e->symsrc != e || !pk_elf_has_symtab(e) || !e->nsymtab)
+        return 0;
+    pk_elf_section_sym *syms = calloc(e->nsymtab, sizeof *syms);
+    if (!syms)
+        return pk_err_set(err, "%s: out of memory", e->file.path);
+    size_t n = 0;
+    for (uint64_t i = 1; i < e->nsymtab; i++) {
+        const uint8_t *s = e->symtab + i * 24;
+        uint16_t shndx = pk_ld16(s + 6);
+        if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || shndx >= e->nsections)
+            continue;
+        uint32_t nm = pk_ld32(s);
+        if (nm >= e->symstr_size || strnlen((const char *)e->symstr + nm, e->symstr_size - nm) == e->symstr_size - nm) {
+            free(syms);
+            return pk_err_set(err, "%s: offset 0x%" PRIx64 ": symbol %" PRIu64 " has a name outside its string table",
+                              e->file.path, e->symtab_off + i * 24, i);
+        }
+        const char *name = (const char *)e->symstr + nm;
+        if (!*name && ELF64_ST_TYPE(s[4]) == STT_SECTION)
+            name = e->sections[shndx].name;
+        syms[n].name = name;
+        syms[n].addr = pk_ld64(s + 8);
+        syms[n].shndx = shndx;
+        n++;
+    }
+    *out = syms;
+    *count = n;
+    return 0;
+}

@@ -2,6 +2,7 @@
 #include "binary/probe_loader.h"
 #include "common/md5.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 bool pk_elf_has_pseudo_probes(const pk_elf *elf)
@@ -92,4 +93,66 @@ void pk_probe_info_free(pk_probe_info *info)
     pk_probe_descs_free(&info->descs);
     pk_probe_table_free(&info->table);
     pk_u64map_free(&info->by_guid);
+}
+
+static int desc_by_guid(const void *a, const void *b)
+{
+    const pk_probe_desc *x = *(const pk_probe_desc *const *)a, *y = *(const pk_probe_desc *const *)b;
+    return x->guid < y->guid ? -1 : x->guid > y->guid;
+}
+
+int pk_probe_fprint_descs(FILE *out, const pk_probe_descs *descs, pk_err *err)
+{
+    /* listed by GUID, as llvm-profgen does */
+    const pk_probe_desc **sorted = malloc(descs->n * sizeof *sorted + 1);
+    if (!sorted)
+        return pk_err_set(err, "out of memory");
+    for (size_t i = 0; i < descs->n; i++)
+        sorted[i] = &descs->descs[i];
+    qsort(sorted, descs->n, sizeof *sorted, desc_by_guid);
+    fprintf(out, "Pseudo Probe Desc:\n");
+    for (size_t i = 0; i < descs->n; i++) {
+        const pk_probe_desc *d = sorted[i];
+        fprintf(out, "GUID: %" PRIu64 " Name: %.*s\nHash: %" PRIu64 "\n", d->guid, (int)d->name_len, d->name,
+                d->cfg_hash);
+    }
+    free(sorted);
+    return 0;
+}
+
+static void print_name(FILE *out, const pk_probe_descs *descs, uint64_t guid)
+{
+    const pk_probe_desc *d = pk_probe_descs_find(descs, guid);
+    if (d)
+        fprintf(out, "%.*s", (int)d->name_len, d->name);
+    else
+        fprintf(out, "%" PRIu64, guid);
+}
+
+/* Inline context, outermost first: " @ top:6 @ l1:3". */
+static void print_context(FILE *out, const pk_probe_table *t, const pk_probe_descs *descs, uint32_t node)
+{
+    const pk_probe_node *n = &t->nodes[node];
+    if (n->parent == PK_PROBE_NO_NODE)
+        return;
+    print_context(out, t, descs, n->parent);
+    fprintf(out, " @ ");
+    print_name(out, descs, t->nodes[n->parent].guid);
+    fprintf(out, ":%u", n->callsite_probe);
+}
+
+void pk_probe_fprint(FILE *out, const pk_probe_info *info, const pk_probe *p)
+{
+    const pk_probe_table *t = &info->table;
+    fprintf(out, "[Probe]:\tFUNC: ");
+    print_name(out, &info->descs, t->nodes[p->node].guid);
+    fprintf(out, " Index: %u  ", p->index);
+    if (p->discriminator)
+        fprintf(out, "Discriminator: %u  ", p->discriminator);
+    fprintf(out, "Type: %s  ", pk_probe_type_name(p->type));
+    if (t->nodes[p->node].parent != PK_PROBE_NO_NODE) {
+        fprintf(out, "Inlined:");
+        print_context(out, t, &info->descs, p->node);
+    }
+    fprintf(out, "\n");
 }

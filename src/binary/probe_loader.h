@@ -8,6 +8,8 @@
 #include "binary/binary.h"
 #include "binary/pseudo_probe.h"
 
+#include <stdio.h>
+
 typedef struct pk_probe_info {
     pk_probe_descs descs;
     pk_probe_table table;
@@ -29,6 +31,12 @@ int pk_probe_info_load_more(pk_probe_info *info, pk_elf *elf, const pk_u64map *m
  * `first_node` on, rebuilt from the calls' DWARF discriminators and inline
  * frames. Nothing for x86-64, or without DWARF. Called by the two above. */
 int pk_probe_info_add_dwarf_calls(pk_probe_info *info, pk_elf *elf, size_t first_node, pk_err *err);
+
+/* llvm-profgen's --show-pseudo-probe notation. The descriptors, by GUID:
+ * "Pseudo Probe Desc:\n" then "GUID: G Name: N\nHash: H\n" each. */
+int pk_probe_fprint_descs(FILE *out, const pk_probe_descs *descs, pk_err *err);
+/* One probe: "[Probe]:\tFUNC: name Index: N  [Discriminator: D  ]Type: T  [Inlined: @ f:i ...]\n". */
+void pk_probe_fprint(FILE *out, const pk_probe_info *info, const pk_probe *p);
 
 /* True when the ELF has a `.pseudo_probe_desc` section. */
 bool pk_elf_has_pseudo_probes(const pk_elf *elf);

@@ -37,6 +37,17 @@ static const struct {
     {"--infer-missing-frames", NULL, "--no-infer-missing-frames"},
 };
 
+/* --show-disassembly-only prints the binary's code and stops: `pgokit
+ * disasm`, given these options (flag NULL: only selects disasm). */
+static const struct {
+    const char *name, *flag;
+    bool takes_value;
+} disasm_opt[] = {
+    {"--show-disassembly-only", NULL, false},        {"--show-source-locations", "--source-locations", false},
+    {"--show-canonical-fname", "--canonical-names", false}, {"--show-pseudo-probe", "--pseudo-probes", false},
+    {"--disassemble-functions", "--functions", true}, {"--x86-asm-syntax", "--syntax", true},
+};
+
 /* "true"/"false" of an llvm boolean (-1: neither). */
 static int bool_val(const char *v)
 {
@@ -53,13 +64,18 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
     /* room for every argument split in two, plus the defaults */
     char **av = calloc((size_t)argc * 2 + 9, sizeof *av);
     char **owned = calloc((size_t)argc + 1, sizeof *owned);
-    size_t n = 0, nowned = 0;
+    char **dav = calloc((size_t)argc * 2 + 6, sizeof *dav); /* pgokit disasm's */
+    size_t n = 0, nowned = 0, nd = 0;
+    bool show_disasm = false;
+    const char *disasm_extra = NULL; /* an option only --show-disassembly-only takes */
     int rc = 2;
-    if (!av || !owned) {
+    if (!av || !owned || !dav) {
         free(av);
         free(owned);
+        free(dav);
         return 1;
     }
+    dav[nd++] = (char *)"disasm";
     av[n++] = (char *)"profgen";
     bool have_format = false;
     for (int i = 1; i < argc; i++) {
@@ -114,6 +130,26 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
             av[n++] = (char *)(val ? val : argv[++i]);
             continue;
         }
+        for (size_t k = 0; k < sizeof disasm_opt / sizeof *disasm_opt && !done_opt; k++)
+            if (!strcmp(disasm_opt[k].name, name)) {
+                const char *v = val;
+                if (disasm_opt[k].takes_value && !v && i + 1 < argc)
+                    v = argv[++i];
+                int b = disasm_opt[k].takes_value ? (v != NULL) : bool_val(v);
+                if (b < 0 || (disasm_opt[k].takes_value && !v)) {
+                    rc = pk_cli_usage(cmd, "%s: bad or missing value", name);
+                    goto done;
+                }
+                if (!disasm_opt[k].flag)
+                    show_disasm = b;
+                else if (b) {
+                    dav[nd++] = (char *)disasm_opt[k].flag;
+                    disasm_extra = disasm_opt[k].name;
+                    if (disasm_opt[k].takes_value)
+                        dav[nd++] = (char *)v;
+                }
+                done_opt = true;
+            }
         for (size_t k = 0; k < sizeof same_value / sizeof *same_value && !done_opt; k++)
             if (!strcmp(same_value[k], name)) {
                 if (!val && i + 1 >= argc) {
@@ -147,6 +183,20 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
             goto done;
         }
     }
+    if (disasm_extra && !show_disasm) {
+        rc = pk_cli_usage(cmd, "%s should work together with --show-disassembly-only", disasm_extra);
+        goto done;
+    }
+    if (show_disasm) {
+        for (size_t k = 1; k + 1 < n; k++)
+            if (!strcmp(av[k], "--binary") || !strcmp(av[k], "--debug-binary")) {
+                dav[nd++] = av[k];
+                dav[nd++] = av[k + 1];
+            }
+        dav[nd] = NULL;
+        rc = pk_cmd_disasm((int)nd, dav);
+        goto done;
+    }
     if (!have_format) {
         av[n++] = (char *)"--format";
         av[n++] = (char *)"extbinary";
@@ -165,5 +215,6 @@ done:
         free(owned[k]);
     free(owned);
     free(av);
+    free(dav);
     return rc;
 }

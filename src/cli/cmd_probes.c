@@ -23,33 +23,6 @@ static void help(void)
            "  -q, --quiet    accepted (probes prints no progress)\n");
 }
 
-static int desc_by_guid(const void *a, const void *b)
-{
-    const pk_probe_desc *x = *(const pk_probe_desc *const *)a, *y = *(const pk_probe_desc *const *)b;
-    return x->guid < y->guid ? -1 : x->guid > y->guid;
-}
-
-static void print_name(const pk_probe_descs *descs, uint64_t guid)
-{
-    const pk_probe_desc *d = pk_probe_descs_find(descs, guid);
-    if (d)
-        printf("%.*s", (int)d->name_len, d->name);
-    else
-        printf("%" PRIu64, guid);
-}
-
-/* Inline context, outermost first: "@ top:6 @ l1:3". */
-static void print_context(const pk_probe_table *t, const pk_probe_descs *descs, uint32_t node)
-{
-    const pk_probe_node *n = &t->nodes[node];
-    if (n->parent == PK_PROBE_NO_NODE)
-        return;
-    print_context(t, descs, n->parent);
-    printf(" @ ");
-    print_name(descs, t->nodes[n->parent].guid);
-    printf(":%u", n->callsite_probe);
-}
-
 int pk_cmd_probes(int argc, char **argv)
 {
     const char *binary = NULL;
@@ -82,40 +55,15 @@ int pk_cmd_probes(int argc, char **argv)
         pk_elf_close(elf);
         return pk_cli_fail("probes", &err);
     }
-    if (show_desc) {
-        /* Listed by GUID, as llvm-profgen does. */
-        const pk_probe_desc **sorted = malloc(info.descs.n * sizeof *sorted + 1);
-        if (!sorted) {
-            pk_probe_info_free(&info);
-            pk_elf_close(elf);
-            pk_err_set(&err, "out of memory");
-            return pk_cli_fail("probes", &err);
-        }
-        for (size_t i = 0; i < info.descs.n; i++)
-            sorted[i] = &info.descs.descs[i];
-        qsort(sorted, info.descs.n, sizeof *sorted, desc_by_guid);
-        printf("Pseudo Probe Desc:\n");
-        for (size_t i = 0; i < info.descs.n; i++) {
-            const pk_probe_desc *d = sorted[i];
-            printf("GUID: %" PRIu64 " Name: %.*s\nHash: %" PRIu64 "\n", d->guid,
-                   (int)d->name_len, d->name, d->cfg_hash);
-        }
-        free(sorted);
+    if (show_desc && pk_probe_fprint_descs(stdout, &info.descs, &err)) {
+        pk_probe_info_free(&info);
+        pk_elf_close(elf);
+        return pk_cli_fail("probes", &err);
     }
     const pk_probe_table *t = &info.table;
     for (size_t i = 0; i < t->n; i++) {
-        const pk_probe *p = &t->probes[i];
-        printf("%" PRIx64 ": [Probe]:\tFUNC: ", p->addr);
-        print_name(&info.descs, t->nodes[p->node].guid);
-        printf(" Index: %u  ", p->index);
-        if (p->discriminator)
-            printf("Discriminator: %u  ", p->discriminator);
-        printf("Type: %s  ", pk_probe_type_name(p->type));
-        if (t->nodes[p->node].parent != PK_PROBE_NO_NODE) {
-            printf("Inlined:");
-            print_context(t, &info.descs, p->node);
-        }
-        printf("\n");
+        printf("%" PRIx64 ": ", t->probes[i].addr);
+        pk_probe_fprint(stdout, &info, &t->probes[i]);
     }
     if (stats)
         fprintf(stderr, "records %" PRIu64 " (with unresolved probes %" PRIu64 ", probes skipped %" PRIu64 "), probes %" PRIu64

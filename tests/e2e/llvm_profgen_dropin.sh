@@ -54,13 +54,20 @@ llvm-profgen-19 "${sargs[@]}" --output="$T/split.ll" 2>/dev/null
 check "--dwp: llvm-profgen-19's profile" cmp "$T/split.ll" "$T/split.pk"
 check "--dwp: the functions are named" grep -q '^main:' "$T/split.pk"
 # refused by name, nothing written
-for o in --show-disassembly-only --show-pseudo-probe; do
+for o in --color --print-options; do
     "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$o" 2> "$T/no.err"
     rc=$?
     name=${o%%=*}
     check "$name: refused (exit 2), by name" bash -c "[ $rc -eq 2 ] && grep -q \"option $name is not supported\" '$T/no.err'"
 done
 check "nothing written when refused" test ! -e "$T/no.prof"
+# --show-pseudo-probe lists probes only with --show-disassembly-only (see
+# profgen_llvm_disasm.sh): alone it is refused, not ignored; the listing
+# goes to stdout, no profile is written
+"$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" --show-pseudo-probe 2> "$T/no.err"
+check "--show-pseudo-probe alone: refused (exit 2), by name" bash -c "[ $? -eq 2 ] && grep -q -- '--show-pseudo-probe should work together with --show-disassembly-only' '$T/no.err'"
+"$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" --show-disassembly-only > "$T/dis.out"
+check "--show-disassembly-only: a listing, no profile" bash -c "grep -q '^<main>:' '$T/dis.out' && test ! -e '$T/no.prof'"
 "$PGOKIT" llvm-profgen --perfscript="$T/probe.script" --binary="$T/probe" --output="$T/no.prof" "$T/stray" 2> "$T/no.err"
 check "a stray argument is refused" grep -q "unexpected argument" "$T/no.err"
 finish
