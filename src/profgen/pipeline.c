@@ -68,6 +68,11 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
+    pk_unwind_code pe_code;
+    if (req->drop_prolog_epilog_flat && !req->gen.keep_prolog_epilog_leaf) {
+        pk_unwind_code_from_binary(&pe_code, bin);
+        f.drop_pe = &pe_code;
+    }
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
