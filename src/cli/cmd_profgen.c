@@ -292,13 +292,14 @@ static void print_unwind(const pk_pipeline_report *rep)
         fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
                 "%llu without stack, %llu dropped in a prologue or epilogue), %zu contexts; "
                 "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
-                "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
+                "%llu LBR entries from outside code walked through; %llu ranges dropped; "
+                "%llu LBR entries at or before a range that cannot have run (counted without context)\n",
                 (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
                 (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
                 (unsigned long long)u->samples_prolog_epilog, rep->contexts,
                 (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
                 (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
-                (unsigned long long)u->ranges_dropped);
+                (unsigned long long)u->ranges_dropped, (unsigned long long)u->entries_after_break);
     }
     const pk_tailcall_stats *tc = &rep->tailcall;
     if (rep->tailcall_valid)
