@@ -478,7 +478,15 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
     }
     if (mode == PK_MODE_LINE) {
         rep->line_stats_valid = true;
-        return pk_profgen_line(r->bin, &r->raw, &req->gen, &r->ps, &rep->line, err) || trim_flat(req, &r->ps, err);
+        /* An unsymbolized profile text states its ranges (llvm-profgen
+         * counts every instruction in them): they are not LBR pairs whose
+         * fall-through could be checked. Mixed with recordings, whose
+         * ranges are checked, they are checked too (one set of counts). */
+        pk_profgen_opts go = req->gen;
+        go.ranges_as_given = req->ninputs > 0;
+        for (size_t i = 0; i < req->ninputs; i++)
+            go.ranges_as_given &= req->inputs[i].kind == PK_INPUT_LLVM_UNSYM;
+        return pk_profgen_line(r->bin, &r->raw, &go, &r->ps, &rep->line, err) || trim_flat(req, &r->ps, err);
     }
     if (mode == PK_MODE_PROBE)
         return pk_profgen_probe(r->bin, &r->probes, &r->raw, &r->ps, &rep->probe, err) ||

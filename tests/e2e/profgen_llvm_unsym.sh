@@ -63,6 +63,19 @@ llvm-profgen-19 --format=text --binary="$T/nopie" --perfscript="$T/dup.script" -
 check "duplicated LBR entries: the text llvm-profgen-19 writes" cmp "$T/dup.ll.raw" "$T/dup.pk.raw"
 check "duplicated LBR entries: no range from sorter's entry across its call" \
     bash -c "! grep -q '^$(printf '%x' $((0x$S - 0x401000)))-$(printf '%x' $((0x$C2 - 0x401000))):' '$T/dup.pk.raw'"
+# an unsymbolized text states its ranges: each is counted as given, every
+# instruction of a function in it, also when it starts outside the code,
+# between two instructions or in another function, or holds jumps (not LBR
+# pairs to check); only the function it starts in is written whole (at 0
+# where nothing ran), as llvm-profgen-19 reads it
+M=$(sym main) LW=$(sym leafwork)
+printf '4\n%x-%x:7\n%x-%x:5\n%x-%x:3\n10-20:2\n0\n' $((0x$M - 0x20)) $((0x$M + 0x10)) $((0x$S + 1)) $((0x$S + 0x30)) \
+    $((0x$LW)) $((0x$LW + 0x40)) > "$T/given.raw"
+check "ranges as given: a profile" "$PGOKIT" llvm-profgen -q --format=text --binary="$T/nopie" --use-offset=0 \
+    --unsymbolized-profile="$T/given.raw" --output="$T/given.pk"
+llvm-profgen-19 --format=text --binary="$T/nopie" --use-offset=0 --unsymbolized-profile="$T/given.raw" \
+    --output="$T/given.ll" 2>/dev/null
+check "ranges as given: llvm-profgen-19's profile" cmp "$T/given.ll" "$T/given.pk"
 # the no-PIE offsets are not the vaddrs (base 0x401000 taken off)
 check "nopie: offsets below the first executable segment's vaddr" \
     bash -c "! grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.1.pk.raw' && grep -q '^40[0-9a-f]\{4\}-' '$T/nopie.0.pk.raw'"
