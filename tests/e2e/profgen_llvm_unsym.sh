@@ -117,6 +117,16 @@ check "doubled newest LBR entries, stacks: llvm-profgen-19's context text" cmp "
 "$PGOKIT" profgen --binary "$T/probe" --perfscript "$T/dup2.script" -o "$T/dup2.prof" 2> "$T/dup2.err"
 check "doubled newest LBR entries: entries counted without context, in the summary" \
     grep -q '; [1-9][0-9]* LBR entries at or before a range that cannot have run' "$T/dup2.err"
+# a probe-only text's ranges as given too: every probe in them counts (one
+# holding calls, one starting between two instructions, one outside code)
+psym() { nm "$T/probe" | awk -v s="$1" '$3 == s {print $1}'; }
+PS=$(psym sorter) PL=$(psym leafwork)
+printf '3\n%x-%x:5\n%x-%x:3\n10-20:2\n0\n' $((0x$PS)) $((0x$PS + 0x60)) $((0x$PL + 1)) $((0x$PL + 0x40)) > "$T/pgiven.raw"
+check "probe ranges as given: a profile" "$PGOKIT" llvm-profgen -q --format=text --binary="$T/probe" --use-offset=0 \
+    --unsymbolized-profile="$T/pgiven.raw" --output="$T/pgiven.pk"
+llvm-profgen-19 --format=text --binary="$T/probe" --use-offset=0 --unsymbolized-profile="$T/pgiven.raw" \
+    --output="$T/pgiven.ll" 2>/dev/null
+check "probe ranges as given: llvm-profgen-19's profile" cmp "$T/pgiven.ll" "$T/pgiven.pk"
 awk '/^\[/ {root = $0 == "[]"} root && /->/' "$T/probe.pk.raw" > "$T/probe.root.br"
 check "probe, stacks: branches from outside the binary, in the root context" grep -q . "$T/probe.root.br"
 check "probe, stacks: contexts of two callers and more" grep -q '^\[0x[0-9a-f]* @ 0x' "$T/probe.pk.raw"
