@@ -205,9 +205,11 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
      * samples have stacks (--ignore-stack-samples turns that off) */
     av[n++] = (char *)"--cs";
     /* keeps the callers of samples taken outside the binary, and drops
-     * samples taken in a prologue or epilogue */
+     * samples taken in a prologue or epilogue, from flat profiles too when
+     * the samples carry stacks (llvm-profgen reads the stack, and drops
+     * them, before it knows whether it will use it) */
     av[n++] = (char *)"--outside-leaf-context=full";
-    av[n++] = (char *)"--prolog-epilog-leaf=drop";
+    av[n++] = (char *)"--prolog-epilog-leaf=drop-all";
     av[n] = NULL;
     rc = pk_cmd_profgen((int)n, av);
 done:

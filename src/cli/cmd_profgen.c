@@ -83,6 +83,11 @@ PK_CLI_DEBUG_HELP
     "                      memcpy) whose branches show no call back into it: cut (default:\n"
     "                      its callers in the binary are not kept; measured better) or full\n"
     "                      (kept, as llvm-profgen does; `pgokit llvm-profgen` uses it)\n"
+    "  --prolog-epilog-leaf P  samples whose stack's leaf is in a prologue or epilogue\n"
+    "                      (its frame-pointer stack misses a frame): drop (default) leaves\n"
+    "                      them out of contexts, keep keeps them, drop-all also leaves them\n"
+    "                      out of flat profiles made from samples with stacks (as\n"
+    "                      llvm-profgen; `pgokit llvm-profgen` uses it)\n"
     "  --preinline-cycle-order O  CSSPGO: the order in which the pre-inliner visits the\n"
     "                      members of a recursion cycle: fas (default; least weight of calls\n"
     "                      into a member visited before its caller) or mst (the cycle's\n"
@@ -246,6 +251,9 @@ static void print_summary(const pk_pipeline_report *rep)
         fprintf(stderr, ", %llu without branch stack", (unsigned long long)s->samples_no_lbr);
     if (s->samples_outside)
         fprintf(stderr, ", %llu entirely outside the binary", (unsigned long long)s->samples_outside);
+    if (s->samples_prolog_epilog)
+        fprintf(stderr, ", %llu left out with the leaf in a prologue or epilogue",
+                (unsigned long long)s->samples_prolog_epilog);
     if (s->samples_no_mapping)
         fprintf(stderr, ", %llu of unknown processes (global mapping used)",
                 (unsigned long long)s->samples_no_mapping);
@@ -290,13 +298,14 @@ static void print_unwind(const pk_pipeline_report *rep)
         fprintf(stderr, "profgen: unwinder: %llu of %llu samples unwound in %llu walks (%llu on the reading thread, "
                 "%llu without stack, %llu dropped in a prologue or epilogue), %zu contexts; "
                 "stacks cut: %llu at other code, %llu at a non-call return address; %llu call mismatches, "
-                "%llu LBR entries from outside code walked through; %llu ranges dropped\n",
+                "%llu LBR entries from outside code walked through; %llu ranges dropped; "
+                "%llu LBR entries at or before a range that cannot have run (counted without context)\n",
                 (unsigned long long)u->samples_unwound, (unsigned long long)u->samples,
                 (unsigned long long)u->walks, (unsigned long long)u->walks_here, (unsigned long long)u->samples_no_stack,
                 (unsigned long long)u->samples_prolog_epilog, rep->contexts,
                 (unsigned long long)u->stack_truncated_external, (unsigned long long)u->stack_truncated_not_call,
                 (unsigned long long)u->call_mismatch, (unsigned long long)u->outside_entries,
-                (unsigned long long)u->ranges_dropped);
+                (unsigned long long)u->ranges_dropped, (unsigned long long)u->entries_after_break);
     }
     const pk_tailcall_stats *tc = &rep->tailcall;
     if (rep->tailcall_valid)
@@ -492,11 +501,12 @@ int pk_cmd_profgen(int argc, char **argv)
             }
             rq.gen.outside_leaf_full_context = val[0] == 'f';
         } else if (OPT("--prolog-epilog-leaf")) {
-            if (strcmp(val, "keep") && strcmp(val, "drop")) {
-                rc = pk_cli_usage(cmd, "--prolog-epilog-leaf must be keep or drop, not '%s'", val);
+            if (strcmp(val, "keep") && strcmp(val, "drop") && strcmp(val, "drop-all")) {
+                rc = pk_cli_usage(cmd, "--prolog-epilog-leaf must be keep, drop or drop-all, not '%s'", val);
                 goto done;
             }
             rq.gen.keep_prolog_epilog_leaf = val[0] == 'k';
+            rq.drop_prolog_epilog_flat = !strcmp(val, "drop-all");
         } else if (OPT("--preinline-cycle-order")) {
             if (!strcmp(val, "mst"))
                 po.cycle_order = PK_CG_CYCLE_MST;

@@ -301,11 +301,14 @@ done:
     return rc;
 }
 
-int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order, uint32_t *order,
-                   pk_err *err)
+/* The top-down order of the graph of `edges` (sorted by cmp_edge) without
+ * its cold pairs. The virtual entry calls the functions in `entry_order`
+ * (NULL: index order); Tarjan's depth-first walk writes the functions it
+ * reaches from a later entry call before those of an earlier one, so
+ * functions that no kept edge orders come out in the reverse of that order. */
+static int top_down(size_t nf, const pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order,
+                    const uint32_t *entry_order, uint32_t *order, pk_err *err)
 {
-    if (ne > 1)
-        qsort(edges, ne, sizeof *edges, cmp_edge);
     /* adjacency (CSR) with a virtual entry node nf → every function; pairs
      * merged with their weights added, then the cold ones left out */
     uint32_t *first = calloc(nf + 2, sizeof *first), *adj = malloc((ne + nf + 1) * sizeof *adj);
@@ -335,7 +338,7 @@ int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int c
     }
     first[nf] = (uint32_t)na;
     for (size_t i = 0; i < nf; i++)
-        adj[na] = (uint32_t)i, weight[na++] = 0;
+        adj[na] = entry_order ? entry_order[i] : (uint32_t)i, weight[na++] = 0;
     first[nf + 1] = (uint32_t)na;
     struct graph g = {nf, first, adj, weight};
     for (size_t i = 0; i <= nf; i++)
@@ -404,5 +407,49 @@ int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int c
 done:
     free(first), free(adj), free(weight), free(idx), free(low), free(stack), free(cstack), free(citer);
     free(slot), free(on);
+    return rc;
+}
+
+/* Whether some function pair's summed weight is at most `cold` (edges
+ * sorted by cmp_edge). */
+static bool cuts_a_pair(const pk_cg_edge *edges, size_t ne, uint64_t cold)
+{
+    if (!cold)
+        return false;
+    for (size_t e = 0; e < ne;) {
+        uint64_t w = 0;
+        size_t p = e;
+        for (; e < ne && edges[e].from == edges[p].from && edges[e].to == edges[p].to; e++)
+            w = w + edges[e].weight < w ? UINT64_MAX : w + edges[e].weight;
+        if (w <= cold)
+            return true;
+    }
+    return false;
+}
+
+int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order, uint32_t *order,
+                   pk_err *err)
+{
+    if (ne > 1)
+        qsort(edges, ne, sizeof *edges, cmp_edge);
+    if (!cuts_a_pair(edges, ne, cold))
+        return top_down(nf, edges, ne, 0, cycle_order, NULL, order, err);
+    /* A cold call still joins a caller to its callee: the pre-inliner may
+     * inline it (a small callee under the cold threshold, or one the binary
+     * had inlined), which it can only while the callee's contexts are not yet
+     * merged into its base profile. So what the hot graph leaves unordered
+     * follows the whole graph's top-down order: the entry calls the
+     * functions in the reverse of that order, which keeps it wherever the
+     * hot edges agree (and they decide where they do not). */
+    uint32_t *full = malloc((nf ? nf : 1) * sizeof *full), *entry = malloc((nf ? nf : 1) * sizeof *entry);
+    int rc = -1;
+    if (!full || !entry) {
+        pk_err_set(err, "out of memory");
+    } else if (!top_down(nf, edges, ne, 0, cycle_order, NULL, full, err)) {
+        for (size_t i = 0; i < nf; i++)
+            entry[i] = full[nf - 1 - i];
+        rc = top_down(nf, edges, ne, cold, cycle_order, entry, order, err);
+    }
+    free(full), free(entry);
     return rc;
 }

@@ -38,10 +38,12 @@ typedef struct pk_cg_edge {
 
 /* Functions 0..nf-1 in top-down order into `order` (nf entries): Tarjan's
  * strongly connected components from a virtual entry that calls every
- * function in index order, callers' components first, each component's
- * members ordered as above. `edges` (any order; sorted in place) may repeat
- * a pair: weights of a pair add up, and a pair whose sum is at most `cold`
- * is left out (cold 0: none). */
+ * function, callers' components first, each component's members ordered as
+ * above. `edges` (any order; sorted in place) may repeat a pair: weights of
+ * a pair add up, and a pair whose sum is at most `cold` is left out (cold 0:
+ * none). What the kept edges leave unordered follows the top-down order of
+ * the whole graph, cold pairs included (a caller before its callee); with
+ * nothing left out, the entry calls the functions in index order. */
 int pk_cg_top_down(size_t nf, pk_cg_edge *edges, size_t ne, uint64_t cold, int cycle_order, uint32_t *order,
                    pk_err *err);
 

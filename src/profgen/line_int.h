@@ -18,6 +18,10 @@ typedef struct fn_range {
     int64_t *delta;              /* n + 1: difference array of counts */
     uint32_t *uncond;            /* n + 1: unconditional transfers before index i */
     uint8_t *cut;                /* CS keys: inline frames change at instruction i (NULL until asked) */
+    /* ranges as given that ran into this function from another one: the
+     * instructions they cover (difference array, n + 1; NULL: none). Only
+     * those are written unless the function is sampled. */
+    int32_t *cover;
     bool sampled;                /* a range landed here (else decoded for a branch only) */
 } fn_range;
 

@@ -74,6 +74,11 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
+    pk_unwind_code pe_code;
+    if (req->drop_prolog_epilog_flat && !req->gen.keep_prolog_epilog_leaf) {
+        pk_unwind_code_from_binary(&pe_code, bin);
+        f.drop_pe = &pe_code;
+    }
     if (cs) {
         pk_unwind_code code;
         pk_unwind_code_from_binary(&code, bin);
@@ -484,12 +489,24 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
             return -1;
         r->probes_init = true;
     }
+    /* An unsymbolized profile text states its ranges (llvm-profgen counts
+     * every instruction in them): they are not LBR pairs whose fall-through
+     * could be checked. Mixed with recordings, whose ranges are checked,
+     * they are checked too (one set of counts). (llvm-profgen's probe-only
+     * reading decodes the probes of the functions a range starts in or a
+     * branch touches only, so a range running on into another function
+     * counts nothing there; pgokit counts what the range covers, as both
+     * do for line-based profiles.) */
+    pk_profgen_opts go = req->gen;
+    go.ranges_as_given = req->ninputs > 0;
+    for (size_t i = 0; i < req->ninputs; i++)
+        go.ranges_as_given &= req->inputs[i].kind == PK_INPUT_LLVM_UNSYM;
     if (mode == PK_MODE_LINE) {
         rep->line_stats_valid = true;
-        return pk_profgen_line(r->bin, &r->raw, &req->gen, &r->ps, &rep->line, err) || trim_flat(req, &r->ps, err);
+        return pk_profgen_line(r->bin, &r->raw, &go, &r->ps, &rep->line, err) || trim_flat(req, &r->ps, err);
     }
     if (mode == PK_MODE_PROBE)
-        return pk_profgen_probe(r->bin, &r->probes, &r->raw, &r->ps, &rep->probe, err) ||
+        return pk_profgen_probe_opts(r->bin, &r->probes, &r->raw, &go, &r->ps, &rep->probe, err) ||
                trim_flat(req, &r->ps, err);
     rep->distinct_ranges = r->csr.ranges.len;
     int g = mode == PK_MODE_CS ? pk_profgen_probe_cs_opts(r->bin, &r->probes, &r->csr, &req->gen, &r->ps, &rep->probe, err)

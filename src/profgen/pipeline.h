@@ -76,6 +76,14 @@ typedef struct pk_pipeline_request {
                                         --use-offset=0), else offsets from the first
                                         executable segment's page */
     bool ignore_stacks;              /* no contexts even with call stacks */
+    /* A flat profile made from samples that carry a call stack leaves out
+     * those whose leaf is in a prologue or epilogue too (llvm-profgen, which
+     * drops them while it reads the stack whether or not it then uses it).
+     * Off by default: what makes such a sample wrong for contexts (a
+     * frame-pointer stack missing the caller) does not touch its branch
+     * stack, so a flat profile loses true counts by it, most at the entry of
+     * small hot functions. */
+    bool drop_prolog_epilog_flat;
     bool no_preinline;               /* CS: keep the flat context profile */
     bool line_cs;                    /* CS line-based profile of a binary without probes */
     bool dwarf_correlation;          /* line-based profile even with probes */

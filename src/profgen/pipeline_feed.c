@@ -8,11 +8,8 @@
 /* An IP sample: its user frames, leaf first, into the IP profile. */
 #define LATE_MAX (1u << 22) /* samples kept for a second translation */
 
-static int ip_sample(pk_feed *f, const pk_sample *s)
+static int frames_room(pk_feed *f, size_t need)
 {
-    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
-        return 0;
-    size_t need = s->callchain_nr + 1;
     if (need > f->frames_cap) {
         uint64_t *fr = realloc(f->frames, need * 2 * sizeof *fr);
         if (!fr)
@@ -20,6 +17,15 @@ static int ip_sample(pk_feed *f, const pk_sample *s)
         f->frames = fr;
         f->frames_cap = need * 2;
     }
+    return 0;
+}
+
+static int ip_sample(pk_feed *f, const pk_sample *s)
+{
+    if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
+        return 0;
+    if (frames_room(f, s->callchain_nr + 1))
+        return -1;
     size_t n;
     if (s->callchain_nr) {
         n = pk_agg_translate_user_chain(f->agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr, f->frames);
@@ -142,6 +148,20 @@ static int feed_sample_scaled(pk_feed *f, const pk_sample *s)
      * the flat profile). */
     if (f->unw && s->callchain_nr && (f->req->pid < 0 || s->pid == (uint32_t)f->req->pid))
         return pk_unwind_perf_sample(f->unw, f->agg, s, f->err);
+    if (f->drop_pe && s->callchain_nr && s->branch_nr && (f->req->pid < 0 || s->pid == (uint32_t)f->req->pid)) {
+        /* the leaf: the stack's first user frame, as the unwinder takes it */
+        if (frames_room(f, s->callchain_nr + 1))
+            return -1;
+        size_t n = pk_agg_translate_user_chain(f->agg, s->pid, (const uint8_t *)s->callchain, s->callchain_nr,
+                                               f->frames);
+        if (n && f->frames[0] != PK_AGG_EXTERNAL && f->drop_pe->prolog_epilog(f->drop_pe->ctx, f->frames[0])) {
+            pk_rawprof *r = pk_agg_profile(f->agg);
+            uint64_t w = pk_sample_weight(s);
+            r->stats.samples += w;
+            r->stats.samples_prolog_epilog += w;
+            return 0;
+        }
+    }
     return f->inner.sample(f->inner.ctx, s);
 }
 static int feed_mmap(void *c, const pk_mmap_event *m)

@@ -6,6 +6,7 @@
 #include "profgen/pipeline.h"
 #include "binary/binary.h"
 #include "infer/ip_ranges.h"
+#include "unwind/unwind.h"
 
 /* Sits between the reader and the aggregator: progress, and samples with a
  * stack to the unwinder. */
@@ -29,6 +30,9 @@ typedef struct pk_feed {
     const char *path;
     uint64_t size, n;
     const pk_elf *elf;           /* the target (--sample-period counts its entries) */
+    /* not NULL: samples with a stack that do not go to the unwinder are left
+     * out when their leaf is in a prologue or epilogue (drop_prolog_epilog_flat) */
+    const pk_unwind_code *drop_pe;
 } pk_feed;
 
 /* The reader's callbacks into f (f->inner: the aggregator's). */

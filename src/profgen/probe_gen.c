@@ -249,6 +249,13 @@ static bool lost_inlinee(struct gen *g, uint32_t node, uint64_t addr)
 int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
                      pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
 {
+    return pk_profgen_probe_opts(bin, probes, raw, NULL, out, stats, err);
+}
+
+int pk_profgen_probe_opts(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
+                          const pk_profgen_opts *opts, pk_profset *out, pk_probe_gen_stats *stats, pk_err *err)
+{
+    bool as_given = opts && opts->ranges_as_given;
     struct gen g;
     const pk_probe_table *t = &probes->table;
     uint64_t *counts = calloc(t->n + 1, sizeof *counts);
@@ -267,7 +274,7 @@ int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawpr
         if (!e->n)
             continue;
         stats->ranges++;
-        if (pk_binary_range_crosses_uncond(bin, e->a, e->b)) {
+        if (!as_given && pk_binary_range_crosses_uncond(bin, e->a, e->b)) {
             stats->ranges_cross_uncond += e->n;
             continue;
         }

@@ -45,6 +45,11 @@ typedef struct pk_probe_gen_stats {
 /* Probe-only profile of `raw` (no calling contexts). */
 int pk_profgen_probe(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
                      pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
+/* The same, with opts->ranges_as_given (NULL opts: pk_profgen_probe): every
+ * probe in a range counts, whether or not the range could have run straight
+ * (an unsymbolized profile text's ranges). */
+int pk_profgen_probe_opts(pk_binary *bin, const pk_probe_info *probes, const pk_rawprof *raw,
+                          const pk_profgen_opts *opts, pk_profset *out, pk_probe_gen_stats *stats, pk_err *err);
 
 /* Flat context-sensitive profile of `raw` (contexts from the unwinder).
  * raw's range counts are freed once counted (they are most of the memory

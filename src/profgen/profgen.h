@@ -56,6 +56,12 @@ typedef struct pk_profgen_opts {
     /* contexts: samples whose leaf is in a prologue or epilogue are kept;
      * by default they are dropped (pk_unwind_opts.drop_prolog_epilog_leaf) */
     bool keep_prolog_epilog_leaf;
+    /* line-based flat: the ranges are counted as given, every instruction
+     * of a DWARF function from a range's start to its end (the last
+     * instruction's address), whether or not the range could have run
+     * straight: ranges an unsymbolized profile text states, not pairs of
+     * LBR entries to check (llvm-profgen's reading of that text) */
+    bool ranges_as_given;
 } pk_profgen_opts;
 
 /* The caller frames of a context (ctx[0..n), outermost first) after

@@ -183,7 +183,8 @@ typedef struct pending_counts {
 } pending_counts;
 
 #define ADDR_CACHE (1 << 14)
-enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4, HAVE_PE = 8, IS_PE = 16 /* the answer, with HAVE_PE */ };
+enum { HAVE_CLS = 1, HAVE_ENTRY = 2, HAVE_SITE = 4, HAVE_PE = 8, IS_PE = 16 /* the answer, with HAVE_PE */,
+       HAVE_UNCOND = 32 };
 
 struct pk_unwinder {
     pk_unwind_code code;
@@ -211,10 +212,11 @@ struct pk_unwinder {
         uint64_t addr;    /* address + 1 (0: empty) */
         uint64_t entry;   /* its function's entry */
         uint64_t site;    /* the call before it (0: none) */
+        uint64_t uncond;  /* the first instruction at or after it that never falls through */
         uint32_t span;    /* addresses from entry on sharing the entry (0: unknown) */
         int16_t cls;      /* the class of the instruction at it */
         uint16_t have;    /* HAVE_* fields filled */
-    } info[ADDR_CACHE];   /* 32 bytes each: 512 KiB */
+    } info[ADDR_CACHE];   /* 40 bytes each: 640 KiB */
     struct pk_unwind_feed *feed; /* unwind_feed.c: perf samples in */
     pk_u64map bad_returns; /* distinct return addresses not after a call (stack_truncated_not_call) */
 };
@@ -365,6 +367,27 @@ static bool prolog_epilog(pk_unwinder *u, uint64_t addr)
         e->have |= HAVE_PE | (r ? IS_PE : 0);
     }
     return e->have & IS_PE;
+}
+
+/* Whether the code from `begin` to `end` (the target of one LBR entry and
+ * the source of the next newer one) can have run straight: begin not after
+ * end, and no jump, call or return before end. */
+static bool ran_straight(pk_unwinder *u, uint64_t begin, uint64_t end)
+{
+    if (begin > end)
+        return false;
+    if (!u->code.next_uncond || begin == PK_AGG_EXTERNAL || end == PK_AGG_EXTERNAL)
+        return true;
+    struct addr_info *e = info_of(u, begin);
+    if (!(e->have & HAVE_UNCOND)) {
+        if (u->code_lock)
+            pthread_mutex_lock(u->code_lock);
+        e->uncond = u->code.next_uncond(u->code.ctx, begin);
+        if (u->code_lock)
+            pthread_mutex_unlock(u->code_lock);
+        e->have |= HAVE_UNCOND;
+    }
+    return e->uncond >= end;
 }
 
 /* The call site before return address `ret`, or 0 when there is none. */
@@ -518,10 +541,35 @@ static inline int class_of(pk_unwinder *u, uint64_t from, uint64_t flags)
 static int unwind_lbr(pk_unwinder *u, const pk_branch *lbr, size_t nlbr, uint64_t weight, pk_err *err)
 {
     uint64_t ip = 0, site;
+    /* Set at the first range that cannot have run (a duplicated entry, or
+     * entries missing between two): the LBR is not one trace there, and the
+     * branches it does not show may be calls or returns, so the stack the
+     * walk derives for the older entries is a guess. They are counted
+     * without calling context (their function is known from the addresses),
+     * as llvm-profgen does: a wrong context would steer inlining, a missing
+     * one only leaves the counts in the function's base profile. */
+    bool broken = false;
     for (size_t i = 0; i < nlbr; i++) {
         uint64_t from = pk_ld64(&lbr[i].from), to = pk_ld64(&lbr[i].to);
-        if (i > 0 && record_range(u, to, ip, weight, err))
-            return -1;
+        if (i > 0) {
+            bool straight = ran_straight(u, to, ip);
+            if (!straight && !broken) {
+                broken = true;
+                set_depth(u, 0);
+            }
+            if (!straight)
+                u->st.ranges_dropped += weight;
+            else if (record_range(u, to, ip, weight, err))
+                return -1;
+        }
+        if (broken) {
+            u->st.entries_after_break += weight;
+            if (record_branch(u, from, to, from == PK_AGG_EXTERNAL ? -1 : class_of(u, from, pk_ld64(&lbr[i].flags)),
+                              weight, err))
+                return -1;
+            ip = from;
+            continue;
+        }
         /* Code outside the binary's functions (other objects, PLT stubs)
          * is walked through, not into: its ranges are dropped, and the
          * calls and returns that enter and leave it keep the stack right. */
@@ -726,6 +774,21 @@ static bool bin_prolog_epilog(void *ctx, uint64_t vaddr)
     return i < 2 || insns[i].cls == PK_INSN_RET || (i + 1 < n && insns[i + 1].cls == PK_INSN_RET);
 }
 
+static uint64_t bin_next_uncond(void *ctx, uint64_t vaddr)
+{
+    pk_binary *bin = ctx;
+    const pk_elf_symbol *f = pk_elf_func_at(pk_binary_elf(bin), vaddr);
+    const pk_insn *insns;
+    size_t n;
+    pk_err err;
+    if (!f || pk_binary_func_insns(bin, f, &insns, &n, &err))
+        return UINT64_MAX;
+    for (size_t i = pk_insn_lower_bound(insns, n, vaddr); i < n; i++)
+        if (pk_insn_is_uncond(insns[i].cls))
+            return insns[i].addr;
+    return UINT64_MAX;
+}
+
 static uint64_t bin_func_entry(void *ctx, uint64_t vaddr, uint64_t *end)
 {
     const pk_elf *elf = pk_binary_elf(ctx);
@@ -754,6 +817,7 @@ void pk_unwind_code_from_binary(pk_unwind_code *code, struct pk_binary *bin)
     code->call_before = bin_call_before;
     code->func_entry = bin_func_entry;
     code->prolog_epilog = bin_prolog_epilog;
+    code->next_uncond = bin_next_uncond;
 }
 
 /* ---- a second walker (unwind_feed.c) ---- */

@@ -47,6 +47,11 @@ typedef struct pk_unwind_code {
      * there misses its caller or still shows the returning frame. May be
      * NULL (never). */
     bool (*prolog_epilog)(void *ctx, uint64_t vaddr);
+    /* The address of the first instruction at or after vaddr, in vaddr's
+     * function, that never falls through (pk_insn_is_uncond: a jump, call or
+     * return); UINT64_MAX when there is none or nothing is known. May be
+     * NULL (every range could have run). */
+    uint64_t (*next_uncond)(void *ctx, uint64_t vaddr);
 } pk_unwind_code;
 
 /* The pk_binary implementation of pk_unwind_code (bin must outlive it). */
@@ -69,6 +74,8 @@ typedef struct pk_unwind_stats {
     uint64_t branches;
     uint64_t recursion_compressed;        /* frames removed by recursion compression (once per distinct stack and leaf) */
     uint64_t depth_trimmed;               /* frames removed by the depth limit (likewise) */
+    uint64_t entries_after_break;         /* LBR entries at or before a range that cannot have run:
+                                             counted without calling context */
 } pk_unwind_stats;
 
 /* The context-sensitive raw profile: interned address contexts and, per

@@ -66,16 +66,44 @@ TEST(a_cycle_below_a_caller_comes_after_it)
 TEST(cold_pairs_are_judged_on_their_summed_weight)
 {
     /* x(0) -> y(1) seen in two contexts of weight 3: 6 > cold 5, kept, so x
-     * comes first; a single context of 3 is cold and left out, and with no
-     * edge the order is the reverse numbering */
-    pk_cg_edge twice[] = {{0, 1, 3}, {0, 1, 3}};
-    pk_cg_edge once[] = {{0, 1, 3}};
+     * comes first; a single context of 3 is cold and left out, and then the
+     * whole graph decides: y -> x (5, cold too) is the heavier edge of the
+     * cycle, which puts y first */
+    pk_cg_edge twice[] = {{0, 1, 3}, {0, 1, 3}, {1, 0, 5}};
+    pk_cg_edge once[] = {{0, 1, 3}, {1, 0, 5}};
     uint32_t order[2];
     pk_err err;
-    CHECK_OK(pk_cg_top_down(2, twice, 2, 5, PK_CG_CYCLE_MST, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(2, twice, 3, 5, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 0 && order[1] == 1);
-    CHECK_OK(pk_cg_top_down(2, once, 1, 5, PK_CG_CYCLE_MST, order, &err), &err);
+    CHECK_OK(pk_cg_top_down(2, once, 2, 5, PK_CG_CYCLE_MST, order, &err), &err);
     CHECK(order[0] == 1 && order[1] == 0);
+}
+
+TEST(cold_calls_keep_callers_before_callees)
+{
+    /* main -> foo -> bar, every call at the cold count: no hot edge is left,
+     * and the whole graph's order decides (the pre-inliner may still inline
+     * a cold call, but only while the callee's contexts are not merged
+     * away). Numbered callers first and callees first. */
+    pk_cg_edge down[] = {{0, 1, 14}, {1, 2, 14}};
+    pk_cg_edge up[] = {{2, 1, 14}, {1, 0, 0}};
+    uint32_t order[3];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(3, down, 2, 14, PK_CG_CYCLE_FAS, order, &err), &err);
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+    CHECK_OK(pk_cg_top_down(3, up, 2, 14, PK_CG_CYCLE_FAS, order, &err), &err);
+    CHECK(order[0] == 2 && order[1] == 1 && order[2] == 0);
+}
+
+TEST(cold_calls_ordered_around_the_hot_ones)
+{
+    /* main(0) -> foo(1) hot; foo -> bar(2), main -> baz(3), baz -> bar
+     * cold: every caller still comes before its callees */
+    pk_cg_edge e[] = {{0, 1, 100}, {1, 2, 1}, {0, 3, 1}, {3, 2, 1}};
+    uint32_t order[4];
+    pk_err err;
+    CHECK_OK(pk_cg_top_down(4, e, 4, 5, PK_CG_CYCLE_FAS, order, &err), &err);
+    CHECK(before(order, 4, 0, 1) && before(order, 4, 1, 2) && before(order, 4, 0, 3) && before(order, 4, 3, 2));
 }
 
 TEST(self_recursion_and_empty_graphs)

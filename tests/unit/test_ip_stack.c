@@ -37,7 +37,7 @@ static uint64_t fake_entry(void *ctx, uint64_t a, uint64_t *end)
     return e;
 }
 
-static const pk_unwind_code code = {NULL, fake_class, fake_call_before, fake_entry, NULL};
+static const pk_unwind_code code = {NULL, fake_class, fake_call_before, fake_entry, NULL, NULL};
 
 /* The address list of a context, as text: "0x1010 0x2000". */
 static const char *ctx_str(const pk_ipraw *r, uint32_t ctx)

@@ -240,4 +240,51 @@ TEST(recursion_cycle_is_decided_by_the_caller_of_its_hot_edge)
     pk_profset_free(&ps);
 }
 
+/* llvm-profgen's cs-preinline shape: main calls foo, foo calls bar, every
+ * call as cold as the coldest count, so the hot call graph has no edge.
+ * The callee's context must still be decided by its caller first: visited
+ * callee first, [main:1 @ foo:3 @ bar] would be merged into [bar] before foo
+ * could inline it. foo is too large for main under the cold threshold (50
+ * lines), bar is small (1 line): foo keeps [foo:3 @ bar]. */
+TEST(cold_calls_are_decided_caller_first)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    ps.kind = PK_PROF_CS;
+    pk_fprof *m = ctx_prof(&ps, "main");
+    pk_fprof *mf = ctx_prof(&ps, "main:1 @ foo");
+    pk_fprof *mfb = ctx_prof(&ps, "main:1 @ foo:3 @ bar");
+    if (!m || !mf || !mfb) {
+        CHECK(0);
+        return;
+    }
+    pk_fprof_add_body(m, 1, 0, 14, &err);
+    pk_fprof_add_call(m, 1, 0, name(&ps, "foo"), 14, &err);
+    mf->head = 14;
+    for (uint32_t i = 1; i <= 50; i++)
+        pk_fprof_add_body(mf, i, 0, 14, &err);
+    pk_fprof_add_call(mf, 3, 0, name(&ps, "bar"), 14, &err);
+    mfb->head = 14;
+    pk_fprof_add_body(mfb, 1, 0, 14, &err);
+    for (size_t i = 0; i < ps.top.len; i++)
+        pk_fprof_recompute_total(PK_VEC_AT(&ps.top, pk_fprof *, i));
+
+    pk_preinline_opts o;
+    pk_preinline_defaults(&o);
+    o.use_sample_count_size = true;
+    o.hot_threshold = 3000;
+    o.cold_threshold = 45;
+    pk_preinline_stats st;
+    CHECK_OK(pk_preinline(&ps, NULL, &o, &st, &err), &err);
+    CHECK_EQ_U64(st.inlined, 1);
+    pk_ctx_id fb;
+    CHECK_OK(pk_profset_ctx_parse(&ps, "foo:3 @ bar", strlen("foo:3 @ bar"), &fb, &err), &err);
+    pk_fprof *kept = pk_profset_find_ctx(&ps, fb);
+    CHECK(kept != NULL && !kept->removed && (kept->attrs & PK_ATTR_SHOULD_BE_INLINED));
+    CHECK(pk_profset_find(&ps, "bar") == NULL);
+    CHECK(pk_profset_find(&ps, "foo") != NULL && pk_profset_find(&ps, "main") != NULL);
+    pk_profset_free(&ps);
+}
+
 int main(void) { return pk_test_main(); }

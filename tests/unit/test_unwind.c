@@ -40,7 +40,7 @@ static uint64_t fake_entry(void *ctx, uint64_t a, uint64_t *end)
     return e;
 }
 
-static const pk_unwind_code fake = {NULL, fake_class, fake_call_before, fake_entry, NULL};
+static const pk_unwind_code fake = {NULL, fake_class, fake_call_before, fake_entry, NULL, NULL};
 
 static uint64_t range_count(const pk_csraw *r, const uint64_t *ctx, uint32_t n, uint64_t b, uint64_t e)
 {
@@ -287,16 +287,15 @@ TEST(recursion_is_compressed_and_depth_trimmed)
     CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
     /* foo recursing through its call at 0x200b three times under main */
     const uint64_t stack[] = {0x2004, 0x2010, 0x2010, 0x2010, 0x1015};
-    const pk_branch lbr[] = {{0x2018, 0x201c, 0}, {0x2018, 0x201c, 0}};
+    const pk_branch lbr[] = {{0x2018, 0x201c, 0}};
     pk_unwinder *u = pk_unwinder_new(&fake, NULL, &r, &err);
-    CHECK_OK(pk_unwind_sample(u, stack, 5, lbr, 2, 1, &err), &err);
-    /* the backwards range is dropped; the branches interned the compressed context only */
+    CHECK_OK(pk_unwind_sample(u, stack, 5, lbr, 1, 1, &err), &err);
+    /* the branch interned the compressed context only */
     CHECK_EQ_U64(pk_csraw_num_ctxs(&r), 1);
     uint32_t n;
     const uint64_t *got = pk_csraw_ctx(&r, 0, &n);
     CHECK(n == 3 && got[0] == 0x1010 && got[1] == 0x200b && got[2] == 0x2000);
     CHECK_EQ_U64(pk_unwinder_stats(u)->recursion_compressed, 2);
-    CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 1);
     pk_unwinder_free(u);
 
     pk_unwind_opts o = {.max_depth = 1, .compress_recursion = 0};
@@ -463,6 +462,62 @@ TEST(samples_without_user_frames_count_flat)
     pk_unwinder_free(u);
     pk_csraw_free(&r);
     pk_agg_free(a);
+}
+
+/* The first instruction at or after a that never falls through (calls and
+ * returns here), in a's function. */
+static uint64_t fake_next_uncond(void *ctx, uint64_t a)
+{
+    for (uint64_t x = a; fake_class(ctx, x) >= 0; x++)
+        if (pk_insn_is_uncond(fake_class(ctx, x)))
+            return x;
+    return UINT64_MAX;
+}
+
+/* The LBR of walks_calls_and_returns_backwards with bar's first return
+ * recorded twice: the "range" from its target, foo's 0x2010, to the same
+ * return at 0x3010 cannot have run (foo's call at 0x2020 is in between, and
+ * it leaves foo). What ran before it, with branches the LBR may have lost, is
+ * counted in its functions' root contexts; what ran after keeps its context.
+ * A range going backwards breaks the walk the same way. */
+TEST(entries_before_a_range_that_cannot_have_run_lose_their_context)
+{
+    pk_unwind_code code = fake;
+    code.next_uncond = fake_next_uncond;
+    const uint64_t stack[] = {0x3004, 0x2025, 0x1015};
+    const pk_branch lbr[] = {
+        {0x2020, 0x3000, 0}, {0x2018, 0x201c, 0}, {0x3010, 0x2010, 0}, {0x3010, 0x2010, 0},
+        {0x200b, 0x3000, 0}, {0x1010, 0x2000, 0}, {0x1008, 0x100c, 0},
+    };
+    const pk_branch backwards[] = {{0x2018, 0x201c, 0}, {0x2018, 0x201c, 0}, {0x3010, 0x2010, 0}};
+    pk_csraw r;
+    pk_err err;
+    CHECK_OK(pk_csraw_init(&r, 0, &err), &err);
+    pk_unwinder *u = pk_unwinder_new(&code, NULL, &r, &err);
+    CHECK(u != NULL);
+    if (!u)
+        return;
+    CHECK_OK(pk_unwind_sample(u, stack, 3, lbr, 7, 1, &err), &err);
+    const uint64_t foo_in_main[] = {0x1010, 0x2000}, bar_root[] = {0x3000}, foo_root[] = {0x2000};
+    const uint64_t main_root[] = {0x1000};
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x201c, 0x2020), 1);
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x2010, 0x2018), 1);
+    CHECK_EQ_U64(range_count(&r, bar_root, 1, 0x3000, 0x3010), 1);
+    CHECK_EQ_U64(range_count(&r, foo_root, 1, 0x2000, 0x200b), 1);
+    CHECK_EQ_U64(range_count(&r, main_root, 1, 0x100c, 0x1010), 1);
+    CHECK_EQ_U64(r.ranges.len, 5);
+    uint32_t id;
+    CHECK_OK(pk_csraw_intern(&r, bar_root, 1, &id, &err), &err);
+    CHECK_EQ_U64(pk_pairmap_get(&r.branches, (uint64_t)id << 32 | 0x3010, 0x2010), 1);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 1);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->entries_after_break, 4);
+    /* backwards: the range [0x201c, 0x2018] */
+    const uint64_t stack2[] = {0x2004, 0x1015};
+    CHECK_OK(pk_unwind_sample(u, stack2, 2, backwards, 3, 1, &err), &err);
+    CHECK_EQ_U64(range_count(&r, foo_root, 1, 0x2010, 0x2018), 1);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 2);
+    pk_unwinder_free(u);
+    pk_csraw_free(&r);
 }
 
 int main(void) { return pk_test_main(); }
