@@ -103,13 +103,19 @@ def ip_section(rows, quality, ip_info):
     by = {r["variant"]: r for r in rows}
     if not any(v.startswith(("afdo-ip", "probe-ip", "cs-ip")) for v in by):
         return []
-    out = ["", f"IP sampling (stock perf cpu-clock + frame-pointer stacks, {ip_info.get('runs', '?')} runs "
+    # the density a reader needs to tell "too few samples" from "wrong method"
+    rate = f"{ip_info['freq']} Hz" if ip_info.get("freq") else "? Hz"
+    if ip_info.get("seconds"):
+        rate += f", {float(ip_info['seconds']):.1f} s of training per run"
+    out = ["", f"IP sampling (stock perf cpu-clock at {rate} + frame-pointer stacks, {ip_info.get('runs', '?')} runs "
            "of every training command merged): " + ip_info.get("samples", ""), "",
            "| IP profile | block overlap, flow inference | without inference | instr. gain | LBR counterpart's gain | share |",
            "|---|---:|---:|---:|---:|---:|"]
     pairs = [("afdo-ip-pgokit", "afdo-ip-noinf", "afdo-pgokit"), ("afdo-ip-cfp", None, "afdo-pgokit"),
-             ("probe-ip-pgokit", "probe-ip-noinf", "probe-pgokit"), ("cs-ip-pgokit", "probe-ip-noinf", "probe-pgokit")]
+             ("probe-ip-pgokit", "probe-ip-noinf", "probe-pgokit"), ("cs-ip-pgokit", "probe-ip-noinf", "cs-pgokit")]
     for v, noinf, lbr in pairs:
+        if lbr == "cs-pgokit" and lbr not in by:
+            lbr = "probe-pgokit"   # no LBR CSSPGO in this run: the probe-only one
         q = quality.get(v)
         qn = quality.get(noinf) if noinf else None
         g = 1 - by[v]["ir_ratio"] if v in by else None
@@ -212,7 +218,8 @@ def main():
         rows = rows_for(times, counts, gen, quality)
         ip_info = {}
         gdir = os.path.join(a.work, w, "gen")
-        for key, name in (("runs", "ip-runs.txt"), ("samples", "ip-samples.txt")):
+        for key, name in (("runs", "ip-runs.txt"), ("samples", "ip-samples.txt"), ("freq", "ip-freq.txt"),
+                          ("seconds", "ip-seconds.txt")):
             p = os.path.join(gdir, name)
             if os.path.exists(p):
                 ip_info[key] = open(p).read().strip().replace("profgen: ", "")

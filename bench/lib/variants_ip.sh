@@ -111,4 +111,13 @@ sb_stage_profiles_ip() { # workload dir
   # how much the IP profiles saw
   grep -h "from IP samples" "$D/gen/cs-ip-pgokit.log" > "$D/gen/ip-samples.txt" 2>/dev/null || true
   echo "$SB_IP_RUNS" > "$D/gen/ip-runs.txt"
+  echo "$SB_IP_FREQ" > "$D/gen/ip-freq.txt"
+  # training seconds per run (what perf sampled): the sum of the first run's
+  # commands' durations, from perf's own sample timestamps
+  local secs=0 f1 t
+  for f1 in "$D"/rec/ip-probe-fp-*-1.data; do
+    t=$(perf report -i "$f1" --header-only 2>/dev/null | sed -n 's/^# sample duration *: *\([0-9.]*\) ms.*/\1/p')
+    [ -n "$t" ] && secs=$(python3 -c "print($secs + $t / 1000)")
+  done
+  echo "$secs" > "$D/gen/ip-seconds.txt"
 }

@@ -76,6 +76,7 @@ static void one_graph(uint64_t seed, size_t nblocks, double rate, acc *a)
         o.cost_model = m ? PK_FLOW_COSTS_POISSON : PK_FLOW_COSTS_LENGTH;
         CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
         a->block_cost[m] += overlap_u64(tb, bc, nb);
+        CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);   /* other costs, still a flow */
     }
     o.cost_model = PK_FLOW_COSTS_FLAT;
     a->n++;
