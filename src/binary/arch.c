@@ -93,6 +93,7 @@ const pk_arch pk_arch_x86_64 = {
     .plt_len = 11,
     .reloc_jump_slot = R_X86_64_JUMP_SLOT,
     .reloc_glob_dat = R_X86_64_GLOB_DAT,
+    .reloc_relative = R_X86_64_RELATIVE,
 };
 
 const pk_arch pk_arch_aarch64 = {
@@ -111,6 +112,7 @@ const pk_arch pk_arch_aarch64 = {
     .plt_len = 12,
     .reloc_jump_slot = R_AARCH64_JUMP_SLOT,
     .reloc_glob_dat = R_AARCH64_GLOB_DAT,
+    .reloc_relative = R_AARCH64_RELATIVE,
     .call_probes_in_dwarf = true,
 };
 

@@ -269,6 +269,9 @@ typedef struct pk_arch {
     /* Dynamic relocation types that fill a GOT slot with a function's
      * address (R_*_JUMP_SLOT, R_*_GLOB_DAT): calls through them name it. */
     uint32_t reloc_jump_slot, reloc_glob_dat;
+    /* R_*_RELATIVE: a word of data that holds an address of the binary
+     * (its addend); in code, a code address taken (a computed-goto label). */
+    uint32_t reloc_relative;
     /* clang-19 writes this target's call-site pseudo-probes only into the
      * DWARF discriminators of the calls, not into .pseudo_probe (AArch64):
      * the probe loader recovers them from there (probe_calls.c). */

@@ -46,9 +46,9 @@ static const char usage_text[] =
     "                      equivalence classes), none (block count = its samples; for measuring)\n"
     "  --ip-context-prior K IP samples, contexts: each context's block weights borrow K samples'\n"
     "                      worth of its function's merged shape (default 16; 0: none)\n"
-    "  --flow-costs C      IP samples, mcf: profi (default: profi's costs), length (a block's\n"
-    "                      costs grow with the square root of its length), poisson (with that of\n"
-    "                      length / mean hits)\n"
+    "  --flow-costs C      IP samples, mcf: convex (default: costs by each block's Poisson\n"
+    "                      evidence, dearer beyond half its weight), poisson (not convex), profi\n"
+    "                      (profi's uniform linear costs, made for LBR counts)\n"
     "  -o, --output OUT    output file\n"
     "  --format F          extbinary (default, like llvm-profgen), text, binary, or gcc\n"
     "                      (GCC 12+ -fauto-profile; line-based profiles only)\n"
@@ -623,13 +623,13 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.ip_context_prior = v ? (int32_t)v : -1;
         } else if (OPT("--flow-costs")) {
             if (!strcmp(val, "profi"))
-                rq.flow_costs = PK_FLOW_COSTS_FLAT;
-            else if (!strcmp(val, "length"))
-                rq.flow_costs = PK_FLOW_COSTS_LENGTH;
+                rq.flow_costs = PK_IP_COSTS_PROFI;
             else if (!strcmp(val, "poisson"))
-                rq.flow_costs = PK_FLOW_COSTS_POISSON;
+                rq.flow_costs = PK_IP_COSTS_POISSON;
+            else if (!strcmp(val, "convex"))
+                rq.flow_costs = PK_IP_COSTS_CONVEX;
             else {
-                rc = pk_cli_usage(cmd, "--flow-costs must be profi, length or poisson, not '%s'", val);
+                rc = pk_cli_usage(cmd, "--flow-costs must be convex, poisson or profi, not '%s'", val);
                 goto done;
             }
         } else if (OPT("--flow")) {

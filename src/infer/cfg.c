@@ -248,7 +248,7 @@ static int group_edges(pk_cfg *cfg, edge_buf *eb)
 
 /* Edges from every unresolved indirect jump to the heads of the regions the
  * entry does not reach otherwise. */
-static int add_unknown_ijmp_edges(pk_cfg *cfg, const uint8_t *unresolved, edge_buf *eb)
+static int add_unknown_ijmp_edges(pk_cfg *cfg, const pk_cfg_hints *hints, const uint8_t *unresolved, edge_buf *eb)
 {
     size_t nb = cfg->nblocks;
     uint8_t *mark = calloc(nb, 1);
@@ -258,13 +258,27 @@ static int add_unknown_ijmp_edges(pk_cfg *cfg, const uint8_t *unresolved, edge_b
     if (!mark || !stack || !heads || pk_cfg_preds_build(cfg, &p) != 0)
         goto out;
     pk_cfg_reach(cfg, cfg->entry_block, mark, stack, 0);
-    size_t nh = pk_cfg_region_heads(cfg, &p, mark, stack, 0, heads);
+    size_t nh = pk_cfg_region_heads(cfg, &p, mark, stack, 0, heads), nregion = nh;
+    /* and every block at a code address data holds (a computed goto's
+     * labels: reached from the function's own code too, so not heads) */
+    memset(mark, 0, nb);
+    for (size_t k = 0; k < nh; k++)
+        mark[heads[k]] = 1;
+    for (size_t k = 0; hints && k < hints->ntaken; k++) {
+        uint32_t b = pk_cfg_block_at(cfg, hints->taken[k]);
+        if (b != UINT32_MAX && cfg->blocks[b].begin == hints->taken[k] && !mark[b] && b != cfg->entry_block) {
+            mark[b] = 1;
+            heads[nh++] = b;
+        }
+    }
     rc = 0;
     for (uint32_t b = 0; b < nb && rc == 0; b++) {
         if (!unresolved[b])
             continue;
+        /* a label may be jumped to from its own block (the same handler
+         * run twice in a row); a region's head not (it has no other way in) */
         for (size_t k = 0; k < nh && rc == 0; k++)
-            if (heads[k] != b)
+            if (heads[k] != b || k >= nregion)
                 rc |= edge_push(eb, b, heads[k], PK_CFG_UNKNOWN_IJMP);
     }
     if (rc == 0 && nh)
@@ -308,7 +322,10 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
             size_t t = pk_insn_index(insns, n, in->target);
             if (t != SIZE_MAX)
                 leader[t] = 1;
-        } else if (in->cls == PK_INSN_IJMP) {
+        }
+        if (hints && sorted_has(hints->taken, hints->ntaken, in->addr))
+            leader[i] = 1;                           /* a computed-goto label */
+        if (in->cls == PK_INSN_IJMP) {
             const pk_cfg_jtable *jt = find_table(hints, in->addr, insns, n);
             for (uint32_t k = 0; jt && k < jt->ntargets; k++) {
                 size_t t = pk_insn_index(insns, n, jt->targets[k]);
@@ -323,7 +340,7 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
     unresolved = calloc(cfg->nblocks, 1);
     if (!unresolved || make_edges(cfg, insns, n, hints, &eb, unresolved) != 0 || group_edges(cfg, &eb) != 0)
         goto oom;
-    if (cfg->ijumps_unresolved && add_unknown_ijmp_edges(cfg, unresolved, &eb) != 0)
+    if (cfg->ijumps_unresolved && add_unknown_ijmp_edges(cfg, hints, unresolved, &eb) != 0)
         goto oom;
     free(leader);
     free(unresolved);

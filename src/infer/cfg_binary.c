@@ -7,6 +7,7 @@
 struct pk_cfg_noreturn {
     pk_elf *elf;
     pk_u64map slots;   /* GOT slot address → 1 when its symbol is noreturn */
+    pk_vec taken;      /* uint64_t: code addresses held by data, sorted, unique */
 };
 
 /* Functions that never return, by linkage name. The binary does not carry
@@ -33,7 +34,10 @@ static bool noreturn_name(const char *name)
     return !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_") != NULL;
 }
 
-/* Adds the GOT slots whose relocation names a noreturn function. */
+static int cmp_u64(const void *a, const void *b);
+
+/* Adds the GOT slots whose relocation names a noreturn function, and the
+ * code addresses RELATIVE relocations put in data. */
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
 {
     pk_elf *elf = nr->elf;
@@ -49,14 +53,25 @@ static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *er
      * refer to .dynsym. */
     sym = pk_elf_section_by_name(elf, ".dynsym");
     str = pk_elf_section_by_name(elf, ".dynstr");
-    if (!sym || !str)
-        return 0;
-    if (pk_elf_section_data(elf, sym, &sd, &sn, err) != 0 || pk_elf_section_data(elf, str, &strd, &strn, err) != 0)
+    sd = strd = NULL;
+    sn = strn = 0;
+    if (sym && str &&
+        (pk_elf_section_data(elf, sym, &sd, &sn, err) != 0 || pk_elf_section_data(elf, str, &strd, &strn, err) != 0))
         return -1;
     for (size_t off = 0; off + sizeof(Elf64_Rela) <= rn; off += sizeof(Elf64_Rela)) {
         uint64_t slot = pk_ld64(rd + off), info = pk_ld64(rd + off + 8);
         uint32_t type = (uint32_t)ELF64_R_TYPE(info), si = (uint32_t)ELF64_R_SYM(info);
-        if ((type != arch->reloc_jump_slot && type != arch->reloc_glob_dat) || si == 0)
+        if (type == arch->reloc_relative) {
+            uint64_t addr = pk_ld64(rd + off + 16);
+            if (pk_elf_func_at(elf, addr)) {
+                uint64_t *t = pk_vec_push(&nr->taken);
+                if (!t)
+                    return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
+                *t = addr;
+            }
+            continue;
+        }
+        if ((type != arch->reloc_jump_slot && type != arch->reloc_glob_dat) || si == 0 || !sd)
             continue;
         if ((uint64_t)(si + 1) * sizeof(Elf64_Sym) > sn)
             return pk_err_set(err, "%s: offset %llu: relocation names symbol %u past .dynsym",
@@ -81,12 +96,22 @@ int pk_cfg_noreturn_open(pk_cfg_noreturn **out, pk_binary *bin, pk_err *err)
     if (!nr)
         return pk_err_set(err, "out of memory");
     nr->elf = pk_binary_elf(bin);
+    pk_vec_init(&nr->taken, sizeof(uint64_t));
     for (size_t i = 1; i < pk_elf_num_sections(nr->elf); i++) {
         const pk_elf_section *s = pk_elf_section_at(nr->elf, i);
         if (s->type == SHT_RELA && (s->flags & SHF_ALLOC) && scan_relocs(nr, s, err) != 0) {
             pk_cfg_noreturn_close(nr);
             return -1;
         }
+    }
+    if (nr->taken.len > 1) {
+        uint64_t *t = nr->taken.data;
+        qsort(t, nr->taken.len, sizeof *t, cmp_u64);
+        size_t k = 1;
+        for (size_t i = 1; i < nr->taken.len; i++)
+            if (t[i] != t[k - 1])
+                t[k++] = t[i];
+        nr->taken.len = k;
     }
     *out = nr;
     return 0;
@@ -97,6 +122,7 @@ void pk_cfg_noreturn_close(pk_cfg_noreturn *nr)
     if (!nr)
         return;
     pk_u64map_free(&nr->slots);
+    pk_vec_free(&nr->taken);
     free(nr);
 }
 
@@ -248,8 +274,34 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     pk_vec_free(&starts);
     if (stops.len > 1)
         qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
-    pk_cfg_hints h = {tables.data, tables.len, stops.data, stops.len};
+    /* code addresses data holds, inside the function's ranges */
+    pk_vec taken;
+    pk_vec_init(&taken, sizeof(uint64_t));
+    const uint64_t *all = nr ? nr->taken.data : NULL;
+    size_t nall = nr ? nr->taken.len : 0;
+    for (size_t r = 0; r < nranges && nall; r++) {
+        size_t lo = 0, hi = nall;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (all[mid] < rs[r].begin)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < nall && all[lo] < rs[r].end; lo++) {
+            uint64_t *t = pk_vec_push(&taken);
+            if (!t) {
+                pk_vec_free(&taken);
+                pk_err_set(err, "out of memory");
+                goto out;
+            }
+            *t = all[lo];
+        }
+    }
+    pk_cfg_hints h = {.tables = tables.data, .ntables = tables.len, .stops = stops.data, .nstops = stops.len,
+                      .taken = taken.data, .ntaken = taken.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);
+    pk_vec_free(&taken);
     if (rc != 0)
         pk_err_prefix(err, "%s", pk_elf_path(elf));
 out:

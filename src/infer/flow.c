@@ -162,17 +162,17 @@ static bool edge_kept(const pk_flow_fn *f, const pk_cfg_edge *e)
     return f->kept[e->from] && f->kept[e->to];
 }
 
-/* The multiplier of a block's costs (see pk_flow_opts.cost_model), 4 for
- * a one-instruction block of one hit, so that integer costs keep some
+/* The multiplier of a block's costs under PK_FLOW_COSTS_POISSON: 4 for a
+ * one-instruction block of one hit, so that integer costs keep some
  * precision below it. */
 static double cost_factor(const pk_flow_opts *o, uint32_t ninsns, int64_t weight)
 {
     double k = ninsns ? ninsns : 1;
-    if (o->cost_model == PK_FLOW_COSTS_LENGTH)
-        return 4 * sqrt(k);
     double hits = o->weight_scale ? (double)weight / o->weight_scale : 1;
     return 4 * sqrt(k / (hits > 0.5 ? hits : 0.5));
 }
+
+#define CONVEX_SLOPE 4.0   /* the dearer slope, times the first */
 
 static int64_t scaled_cost(int64_t cost, double m)
 {
@@ -190,14 +190,15 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
     uint32_t nb = (uint32_t)cfg->nblocks, S = 2 * nb, T = S + 1, S1 = S + 2, T1 = S + 3;
     pk_mcf *g = pk_mcf_new(2 * nb + 4);
     uint32_t *inc = malloc(nb * sizeof *inc), *dec = malloc(nb * sizeof *dec);
+    uint32_t *inc2 = malloc(nb * sizeof *inc2), *dec2 = malloc(nb * sizeof *dec2);
     uint32_t *eid = malloc((cfg->nedges ? cfg->nedges : 1) * sizeof *eid), *sid = malloc(nb * sizeof *sid);
     int rc = -1;
-    if (!g || !inc || !dec || !eid || !sid)
+    if (!g || !inc || !dec || !inc2 || !dec2 || !eid || !sid)
         goto out;
     bool known_entry = entry_count >= 0;
     bool fail = false;
     for (uint32_t b = 0; b < nb; b++) {
-        inc[b] = dec[b] = sid[b] = UINT32_MAX;
+        inc[b] = dec[b] = inc2[b] = dec2[b] = sid[b] = UINT32_MAX;
         if (!f->kept[b])
             continue;
         uint32_t bin = 2 * b, bout = bin + 1;
@@ -233,9 +234,24 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
             ci = scaled_cost(ci, m);
             cd = scaled_cost(cd, m);
         }
-        inc[b] = add(g, bin, bout, PK_MCF_INF, ci, &fail);
+        if (o->convex_costs && w > 0) {
+            /* two slopes each way: the first half of the weight (up or
+             * down) at the block's cost, the rest dearer, so that a
+             * correction the flow must make is shared out over many blocks
+             * instead of zeroing a few (linear costs put it all on the
+             * cheapest) */
+            int64_t half = w / 2 > 0 ? w / 2 : 1;
+            inc[b] = add(g, bin, bout, half, ci, &fail);
+            inc2[b] = add(g, bin, bout, PK_MCF_INF, scaled_cost(ci, CONVEX_SLOPE), &fail);
+            dec[b] = add(g, bout, bin, half, cd, &fail);
+            if (w > half)
+                dec2[b] = add(g, bout, bin, w - half, scaled_cost(cd, CONVEX_SLOPE), &fail);
+        } else {
+            inc[b] = add(g, bin, bout, PK_MCF_INF, ci, &fail);
+            if (w > 0)
+                dec[b] = add(g, bout, bin, w, cd, &fail);
+        }
         if (w > 0) {
-            dec[b] = add(g, bout, bin, w, cd, &fail);
             add(g, S1, bout, w, 0, &fail);
             add(g, bin, T1, w, 0, &fail);
         }
@@ -251,7 +267,9 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
         if (!f->kept[b])
             continue;
         int64_t w = f->weight[b] > 0 ? f->weight[b] : 0;
-        f->bflow[b] = w + pk_mcf_flow(g, inc[b]) - (dec[b] != UINT32_MAX ? pk_mcf_flow(g, dec[b]) : 0);
+        f->bflow[b] = w + pk_mcf_flow(g, inc[b]) - (dec[b] != UINT32_MAX ? pk_mcf_flow(g, dec[b]) : 0) +
+                      (inc2[b] != UINT32_MAX ? pk_mcf_flow(g, inc2[b]) : 0) -
+                      (dec2[b] != UINT32_MAX ? pk_mcf_flow(g, dec2[b]) : 0);
         if (sid[b] != UINT32_MAX)
             f->entry_flow[b] = pk_mcf_flow(g, sid[b]);
     }
@@ -270,6 +288,8 @@ static int run_mcf(pk_flow_fn *f, int64_t entry_count, const pk_flow_opts *o)
 out:
     pk_mcf_free(g);
     free(inc);
+    free(inc2);
+    free(dec2);
     free(dec);
     free(eid);
     free(sid);

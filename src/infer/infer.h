@@ -127,6 +127,9 @@ typedef struct pk_cfg_hints {
                                      execution does not go on: ud2, hlt, calls to
                                      noreturn functions */
     size_t nstops;
+    const uint64_t *taken;        /* sorted addresses of the function that data holds
+                                     (code addresses taken: computed-goto labels) */
+    size_t ntaken;
 } pk_cfg_hints;
 
 /* Builds the CFG from the decoded instructions of one function: sorted by
@@ -145,7 +148,8 @@ void pk_cfg_free(pk_cfg *cfg);
 /* The block containing addr (any byte of it), UINT32_MAX if none. */
 uint32_t pk_cfg_block_at(const pk_cfg *cfg, uint64_t addr);
 
-/* Noreturn callees of one binary: defined functions, PLT stubs and GOT
+/* What one binary tells every CFG of its functions.
+ * Noreturn callees: defined functions, PLT stubs and GOT
  * slots called indirectly (resolved through the slot's JUMP_SLOT / GLOB_DAT
  * relocation) whose name is a
  * well-known noreturn function of libc, libstdc++ and the unwinder (abort,
@@ -153,7 +157,14 @@ uint32_t pk_cfg_block_at(const pk_cfg *cfg, uint64_t addr);
  * longjmp, std::__throw_*, ...). Built once per binary, read-only after:
  * the noreturn attribute itself is not in the binary, so names are all we
  * have; a function missing from the list only costs an AFTER_CALL edge
- * that no flow will use. The pk_binary must outlive it. */
+ * that no flow will use.
+ * Code addresses taken in data: the addends of the binary's RELATIVE
+ * relocations that fall in executable sections (position-independent
+ * binaries only: elsewhere nothing marks them). Inside a function (not at
+ * its entry) they are the labels of computed gotos (`goto *table[op]`, an
+ * interpreter's dispatch): block leaders, and the targets of the function's
+ * unresolved indirect jumps.
+ * The pk_binary must outlive it. */
 typedef struct pk_cfg_noreturn pk_cfg_noreturn;
 int pk_cfg_noreturn_open(pk_cfg_noreturn **out, pk_binary *bin, pk_err *err);
 void pk_cfg_noreturn_close(pk_cfg_noreturn *nr);
@@ -208,7 +219,7 @@ int pk_jtable_resolve_a64(const pk_elf *elf, const pk_insn *insns, size_t n, siz
 
 #define PK_FLOW_UNKNOWN (-1)
 
-enum pk_flow_cost_model { PK_FLOW_COSTS_FLAT, PK_FLOW_COSTS_LENGTH, PK_FLOW_COSTS_POISSON };
+enum pk_flow_cost_model { PK_FLOW_COSTS_FLAT, PK_FLOW_COSTS_POISSON };
 /* Largest weight / entry count: sums over thousands of blocks stay far
  * from overflowing (about 10^12; scale counts down if needed). */
 #define PK_FLOW_MAX ((int64_t)1 << 40)
@@ -237,14 +248,18 @@ typedef struct pk_flow_opts {
      * not at all, profi's). Why they should: a weight is the mean of the
      * block's instructions' hits, and by Poisson statistics the mean of k
      * instructions with m hits each on average is off by about sqrt(m / k);
-     * a cost per unit of change of 1/that, sqrt(k / m), lets the solver move
-     * the uncertain weights (short blocks, many hits) and keep the sure ones
-     * (long blocks, few hits: a long block without a hit ran rarely).
-     * PK_FLOW_COSTS_LENGTH scales by sqrt(k) only. weight_scale: the weights'
-     * units per hit per instruction (pk_flow_block_weights' scale), needed
-     * by PK_FLOW_COSTS_POISSON. */
+     * PK_FLOW_COSTS_POISSON makes the cost per unit of change 1/that,
+     * sqrt(k / m) (m at least 1/2), so the solver moves the uncertain
+     * weights (short blocks, many hits) and keeps the sure ones (long blocks,
+     * few hits: a long block without a hit ran rarely). weight_scale: the
+     * weights' units per hit per instruction (pk_flow_block_weights'
+     * scale). */
     int cost_model;
     uint32_t weight_scale;
+    /* MCF: convex costs (off): raising or lowering a block by more than half
+     * its weight costs 4 times as much per unit, so that corrections spread
+     * over many blocks rather than zeroing a few. */
+    bool convex_costs;
 } pk_flow_opts;
 
 void pk_flow_defaults(pk_flow_opts *o);

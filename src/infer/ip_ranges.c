@@ -421,8 +421,9 @@ int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_
     ipr r = {.bin = bin, .ip = ip, .o = o, .st = st};
     pk_flow_defaults(&r.fo);
     r.fo.method = o->method;
-    r.fo.cost_model = o->cost_model;
     r.fo.weight_scale = o->scale ? o->scale : DEFAULT_SCALE;
+    r.fo.cost_model = o->costs == PK_IP_COSTS_PROFI ? PK_FLOW_COSTS_FLAT : PK_FLOW_COSTS_POISSON;
+    r.fo.convex_costs = o->costs == PK_IP_COSTS_DEFAULT || o->costs == PK_IP_COSTS_CONVEX;
     pk_vec_init(&r.funcs, sizeof(func_cfg));
     call_obs *obs = NULL;
     size_t nobs = 0;

@@ -33,10 +33,23 @@
  * from the same samples: -7.1 %); 16 keeps more of a context's own shape. */
 #define PK_IP_CONTEXT_PRIOR 16
 
+/* The minimum-cost flow's costs for IP samples (see pk_flow_opts).
+ * CONVEX, the default: Poisson-weighted and convex. Why: profi's linear,
+ * uniform costs (made for LBR counts) settle the inconsistencies of noisy,
+ * cycle-biased IP weights by zeroing a few blocks whole (at a merge point
+ * of an interpreter's handlers, the handlers with the fewest hits lose all
+ * their count); with convex costs the correction spreads over the blocks,
+ * by how sure each weight is. Block overlap against exact counts, real
+ * cpu-clock recordings (AutoFDO / probe-only / CSSPGO): Lua 0.892 / 0.852 /
+ * 0.849 with PROFI, 0.918 / 0.899 / 0.903 with CONVEX; SQLite 0.865 / 0.837 /
+ * 0.825 and 0.875 / 0.868 / 0.834; random CFGs at three sampling densities
+ * in test_infer_noise. */
+enum pk_ip_costs { PK_IP_COSTS_DEFAULT, PK_IP_COSTS_PROFI, PK_IP_COSTS_POISSON, PK_IP_COSTS_CONVEX };
+
 typedef struct pk_ip_infer_opts {
     int method;                  /* enum pk_flow_method (infer.h); 0: min-cost flow */
     uint32_t scale;              /* counts per hit per instruction (0: the default, 64) */
-    int cost_model;              /* enum pk_flow_cost_model (infer.h) */
+    int costs;                   /* enum pk_ip_costs */
     /* How many samples' worth of its function's merged shape a context
      * borrows (see pk_ip_to_ranges); 0: none, each context alone. */
     uint32_t context_prior;

@@ -574,7 +574,7 @@ static int choose_ip(run *r, pk_err *err)
     }
     pk_ip_infer_opts io = {
         .method = req->flow_method,
-        .cost_model = req->flow_costs,
+        .costs = req->flow_costs,
         .context_prior = req->ip_context_prior < 0    ? 0
                          : req->ip_context_prior == 0 ? PK_IP_CONTEXT_PRIOR
                                                       : (uint32_t)req->ip_context_prior,

@@ -93,7 +93,7 @@ typedef struct pk_pipeline_request {
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
     int32_t ip_context_prior;        /* IP samples, see pk_ip_infer_opts.context_prior: 0 the
                                         default (PK_IP_CONTEXT_PRIOR), < 0 none */
-    int flow_costs;                  /* IP samples: enum pk_flow_cost_model (0: profi's) */
+    int flow_costs;                  /* IP samples: enum pk_ip_costs (0: the default) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
     /* llvm-profgen's post-processing. The hot and cold thresholds are the
      * profile summary's counts at the percentile cutoffs (millionths; 0:

@@ -158,7 +158,7 @@ TEST(jump_table_resolved)
     pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x22), IJ(0x14), OTH(0x16, 2), JM(0x18, 0x24), OTH(0x1a, 2),
                     JM(0x1c, 0x24), OTH(0x1e, 2), JM(0x20, 0x24), OTH(0x22, 2), RET(0x24)};
     pk_cfg_jtable jt = {.ijmp = 0x14, .targets = table, .ntargets = 5};
-    pk_cfg_hints h = {&jt, 1, NULL, 0};
+    pk_cfg_hints h = {.tables = &jt, .ntables = 1};
     want_block b[] = {{0x10, 60}, {0x14, 50}, {0x16, 10}, {0x1a, 15}, {0x1e, 5}, {0x22, 30}, {0x24, 60}};
     want_edge e[] = {{0x10, 0x14, PK_CFG_FALL, 50},  {0x10, 0x22, PK_CFG_JUMP, 10}, {0x14, 0x16, PK_CFG_TABLE, 10},
                      {0x14, 0x1a, PK_CFG_TABLE, 15}, {0x14, 0x1e, PK_CFG_TABLE, 5}, {0x14, 0x22, PK_CFG_TABLE, 20},
@@ -175,7 +175,7 @@ TEST(jump_table_resolved)
     /* a table entry that is not an instruction: unresolved */
     static const uint64_t bad[] = {0x16, 0x17};
     pk_cfg_jtable jb = {.ijmp = 0x14, .targets = bad, .ntargets = 2};
-    pk_cfg_hints hb = {&jb, 1, NULL, 0};
+    pk_cfg_hints hb = {.tables = &jb, .ntables = 1};
     CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &hb, &err), &err);
     CHECK_EQ_U64(c.ijumps_resolved, 0);
     CHECK_EQ_U64(c.ijumps_unresolved, 1);
@@ -184,7 +184,7 @@ TEST(jump_table_resolved)
      * resolved, the other cases are edges, and the jump is an exit too */
     static const uint64_t out[] = {0x16, 0x9000, 0x1e};
     pk_cfg_jtable jo = {.ijmp = 0x14, .targets = out, .ntargets = 3, .guessed = true};
-    pk_cfg_hints ho = {&jo, 1, NULL, 0};
+    pk_cfg_hints ho = {.tables = &jo, .ntables = 1};
     CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &ho, &err), &err);
     CHECK_EQ_U64(c.ijumps_resolved, 1);
     CHECK_EQ_U64(c.ijumps_guessed, 1);
@@ -232,6 +232,41 @@ TEST(jump_table_unresolved)
     pk_cfg_free(&c);
 }
 
+TEST(computed_goto_labels)
+{
+    /* An interpreter's dispatch: `goto *table[op]` (an unresolved ijmp at
+     * 0x1c) to labels only data holds. Handler A (0x10) runs into handler
+     * B's label 0x14 without a jump, B's code shares A's tail; without the
+     * labels, 0x10..0x1c is one block and B's hits raise A's count. With
+     * the labels (hints.taken) 0x14 and 0x18 start blocks and are targets
+     * of the dispatch, though the code before them reaches them too. */
+    pk_insn in[] = {OTH(0x10, 2), OTH(0x12, 2), OTH(0x14, 2), OTH(0x16, 2), OTH(0x18, 2), OTH(0x1a, 2), IJ(0x1c)};
+    static const uint64_t labels[] = {0x10, 0x14, 0x18};
+    pk_cfg_hints h = {.taken = labels, .ntaken = N(labels)};
+    pk_cfg c;
+    pk_err err;
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, NULL, &err), &err);
+    CHECK_EQ_U64(c.nblocks, 1);                      /* blind to the labels */
+    pk_cfg_free(&c);
+    CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &h, &err), &err);
+    CHECK_EQ_U64(c.nblocks, 3);
+    CHECK(blk(&c, 0x14) != UINT32_MAX && c.blocks[blk(&c, 0x14)].begin == 0x14);
+    CHECK(c.blocks[blk(&c, 0x18)].begin == 0x18);
+    CHECK(edge_of(&c, 0x14, 0x18) != UINT32_MAX);    /* falls into the next label */
+    CHECK(edge_of(&c, 0x18, 0x14) != UINT32_MAX && c.edges[edge_of(&c, 0x18, 0x14)].kind == PK_CFG_UNKNOWN_IJMP);
+    CHECK(edge_of(&c, 0x18, 0x18) != UINT32_MAX);    /* the dispatch may run its own handler again */
+    /* the hits of handler B (0x14 and on) no longer count for A: with A
+     * never run and B hot, inference gives A nothing */
+    int64_t w[3] = {0, 40, 40};
+    uint64_t bc[3], ec[8];
+    pk_flow_opts o;
+    pk_flow_defaults(&o);
+    CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+    CHECK(bc[blk(&c, 0x14)] >= 39 && bc[blk(&c, 0x18)] >= 39);
+    CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);
+    pk_cfg_free(&c);
+}
+
 TEST(unreachable_blocks)
 {
     /* 0x1d: a landing pad with samples (no predecessor) is a secondary
@@ -255,7 +290,7 @@ TEST(builder_rules)
     pk_insn in[] = {OTH(0x10, 2), CJ(0x12, 0x14), CJ(0x14, 0x800), OTH(0x16, 2), CALL(0x18, 0x700),
                     OTH(0x1d, 1), JM(0x1e, 0x900), RET(0x20)};
     uint64_t stops[] = {0x18};   /* the call does not return */
-    pk_cfg_hints h = {NULL, 0, stops, 1};
+    pk_cfg_hints h = {.stops = stops, .nstops = 1};
     CHECK_OK(pk_cfg_build(&c, in, N(in), 0x10, &h, &err), &err);
     CHECK_EQ_U64(c.nblocks, 5);   /* 0x10 0x14 0x16 0x1d 0x20 */
     uint32_t b0 = blk(&c, 0x10), b1 = blk(&c, 0x14), b2 = blk(&c, 0x16), b3 = blk(&c, 0x1d);

@@ -12,7 +12,7 @@
 
 typedef struct acc {
     double block[3], edge[3];
-    double block_cost[2];        /* MCF with the LENGTH and POISSON cost models */
+    double block_cost[3];        /* MCF: POISSON, FLAT convex, POISSON convex costs */
     int n, mcf_better;
 } acc;
 
@@ -72,13 +72,16 @@ static void one_graph(uint64_t seed, size_t nblocks, double rate, acc *a)
     (void)raw_ov;
     o.method = PK_FLOW_MCF;
     o.weight_scale = 16;
-    for (int m = 0; m < 2; m++) {
-        o.cost_model = m ? PK_FLOW_COSTS_POISSON : PK_FLOW_COSTS_LENGTH;
+    for (int m = 0; m < 3; m++) {
+        static const int model[3] = {PK_FLOW_COSTS_POISSON, PK_FLOW_COSTS_FLAT, PK_FLOW_COSTS_POISSON};
+        o.cost_model = model[m];
+        o.convex_costs = m >= 1;
         CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
         a->block_cost[m] += overlap_u64(tb, bc, nb);
         CHECK_EQ_U64(conservation_errors(&c, bc, ec), 0);   /* other costs, still a flow */
     }
     o.cost_model = PK_FLOW_COSTS_FLAT;
+    o.convex_costs = false;
     a->n++;
     /* exact weights: a zero-cost flow exists, so every block comes back */
     for (size_t b = 0; b < nb; b++)
@@ -123,12 +126,17 @@ TEST(noisy_random_graphs)
         printf("; edge overlap");
         for (int m = 0; m < 3; m++)
             printf(" %s %.4f", method_name[m], a.edge[m] / a.n);
-        printf("; MCF >= raw on %d; MCF block overlap with costs by length %.4f, by Poisson %.4f\n",
-               a.mcf_better, a.block_cost[0] / a.n, a.block_cost[1] / a.n);
+        printf("; MCF >= raw on %d; MCF block overlap with costs by Poisson %.4f, convex %.4f, "
+               "convex by Poisson %.4f\n",
+               a.mcf_better, a.block_cost[0] / a.n, a.block_cost[1] / a.n, a.block_cost[2] / a.n);
         /* NONE's block counts are the raw weights */
         CHECK(a.block[PK_FLOW_MCF] > a.block[PK_FLOW_NONE]);
         CHECK(a.edge[PK_FLOW_MCF] > a.edge[PK_FLOW_NONE]);
         CHECK(a.mcf_better >= a.n * 3 / 4);
+        /* convex costs weighted by Poisson evidence: closer to the truth
+         * than profi's linear ones at every density (0.953 / 0.920 / 0.790
+         * against 0.948 / 0.907 / 0.743 when written) */
+        CHECK(a.block_cost[2] > a.block[PK_FLOW_MCF]);
     }
 }
 
