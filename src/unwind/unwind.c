@@ -374,9 +374,16 @@ static bool prolog_epilog(pk_unwinder *u, uint64_t addr)
  * end, and no jump, call or return before end. */
 static bool ran_straight(pk_unwinder *u, uint64_t begin, uint64_t end)
 {
+    /* outside code on both ends: it ran there and came back */
+    if (begin == PK_AGG_EXTERNAL && end == PK_AGG_EXTERNAL)
+        return true;
+    /* one end outside the binary: code cannot go from one object to
+     * another without a branch, so an entry is missing between the two */
+    if (begin == PK_AGG_EXTERNAL || end == PK_AGG_EXTERNAL)
+        return false;
     if (begin > end)
         return false;
-    if (!u->code.next_uncond || begin == PK_AGG_EXTERNAL || end == PK_AGG_EXTERNAL)
+    if (!u->code.next_uncond)
         return true;
     struct addr_info *e = info_of(u, begin);
     if (!(e->have & HAVE_UNCOND)) {

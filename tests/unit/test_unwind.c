@@ -516,6 +516,15 @@ TEST(entries_before_a_range_that_cannot_have_run_lose_their_context)
     CHECK_OK(pk_unwind_sample(u, stack2, 2, backwards, 3, 1, &err), &err);
     CHECK_EQ_U64(range_count(&r, foo_root, 1, 0x2010, 0x2018), 1);
     CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 2);
+    /* one end outside the binary: from foo's 0x2004 straight into other
+     * code (a duplicated return from a library) cannot have run either;
+     * a range with both ends outside is code that ran there */
+    const uint64_t x = PK_AGG_EXTERNAL;
+    const pk_branch outside[] = {{x, 0x2004, 0}, {x, 0x2004, 0}, {0x2002, x, 0}, {0x1010, 0x2000, 0}};
+    CHECK_OK(pk_unwind_sample(u, stack2, 2, outside, 4, 1, &err), &err);
+    CHECK_EQ_U64(pk_unwinder_stats(u)->ranges_dropped, 3);
+    CHECK_EQ_U64(range_count(&r, foo_root, 1, 0x2000, 0x2002), 1);
+    CHECK_EQ_U64(range_count(&r, foo_in_main, 2, 0x2000, 0x2002), 0);
     pk_unwinder_free(u);
     pk_csraw_free(&r);
 }
