@@ -107,8 +107,6 @@ typedef struct pk_agg_stats {
     uint64_t mmaps, mmaps_target;
     uint64_t mmaps_build_id_mismatch; /* same name, different build-id: not used */
     uint64_t processes, forks, execs;
-    uint64_t samples_prolog_epilog; /* left out: the stack's leaf in a prologue or epilogue
-                                       (flat profiles, pk_pipeline_request.drop_prolog_epilog_flat) */
 } pk_agg_stats;
 
 /* Sums counters (for merging raw profiles). */

@@ -256,9 +256,9 @@ static void print_summary(const pk_pipeline_report *rep)
         fprintf(stderr, ", %llu without branch stack", (unsigned long long)s->samples_no_lbr);
     if (s->samples_outside)
         fprintf(stderr, ", %llu entirely outside the binary", (unsigned long long)s->samples_outside);
-    if (s->samples_prolog_epilog)
+    if (!rep->contexts && rep->unwind.samples_prolog_epilog)
         fprintf(stderr, ", %llu left out with the leaf in a prologue or epilogue",
-                (unsigned long long)s->samples_prolog_epilog);
+                (unsigned long long)rep->unwind.samples_prolog_epilog);
     if (s->samples_no_mapping)
         fprintf(stderr, ", %llu of unknown processes (global mapping used)",
                 (unsigned long long)s->samples_no_mapping);
@@ -532,6 +532,9 @@ int pk_cmd_profgen(int argc, char **argv)
             trace_llvm = !strcmp(val, "llvm");
         } else if (bool_opt(a, "--use-context-cost-for-preinliner", &flag, &bad)) {
             po.use_sample_count_size = !flag;
+            rq.preinline = &po;
+        } else if (bool_opt(a, "--csspgo-replay-preinline", &flag, &bad)) {
+            po.replay = flag;
             rq.preinline = &po;
         } else if (bool_opt(a, "--show-mmap-events", &flag, &bad)) {
             show_mmaps = flag;

@@ -158,6 +158,7 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
         }
     }
     free(f.frames);
+    ust->samples_prolog_epilog += f.dropped_pe;
     if (f.unw) {
         pk_unwind_stats_add(ust, pk_unwinder_stats(f.unw));
         pk_unwinder_free(f.unw);

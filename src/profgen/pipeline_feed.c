@@ -158,7 +158,7 @@ static int feed_sample_scaled(pk_feed *f, const pk_sample *s)
             pk_rawprof *r = pk_agg_profile(f->agg);
             uint64_t w = pk_sample_weight(s);
             r->stats.samples += w;
-            r->stats.samples_prolog_epilog += w;
+            f->dropped_pe += w;
             return 0;
         }
     }

@@ -33,6 +33,8 @@ typedef struct pk_feed {
     /* not NULL: samples with a stack that do not go to the unwinder are left
      * out when their leaf is in a prologue or epilogue (drop_prolog_epilog_flat) */
     const pk_unwind_code *drop_pe;
+    uint64_t dropped_pe;         /* samples so left out (pk_unwind_stats.samples_prolog_epilog:
+                                    raw profiles keep the aggregation statistics by position) */
 } pk_feed;
 
 /* The reader's callbacks into f (f->inner: the aggregator's). */
