@@ -102,6 +102,8 @@ PK_CLI_DEBUG_HELP
     "                      size, size threshold, the function's size so far/limit, the context\n"
     "  --trace-preinline-wording W  pgokit (that, default) or llvm (llvm-profgen's\n"
     "                      --debug-only=cs-preinliner lines: Process..., Inlined context...)\n"
+    "  --csspgo-replay-preinline  CSSPGO: the pre-inliner inlines what the binary inlined and\n"
+    "                      nothing else, within its size limits (llvm-profgen's option)\n"
     "  --use-context-cost-for-preinliner=false  CSSPGO: a context's size for the pre-inliner\n"
     "                      is its number of body sample lines, not its bytes of code in the\n"
     "                      binary under that inline context (llvm-profgen's option; default true)\n"
@@ -536,6 +538,7 @@ int pk_cmd_profgen(int argc, char **argv)
         } else if (bool_opt(a, "--csspgo-replay-preinline", &flag, &bad)) {
             po.replay = flag;
             rq.preinline = &po;
+
         } else if (bool_opt(a, "--show-mmap-events", &flag, &bad)) {
             show_mmaps = flag;
         } else if (bool_opt(a, "--show-detailed-warning", &flag, &bad)) {

@@ -53,6 +53,7 @@ const char pk_llvm_profgen_help[] =
     "  --profile-summary-cutoff-hot=<n>         - The hot cutoff, in millionths (990000)\n"
     "  --profile-summary-cutoff-cold=<n>        - The cold cutoff, in millionths (999999)\n"
     "  --csspgo-preinliner                      - CS: run the pre-inliner (default true)\n"
+    "  --csspgo-replay-preinline                - CS: the pre-inliner keeps what the binary inlined, and only that\n"
     "  --use-context-cost-for-preinliner        - CS: the pre-inliner's size of a context is its bytes of\n"
     "                                             code under that inline context (default true; false:\n"
     "                                             its number of body sample lines)\n"

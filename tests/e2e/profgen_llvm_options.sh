@@ -90,6 +90,11 @@ check "--sample-profile-hot-inline-threshold 3000 --sample-profile-cold-inline-t
 check_eq "threshold 3000: llvm-profgen-19's top-level profiles and inlinees" \
     "$(ntop "$T/inl3k.ll") $(ninl "$T/inl3k.ll")" "$(ntop "$T/inl3k.pk") $(ninl "$T/inl3k.pk")"
 check "threshold 3000 inlines more than the default" test "$(ninl "$T/inl3k.pk")" -gt 0
+# --csspgo-replay-preinline: exactly what the binary inlined (within the size limit)
+check "--csspgo-replay-preinline" pk replay --csspgo-replay-preinline
+check_eq "replay: llvm-profgen-19's top-level profiles and inlinees" \
+    "$(ntop "$T/replay.ll") $(ninl "$T/replay.ll")" "$(ntop "$T/replay.pk") $(ninl "$T/replay.pk")"
+check "replay: every inlinee was inlined in the binary" bash -c "! grep -q '!Attributes: 2$' '$T/replay.pk'"
 # --update-total-samples (line-based): each total is the sum of the body
 # and the inlinees' totals
 sums() { awk '/^[^ ]/ {if (n) print (t == s ? "sum" : "other"); n = $0; m = split($0, a, ":"); t = a[m - 1]; s = 0}
