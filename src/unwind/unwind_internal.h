@@ -5,6 +5,12 @@
 
 #include "unwind/unwind.h"
 
+/* True when address a can be kept as an offset from r's base. */
+static inline bool pk_csraw_fits(const pk_csraw *r, uint64_t a)
+{
+    return a - r->base < PK_CS_EXTERNAL_OFF; /* below base wraps around to huge */
+}
+
 struct pk_unwind_feed;
 /* The unwinder's feed slot (NULL until the first perf sample). */
 struct pk_unwind_feed **pk_unwinder_feed(pk_unwinder *u);
