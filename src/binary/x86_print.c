@@ -12,6 +12,7 @@
  * here directly. */
 #include "binary/binary.h"
 
+#include <pthread.h>
 #include <Zydis/Zydis.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -421,16 +422,21 @@ static void immediate(out_buf *b, const ZydisDecodedInstruction *in, const Zydis
     put(b, "%s%" PRId64, att ? "$" : "", v);
 }
 
+static ZydisDecoder x86_decoder;
+
+static void init_decoder(void) { ZydisDecoderInit(&x86_decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64); }
+
 int pk_x86_print(const uint8_t *code, size_t len, uint64_t addr, bool intel, char *text, size_t cap, size_t *insn_len)
 {
-    ZydisDecoder dec;
-    ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    /* (the decoder holds only its mode: set up once, read-only after) */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_decoder);
     ZydisDecodedInstruction in;
     ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     *insn_len = 0;
     if (cap)
         text[0] = 0;
-    if (!len || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)))
+    if (!len || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&x86_decoder, code, len, &in, ops)))
         return -1;
     bool att = !intel;
     out_buf b = {text, cap, 0};

@@ -159,6 +159,10 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
                 av[n++] = (char *)same_value[k];
                 av[n++] = (char *)(val ? val : argv[++i]);
                 have_format |= !strcmp(name, "--format");
+                if (!strcmp(name, "--binary") || !strcmp(name, "--debug-binary")) {
+                    dav[nd++] = av[n - 2]; /* what --show-disassembly-only prints */
+                    dav[nd++] = av[n - 1];
+                }
                 done_opt = true;
             }
         for (size_t k = 0; k < sizeof same_bool / sizeof *same_bool && !done_opt; k++)
@@ -188,11 +192,6 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
         goto done;
     }
     if (show_disasm) {
-        for (size_t k = 1; k + 1 < n; k++)
-            if (!strcmp(av[k], "--binary") || !strcmp(av[k], "--debug-binary")) {
-                dav[nd++] = av[k];
-                dav[nd++] = av[k + 1];
-            }
         dav[nd] = NULL;
         rc = pk_cmd_disasm((int)nd, dav);
         goto done;

@@ -56,6 +56,37 @@ void *pk_vec_push(pk_vec *v)
     return slot;
 }
 
+size_t pk_u64_lower_bound(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t pk_u64_sort_unique(uint64_t *v, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(v, n, sizeof *v, cmp_u64);
+    size_t k = 1;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] != v[k - 1])
+            v[k++] = v[i];
+    return k;
+}
+
 void pk_vec_shrink(pk_vec *v)
 {
     if (v->cap > v->len && v->len) {

@@ -148,6 +148,17 @@ void pk_vec_shrink(pk_vec *v);
  * and then by key A orders by (A, B). -1 on OOM (the array is unchanged). */
 int pk_sort_by_u64(void *base, size_t n, size_t elem, size_t key_off);
 
+/* Sorted arrays of u64 (addresses): the index of the first element >= x
+ * (n when none); whether x is one of them; sorts v and drops repeats,
+ * returning the count left. */
+size_t pk_u64_lower_bound(const uint64_t *v, size_t n, uint64_t x);
+static inline bool pk_u64_sorted_has(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t i = pk_u64_lower_bound(v, n, x);
+    return i < n && v[i] == x;
+}
+size_t pk_u64_sort_unique(uint64_t *v, size_t n);
+
 /* Removes adjacent repetitions of windows of 1..max_len elements in place,
  * shortest windows first (a b a b c becomes a b c); max_len < 0: any
  * length. Elements compare bytewise (no padding in them). Returns the new

@@ -7,20 +7,6 @@ static bool is_transfer(int cls)
     return cls != PK_INSN_OTHER;   /* every branch, call, ret and invalid bytes */
 }
 
-
-static bool sorted_has(const uint64_t *v, size_t n, uint64_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo] == x;
-}
-
 uint32_t pk_cfg_block_at(const pk_cfg *cfg, uint64_t addr)
 {
     size_t lo = 0, hi = cfg->nblocks;
@@ -142,7 +128,7 @@ static int make_edges(pk_cfg *cfg, const pk_insn *insns, size_t n, const pk_cfg_
         uint32_t next = b + 1;
         size_t li = pk_insn_index(insns, n, bl->last);
         const pk_insn *last = &insns[li];
-        bool stop = h && sorted_has(h->stops, h->nstops, last->addr);
+        bool stop = h && pk_u64_sorted_has(h->stops, h->nstops, last->addr);
         if (stop || last->cls == PK_INSN_INVALID) {
             bl->flags |= PK_CFG_EXIT | PK_CFG_STOP;
             continue;
@@ -315,7 +301,7 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
         const pk_insn *in = &insns[i];
         if (i + 1 < n && in->addr + in->len != insns[i + 1].addr)
             leader[i + 1] = 1;                       /* a new range */
-        bool stop = hints && sorted_has(hints->stops, hints->nstops, in->addr);
+        bool stop = hints && pk_u64_sorted_has(hints->stops, hints->nstops, in->addr);
         if ((is_transfer(in->cls) || stop) && i + 1 < n)
             leader[i + 1] = 1;
         if (in->cls == PK_INSN_JMP || in->cls == PK_INSN_CJMP) {
@@ -323,7 +309,7 @@ int pk_cfg_build(pk_cfg *cfg, const pk_insn *insns, size_t n, uint64_t entry, co
             if (t != SIZE_MAX)
                 leader[t] = 1;
         }
-        if (hints && sorted_has(hints->taken, hints->ntaken, in->addr))
+        if (hints && pk_u64_sorted_has(hints->taken, hints->ntaken, in->addr))
             leader[i] = 1;                           /* a computed-goto label */
         if (in->cls == PK_INSN_IJMP) {
             const pk_cfg_jtable *jt = find_table(hints, in->addr, insns, n);

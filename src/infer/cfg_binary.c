@@ -34,8 +34,6 @@ static bool noreturn_name(const char *name)
     return !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_") != NULL;
 }
 
-static int cmp_u64(const void *a, const void *b);
-
 /* Adds the GOT slots whose relocation names a noreturn function, and the
  * code addresses RELATIVE relocations put in data. */
 static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *err)
@@ -104,15 +102,7 @@ int pk_cfg_noreturn_open(pk_cfg_noreturn **out, pk_binary *bin, pk_err *err)
             return -1;
         }
     }
-    if (nr->taken.len > 1) {
-        uint64_t *t = nr->taken.data;
-        qsort(t, nr->taken.len, sizeof *t, cmp_u64);
-        size_t k = 1;
-        for (size_t i = 1; i < nr->taken.len; i++)
-            if (t[i] != t[k - 1])
-                t[k++] = t[i];
-        nr->taken.len = k;
-    }
+    nr->taken.len = pk_u64_sort_unique(nr->taken.data, nr->taken.len);
     *out = nr;
     return 0;
 }
@@ -164,12 +154,6 @@ static int cmp_range(const void *a, const void *b)
 {
     const pk_addr_range *x = a, *y = b;
     return x->begin < y->begin ? -1 : x->begin > y->begin;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* ud2, hlt, int3 (udf, brk, hlt on AArch64): execution does not go on after them. */
@@ -272,32 +256,22 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
     for (size_t i = 0; i < tables.len; i++)
         PK_VEC_AT(&tables, pk_cfg_jtable, i).targets = (const uint64_t *)targets.data + PK_VEC_AT(&starts, size_t, i);
     pk_vec_free(&starts);
-    if (stops.len > 1)
-        qsort(stops.data, stops.len, sizeof(uint64_t), cmp_u64);
+    stops.len = pk_u64_sort_unique(stops.data, stops.len);
     /* code addresses data holds, inside the function's ranges */
     pk_vec taken;
     pk_vec_init(&taken, sizeof(uint64_t));
     const uint64_t *all = nr ? nr->taken.data : NULL;
     size_t nall = nr ? nr->taken.len : 0;
-    for (size_t r = 0; r < nranges && nall; r++) {
-        size_t lo = 0, hi = nall;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (all[mid] < rs[r].begin)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (; lo < nall && all[lo] < rs[r].end; lo++) {
+    for (size_t r = 0; r < nranges && nall; r++)
+        for (size_t i = pk_u64_lower_bound(all, nall, rs[r].begin); i < nall && all[i] < rs[r].end; i++) {
             uint64_t *t = pk_vec_push(&taken);
             if (!t) {
                 pk_vec_free(&taken);
                 pk_err_set(err, "out of memory");
                 goto out;
             }
-            *t = all[lo];
+            *t = all[i];
         }
-    }
     pk_cfg_hints h = {.tables = tables.data, .ntables = tables.len, .stops = stops.data, .nstops = stops.len,
                       .taken = taken.data, .ntaken = taken.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);

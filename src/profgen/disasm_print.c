@@ -19,6 +19,7 @@
 #include "profgen/disasm_print.h"
 
 #include "binary/probe_loader.h"
+#include "profgen/line_int.h"
 #include "profgen/profgen.h"
 
 #include <elf.h>
@@ -79,7 +80,7 @@ static int print_location(printer *p, uint64_t addr, pk_err *err)
         first--;
     for (size_t i = first; i < fr.count; i++) {
         const pk_frame *f = &fr.frames[i];
-        uint32_t off = (f->line - f->start_line) & 0xffff, disc = f->discriminator;
+        uint32_t off = pk_lg_line_off(f), disc = f->discriminator;
         if (p->o->pseudo_probes) {
             off = (disc >> 3) & 0xffff;
             disc = 0;

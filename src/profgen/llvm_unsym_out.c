@@ -198,6 +198,14 @@ static int line_entry(void *cb, pk_ctx_id key, int kind, uint64_t a, uint64_t b,
     return 0;
 }
 
+static void line_sink_free(line_sink *s)
+{
+    for (size_t i = 0; i < s->text.len; i++)
+        free(PK_VEC_AT(&s->text, char *, i));
+    pk_vec_free(&s->text);
+    pk_vec_free(&s->v);
+}
+
 int pk_llvm_unsym_write_line_cs(const pk_csraw *cs, pk_binary *bin, uint64_t base, const pk_profgen_opts *opts,
                                 const char *path, pk_err *err)
 {
@@ -211,10 +219,7 @@ int pk_llvm_unsym_write_line_cs(const pk_csraw *cs, pk_binary *bin, uint64_t bas
     int rc = pk_profgen_line_cs_keys(bin, cs, opts, &names, line_entry, &s, NULL, err);
     if (!rc)
         rc = write_entries(s.v.data, s.v.len, base, path, err);
-    for (size_t i = 0; i < s.text.len; i++)
-        free(PK_VEC_AT(&s.text, char *, i));
-    pk_vec_free(&s.text);
-    pk_vec_free(&s.v);
+    line_sink_free(&s);
     pk_profset_free(&names);
     return rc;
 }
@@ -241,10 +246,7 @@ int pk_llvm_unsym_write_named(const pk_csraw *cs, pk_profset *ps, pk_binary *bin
     }
     if (!rc)
         rc = write_entries(s.v.data, s.v.len, base, path, err);
-    for (size_t i = 0; i < s.text.len; i++)
-        free(PK_VEC_AT(&s.text, char *, i));
-    pk_vec_free(&s.text);
-    pk_vec_free(&s.v);
+    line_sink_free(&s);
     return rc;
 }
 

@@ -54,14 +54,15 @@ static void explain_empty(const pk_agg_stats *s, const pk_ipraw *ip, const pk_pi
                    (unsigned long long)s->samples, t->path);
 }
 
-/* Aggregates one perf.data / perf-script file into `into` (and `cs`).
- * 1: nothing usable in this input (err says why), not an error if another
- * input has samples. */
 static void report_bad_returns(const pk_pipeline_request *req, const pk_vec *bad)
 {
     for (size_t i = 0; i < bad->len; i++)
         req->bad_return(req->cb_ctx, PK_VEC_AT(bad, uint64_t, i));
 }
+
+/* Aggregates one perf.data / perf-script file into `into` (and `cs`).
+ * 1: nothing usable in this input (err says why), not an error if another
+ * input has samples. */
 
 static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input *in, const pk_agg_target *t,
                          bool calls_only, pk_rawprof *into, pk_binary *bin, pk_csraw *cs, pk_ipraw *ip,

@@ -700,12 +700,6 @@ int pk_unwinder_add_stats(pk_unwinder *u, const pk_unwinder *other, pk_err *err)
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int pk_unwinder_bad_returns(const pk_unwinder *u, pk_vec *out, pk_err *err)
 {
     return pk_unwind_addr_list(&u->bad_returns, out, err);
@@ -722,6 +716,7 @@ int pk_unwind_addr_list(const pk_u64map *b, pk_vec *out, pk_err *err)
             return pk_err_set(err, "out of memory");
         *v = pk_u64map_key(b, i);
     }
-    qsort((uint64_t *)out->data + first, out->len - first, sizeof(uint64_t), cmp_u64);
+    /* (map keys: no repeats to drop) */
+    pk_u64_sort_unique((uint64_t *)out->data + first, out->len - first);
     return 0;
 }
