@@ -473,6 +473,12 @@ int pk_dwarf_funcs(pk_symbolizer *sym, const pk_dwarf_func **funcs, size_t *coun
 /* The DWARF function one of whose ranges contains vaddr; NULL if none or on
  * error (call pk_dwarf_funcs first to see errors). */
 const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *sym, uint64_t vaddr);
+/* The DWARF functions' address ranges, all of them sorted by start
+ * (pk_dwarf_funcs must have succeeded): how many there are, the index of
+ * the last one starting at or before vaddr (0 when none does), and range i. */
+size_t pk_dwarf_func_ranges_count(const pk_symbolizer *sym);
+size_t pk_dwarf_func_range_from(const pk_symbolizer *sym, uint64_t vaddr);
+pk_addr_range pk_dwarf_func_range(const pk_symbolizer *sym, size_t i);
 
 /* LLVM discriminator decoding (llvm-profgen.md §3.6): the base discriminator
  * and duplication factor (0 → 1) of a raw DWARF discriminator. */

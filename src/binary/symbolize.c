@@ -584,13 +584,9 @@ int pk_dwarf_funcs(pk_symbolizer *s, const pk_dwarf_func **funcs, size_t *count,
     return 0;
 }
 
-const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *s, uint64_t vaddr)
+/* The number of function ranges starting at or before vaddr. */
+static size_t ranges_upto(const pk_symbolizer *s, uint64_t vaddr)
 {
-    const pk_dwarf_func *f;
-    size_t n;
-    pk_err err;
-    if (!s->funcs_built && pk_dwarf_funcs(s, &f, &n, &err) < 0)
-        return NULL;
     size_t lo = 0, hi = s->nfunc_map;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -599,6 +595,30 @@ const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *s, uint64_t vaddr)
         else
             hi = mid;
     }
+    return lo;
+}
+
+size_t pk_dwarf_func_ranges_count(const pk_symbolizer *s) { return s->funcs_built ? s->nfunc_map : 0; }
+
+size_t pk_dwarf_func_range_from(const pk_symbolizer *s, uint64_t vaddr)
+{
+    size_t n = s->funcs_built ? ranges_upto(s, vaddr) : 0;
+    return n ? n - 1 : 0;
+}
+
+pk_addr_range pk_dwarf_func_range(const pk_symbolizer *s, size_t i)
+{
+    return (pk_addr_range){s->func_map[i].lo, s->func_map[i].hi};
+}
+
+const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *s, uint64_t vaddr)
+{
+    const pk_dwarf_func *f;
+    size_t n;
+    pk_err err;
+    if (!s->funcs_built && pk_dwarf_funcs(s, &f, &n, &err) < 0)
+        return NULL;
+    size_t lo = ranges_upto(s, vaddr);
     /* ranges of distinct functions do not overlap in sane DWARF; look back a little anyway */
     for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++)
         if (vaddr < s->func_map[i].hi && vaddr >= s->func_map[i].lo)

@@ -160,57 +160,25 @@ int pk_lg_add_range(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, 
     return 0;
 }
 
-static int cmp_addr_range(const void *x, const void *y)
-{
-    const pk_addr_range *a = x, *b = y;
-    return a->begin < b->begin ? -1 : a->begin > b->begin;
-}
-
-/* The DWARF functions' address ranges, by start (for ranges as given). */
-static pk_addr_range *sorted_func_ranges(gen *g, size_t *n, pk_err *err)
-{
-    const pk_dwarf_func *funcs;
-    size_t nfuncs, k = 0;
-    if (pk_dwarf_funcs(g->sym, &funcs, &nfuncs, err))
-        return NULL;
-    for (size_t f = 0; f < nfuncs; f++)
-        k += funcs[f].nranges;
-    pk_addr_range *v = malloc((k ? k : 1) * sizeof *v);
-    if (!v)
-        return pk_err_set(err, "out of memory"), NULL;
-    k = 0;
-    for (size_t f = 0; f < nfuncs; f++)
-        for (uint32_t i = 0; i < funcs[f].nranges; i++)
-            v[k++] = funcs[f].ranges[i];
-    qsort(v, k, sizeof *v, cmp_addr_range);
-    *n = k;
-    return v;
-}
-
 /* A range counted as given (opts->ranges_as_given): every instruction of
  * the DWARF functions in [b, e], e included. As llvm-profgen, only the
  * function the range starts in counts as sampled (written whole, unsampled
  * lines at 0); of the others only the instructions covered are written.
  * Returns 1 when no instruction is covered. */
-static int add_range_as_given(gen *g, const pk_addr_range *fr, size_t nfr, uint64_t b, uint64_t e, uint64_t c,
-                              pk_err *err)
+static int add_range_as_given(gen *g, uint64_t b, uint64_t e, uint64_t c, pk_err *err)
 {
-    /* the last function range starting at or before b, then on */
-    size_t lo = 0, hi = nfr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (fr[mid].begin <= b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the DWARF function ranges from the last one starting at or before b on */
     bool counted = false;
     uint64_t done = 0;   /* decoded ranges end here: a later DWARF range inside one is the same code */
-    for (size_t k = lo ? lo - 1 : 0; k < nfr && fr[k].begin <= e; k++) {
-        if (fr[k].end <= b || fr[k].end <= done)
+    size_t nfr = pk_dwarf_func_ranges_count(g->sym);
+    for (size_t k = pk_dwarf_func_range_from(g->sym, b); k < nfr; k++) {
+        pk_addr_range fr = pk_dwarf_func_range(g->sym, k);
+        if (fr.begin > e)
+            break;
+        if (fr.end <= b || fr.end <= done)
             continue;
         int failed;
-        uint64_t from = b > fr[k].begin ? b : fr[k].begin;
+        uint64_t from = b > fr.begin ? b : fr.begin;
         if (from < done)
             from = done;
         fn_range *r = pk_lg_range_for(g, from, err, &failed);
@@ -268,28 +236,27 @@ static int add_ranges(gen *g, const pk_rawprof *raw, pk_err *err)
                     r->sampled = true;
             }
     }
-    pk_addr_range *fr = NULL;
-    size_t nfuncr = 0;
-    if (g->o->ranges_as_given && n && !(fr = sorted_func_ranges(g, &nfuncr, err))) {
+    const pk_dwarf_func *funcs;
+    size_t nfuncs;
+    bool as_given = g->o->ranges_as_given && n;
+    if (as_given && pk_dwarf_funcs(g->sym, &funcs, &nfuncs, err)) {
         free(v);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         fn_range *r;
-        int rc = fr ? add_range_as_given(g, fr, nfuncr, v[i].a, v[i].b, v[i].n, err)
-                    : pk_lg_add_range(g, v[i].a, v[i].b, v[i].n, &r, err);
+        int rc = as_given ? add_range_as_given(g, v[i].a, v[i].b, v[i].n, err)
+                          : pk_lg_add_range(g, v[i].a, v[i].b, v[i].n, &r, err);
         if (rc < 0) {
             free(v);
-            free(fr);
             return -1;
         }
-        if (rc == 0 && !fr)
+        if (rc == 0 && !as_given)
             r->sampled = true;
-        if (rc > 0 && fr)
+        if (rc > 0 && as_given)
             g->st->range_drop[PK_RANGE_DROP_NO_FUNC] += v[i].n;
     }
     free(v);
-    free(fr);
     /* a sampled function is zero-filled whole, as llvm-profgen does: every
      * range of it, and of the other DIEs of its name (a coroutine's funclets) */
     size_t nfr = g->frs.len;
