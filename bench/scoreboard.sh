@@ -8,7 +8,9 @@
 #     WORKLOAD: sqlite lua bzip2 zstd (default: all four)
 #     --stages: comma list of build,record,profiles,variants,measure,report
 #               (default: all, in that order; each stage reuses what earlier
-#               runs left in bench/work/, so one stage can be rerun alone)
+#               runs left in bench/work/, so one stage can be rerun alone);
+#               record-ip re-records only the IP variants' perf runs (record
+#               includes them)
 #     --reps:   interleaved timing rounds (default 10)
 #     --rebuild: rebuild every binary (default: a binary whose compiler, flags
 #               and profile bytes are unchanged since it was built is kept)
@@ -69,11 +71,12 @@ cpu_s() { awk -v t="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); printf "%.0f", ($14 
 for w in "${workloads[@]}"; do
   D=$WORK/$w; mkdir -p "$D"/{rec,prof,gen,meas}
   SB_DIR=$D
-  for st in build record profiles variants measure; do
+  for st in build record record-ip profiles variants measure; do
     has_stage $st || continue
     t0=$SECONDS c0=$(cpu_s)
     case $st in
       measure) sb_stage_measure "$w" "$D" "$reps" ;;
+      record-ip) has_stage record || sb_stage_record_ip "$w" "$D" ;;
       *) "sb_stage_$st" "$w" "$D" ;;
     esac
     c1=$(cpu_s)

@@ -112,8 +112,11 @@ def ip_section(rows, quality, ip_info):
            "| IP profile | block overlap, flow inference | without inference | instr. gain | LBR counterpart's gain | share |",
            "|---|---:|---:|---:|---:|---:|"]
     pairs = [("afdo-ip-pgokit", "afdo-ip-noinf", "afdo-pgokit"), ("afdo-ip-cfp", None, "afdo-pgokit"),
-             ("probe-ip-pgokit", "probe-ip-noinf", "probe-pgokit"), ("cs-ip-pgokit", "probe-ip-noinf", "cs-pgokit")]
+             ("probe-ip-pgokit", "probe-ip-noinf", "probe-pgokit"), ("probe-ip-exact", None, "probe-pgokit"),
+             ("cs-ip-pgokit", "probe-ip-noinf", "cs-pgokit")]
     for v, noinf, lbr in pairs:
+        if v not in by and v not in quality:
+            continue
         if lbr == "cs-pgokit" and lbr not in by:
             lbr = "probe-pgokit"   # no LBR CSSPGO in this run: the probe-only one
         q = quality.get(v)
@@ -203,9 +206,10 @@ def main():
           "(branch stacks are absolute in it). "
           "Every sample profile of a kind comes from the same emulated recording of the same training run. "
           "*-ip-* variants are trained instead on REAL `perf record -e cpu-clock:u --call-graph fp` runs of "
-          "the same training commands on frame-pointer builds (base-fp, probe-fp), several runs merged, and "
-          "their profiles are applied to the ordinary builds; afdo-ip-cfp is AutoFDO 0.19's create_gcov "
-          "--use_lbr=false on the same perf.data files.",
+          "the same training commands, several runs merged: AutoFDO on base itself (a line profile speaks of "
+          "the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
+          "(probe + -fno-omit-frame-pointer, for the call chains), applied to the ordinary probe builds; "
+          "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files.",
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
           "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",
           ""]

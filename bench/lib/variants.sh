@@ -24,9 +24,10 @@ SB_VARIANTS=(
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "afdo-ip-pgokit|base-fp|-fprofile-sample-use=@P"
-  "afdo-ip-cfp|base-fp|-fprofile-sample-use=@P"
+  "afdo-ip-pgokit|base|-fprofile-sample-use=@P"
+  "afdo-ip-cfp|base|-fprofile-sample-use=@P"
   "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "probe-ip-exact|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
 )
 # Built and measured only when --variants names them: cs-llvm-dsorel is

@@ -1,27 +1,42 @@
 # variants_ip.sh — the scoreboard's IP-sampling variants (sourced by
-# variants.sh): profiles from instruction pointers + frame-pointer call
-# stacks, as on machines without LBR (most cloud VMs, this one included).
+# variants.sh): profiles from instruction pointers (+ frame-pointer call
+# stacks), as on machines without LBR (most cloud VMs, this one included).
 #
-# Training binaries base-fp and probe-fp are base and probe built with
-# -fno-omit-frame-pointer (frame-pointer call chains need them; release
-# builds that want to be profiled in production keep frame pointers). They
-# are recorded with REAL stock perf, `perf record -e cpu-clock:u -F 4999
+# They are recorded with REAL stock perf, `perf record -e cpu-clock:u -F 4999
 # --call-graph fp`, not emulated; an IP sample carries far less than a
 # 32-entry LBR sample, so every training command is recorded SB_IP_RUNS
 # times (default 5) and the runs are merged, as a fleet merges many hosts.
-# The profiles are applied to the ordinary builds (the profile speaks of
-# source lines and probes, not of the training binary's code), so each IP
-# variant is compared with -O2 exactly like its LBR counterpart.
+# Training binaries:
+#   - AutoFDO (afdo-ip-*) is trained on `base`, the very binary its LBR
+#     counterpart is trained on and the profile is applied to. A line profile
+#     speaks of the training binary's code: where the compiler merged two
+#     statements' tails, the merged block keeps one statement's lines, and a
+#     build with other flags merges differently. Measured on Lua: an AutoFDO
+#     profile from EXACT counts of the -fno-omit-frame-pointer build, applied
+#     to the -O2 build, ran +1.0 % instructions vs -O2; from exact counts of
+#     -O2 itself, -1.2 %. AutoFDO needs no call stacks, so nothing asks for
+#     frame pointers here.
+#   - Probe-only and CSSPGO (probe-ip-*, cs-ip-*) are trained on probe-fp
+#     (probe + -fno-omit-frame-pointer: the contexts come from frame-pointer
+#     call chains; release builds that want to be profiled in production keep
+#     frame pointers), both from the same recordings, and applied to the
+#     ordinary probe builds: probes are anchored to the IR's blocks, not to
+#     the code (Lua's probe-only profile from probe-fp applied to probe:
+#     -8.4 %, to probe-fp: -7.7 % against its own -O2 -fno-omit-frame-pointer).
+# So each IP variant is compared with -O2 exactly like its LBR counterpart.
 #   afdo-ip-pgokit   line-based AutoFDO from IP samples (flow inference)
 #   afdo-ip-cfp      AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data
 #   probe-ip-pgokit  probe-only, cs-ip-pgokit full CSSPGO, from IP samples
-# Quality (block overlap against the emulator's exact counts of the fp
-# training binaries) is also reported for pgokit's profiles without flow
-# inference (--flow none): afdo-ip-noinf, probe-ip-noinf.
+#   probe-ip-exact   the probe-only profile of the EXACT counts of probe-fp's
+#                    training runs (pgokit overlap --write-reference): what a
+#                    perfect sampler would give, to tell sampling from codegen
+# Quality (block overlap against the emulator's exact counts of the training
+# binaries) is also reported for pgokit's profiles without flow inference
+# (--flow none): afdo-ip-noinf, probe-ip-noinf.
 
 SB_IP_RUNS=${SB_IP_RUNS:-5}
 SB_IP_FREQ=${SB_IP_FREQ:-4999}
-SB_IP_VARIANTS=" afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit cs-ip-pgokit "
+SB_IP_VARIANTS=" afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit probe-ip-exact cs-ip-pgokit "
 
 sb_ip_wanted() { # any IP variant selected?
   local v; for v in $SB_IP_VARIANTS; do sb_selected "$v" && return 0; done; return 1
@@ -29,23 +44,22 @@ sb_ip_wanted() { # any IP variant selected?
 
 sb_stage_build_ip() { # workload dir
   sb_ip_wanted || return 0
-  sb_build_all "$1" "" "base-fp|-fno-omit-frame-pointer|" \
-    "probe-fp|-fpseudo-probe-for-profiling -fno-omit-frame-pointer|"
+  sb_build_all "$1" "" "probe-fp|-fpseudo-probe-for-profiling -fno-omit-frame-pointer|"
 }
 
 sb_stage_record_ip() { # workload dir
   local w=$1 D=$2 kind i k cmd
   sb_ip_wanted || return 0
-  rm -f "$D"/rec/ip-* "$D"/rec/fp-*
-  for kind in base-fp probe-fp; do
+  rm -f "$D"/rec/ip-* "$D"/rec/fp-* "$D"/rec/ipx-*
+  for kind in base probe-fp; do
     # ground truth of the fp binaries: the emulator's exact counts
     i=0
     while read -r cmd; do
       i=$((i + 1))
       # shellcheck disable=SC2086
-      "$PGOKIT" record --emulate -q -o "$D/rec/fp-$kind-$i.data" --exact-counts "$D/rec/fp-$kind-$i.exact" -- $cmd \
+      "$PGOKIT" record --emulate -q -o "$D/rec/ipx-$kind-$i.data" --exact-counts "$D/rec/ipx-$kind-$i.exact" -- $cmd \
         >/dev/null || die "$w/$kind: exact counts failed on: $cmd"
-      rm -f "$D/rec/fp-$kind-$i.data"
+      rm -f "$D/rec/ipx-$kind-$i.data"
     done < <(wl_train "$w" "$(sb_dir "$kind")")
     # real IP + stack samples, SB_IP_RUNS runs of every training command
     for ((k = 1; k <= SB_IP_RUNS; k++)); do
@@ -65,8 +79,8 @@ sb_stage_profiles_ip() { # workload dir
   local w=$1 D=$2 f
   sb_ip_wanted || return 0
   local bbin pbin bdata=() pdata=()
-  bbin=$(sb_bin "$w" base-fp); pbin=$(sb_bin "$w" probe-fp)
-  for f in "$D"/rec/ip-base-fp-*.data; do bdata+=(--perf "$f"); done
+  bbin=$(sb_bin "$w" base); pbin=$(sb_bin "$w" probe-fp)
+  for f in "$D"/rec/ip-base-*.data; do bdata+=(--perf "$f"); done
   for f in "$D"/rec/ip-probe-fp-*.data; do pdata+=(--perf "$f"); done
   [ ${#bdata[@]} -gt 0 ] || die "$w: no IP recordings (run the record stage)"
   sb_timed afdo-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" -o "$D/prof/afdo-ip-pgokit.prof"
@@ -82,7 +96,7 @@ sb_stage_profiles_ip() { # workload dir
   # time (it reads one), merged by llvm-profdata (see variants.sh for why
   # create_gcov rather than create_llvm_prof)
   local parts=() n=0 ok=1
-  for f in "$D"/rec/ip-base-fp-*.data; do
+  for f in "$D"/rec/ip-base-*.data; do
     n=$((n + 1))
     sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
       --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
@@ -101,13 +115,18 @@ sb_stage_profiles_ip() { # workload dir
   local kind exact out
   for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
     [ -f "$D/gen/$f.failed" ] && continue
-    case $f in afdo-*) kind=base-fp ;; *) kind=probe-fp ;; esac
-    exact=(); for e in "$D"/rec/fp-$kind-*.exact; do exact+=(--exact "$e"); done
+    case $f in afdo-*) kind=base ;; *) kind=probe-fp ;; esac
+    exact=(); for e in "$D"/rec/ipx-$kind-*.exact; do exact+=(--exact "$e"); done
     out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
       || die "$w/$f: block overlap against the exact counts failed"
     sed -n 's/.*block overlap \([0-9.]*\).*/\1/p' <<<"$out" > "$D/gen/$f.quality"
     log "quality $f: $(cat "$D/gen/$f.quality")"
   done
+  exact=(); for e in "$D"/rec/ipx-probe-fp-*.exact; do exact+=(--exact "$e"); done
+  "$PGOKIT" overlap "${exact[@]}" --binary "$pbin" --write-reference "$D/prof/probe-ip-exact.prof" \
+    "$D/prof/probe-ip-pgokit.prof" > /dev/null || die "$w: the exact counts' reference profile failed"
+  sb_check_profile "$w/probe-ip-exact" "$D/prof/probe-ip-exact.prof"
+  echo 1.0000 > "$D/gen/probe-ip-exact.quality"   # the exact counts themselves
   # how much the IP profiles saw
   grep -h "from IP samples" "$D/gen/cs-ip-pgokit.log" > "$D/gen/ip-samples.txt" 2>/dev/null || true
   echo "$SB_IP_RUNS" > "$D/gen/ip-runs.txt"

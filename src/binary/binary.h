@@ -470,6 +470,30 @@ static inline bool pk_dwarf_func_entered_at(const pk_dwarf_func *f, uint64_t vad
 /* All DWARF functions of all CUs (built on first call: one pass over the
  * DIEs), sorted by entry_pc. */
 int pk_dwarf_funcs(pk_symbolizer *sym, const pk_dwarf_func **funcs, size_t *count, pk_err *err);
+/* Compilation units, and which functions each could inline. Without (Thin)
+ * LTO a compiler inlines only the bodies it sees in the unit it compiles: a
+ * function defined in one .c file is never inlined into a caller in another.
+ * A CSSPGO profile that nests such a callee under its caller says what the
+ * compiler cannot do, and worse, the callee's unit then finds no profile of
+ * its own for those calls (bzip2: BZ2_blockSort, blocksort.c, nested under
+ * BZ2_compressBlock, compress.c, was compiled with no entry count at all).
+ * A unit "has" a function when it holds a definition DIE of it: with code,
+ * abstract (inlined only) or a C++ inline function's copy the linker
+ * discarded; declarations do not count. An inlined subroutine whose origin
+ * is in another unit (DW_FORM_ref_addr: LTO; or dwz's shared units) makes
+ * the whole binary cross-unit: then anything may be inlined anywhere. */
+typedef struct pk_dwarf_units pk_dwarf_units;
+int pk_dwarf_units_build(pk_symbolizer *sym, pk_dwarf_units **out, pk_err *err);
+void pk_dwarf_units_free(pk_dwarf_units *u);
+/* The units inline across each other (LTO, or a shared dwz unit seen). */
+bool pk_dwarf_units_cross(const pk_dwarf_units *u);
+/* Whether `callee` can be inlined into `root` (both linkage names): false
+ * only when both are known and no unit that has root has callee. */
+bool pk_dwarf_units_can_inline(const pk_dwarf_units *u, const char *root, const char *callee);
+/* How many units, and how many of them have `name`. */
+size_t pk_dwarf_units_count(const pk_dwarf_units *u);
+size_t pk_dwarf_units_having(const pk_dwarf_units *u, const char *name);
+
 /* The DWARF function one of whose ranges contains vaddr; NULL if none or on
  * error (call pk_dwarf_funcs first to see errors). */
 const pk_dwarf_func *pk_dwarf_func_at(pk_symbolizer *sym, uint64_t vaddr);

@@ -324,7 +324,9 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
         cu->nidx_want = s->nwant;
     }
     const dw_abbrev_table *tab = cu->abbrevs;
-    pk_vec subs, anc, ranges, prog;
+    pk_vec subs, anc, ranges, prog, defs;
+    pk_vec_init(&defs, sizeof(uint64_t));
+    cu->cross_origins = 0;
     pk_vec_init(&prog, sizeof(struct dw_prog_range));
     pk_vec_init(&subs, sizeof(dw_sub));
     pk_vec_init(&anc, sizeof(int32_t));
@@ -424,6 +426,7 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
             dw_sub rec;
             memset(&rec, 0, sizeof rec);
             dw_val low = {0}, high = {0}, rng = {0};
+            bool declaration = false;
             for (uint32_t k = 0; k < a->nattr; k++) {
                 const dw_attr_spec *sp = &tab->specs[a->first + k];
                 dw_val v;
@@ -440,8 +443,20 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
                 case DW_AT_call_line: if (!dw_val_unsigned(&v, &u)) rec.call_line = (uint32_t)u; break;
                 case DW_AT_call_column: if (!dw_val_unsigned(&v, &u)) rec.call_column = (uint32_t)u; break;
                 case DW_AT_GNU_discriminator: if (!dw_val_unsigned(&v, &u)) rec.call_discr = (uint32_t)u; break;
+                case DW_AT_declaration: declaration = v.u != 0; break;
+                case DW_AT_abstract_origin:
+                    if (sp->form == DW_FORM_ref_addr || sp->form == DW_FORM_GNU_ref_alt ||
+                        sp->form == DW_FORM_ref_sup4 || sp->form == DW_FORM_ref_sup8)
+                        cu->cross_origins += a->tag == DW_TAG_inlined_subroutine;
+                    break;
                 default: break;
                 }
+            }
+            if (is_sub && a->tag == DW_TAG_subprogram && !declaration) {
+                uint64_t *d = pk_vec_push(&defs);
+                if (!d)
+                    goto oom;
+                *d = die_off;
             }
             if (is_sub) {
                 rec.die = die_off;
@@ -531,6 +546,9 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     cu->prog = prog.data;
     cu->nprog = prog.len;
     prog.data = NULL;
+    cu->defs = defs.data;
+    cu->ndefs = defs.len;
+    defs.data = NULL;
     rc = 0;
     cu->index_failed = 0;
     goto done;
@@ -541,6 +559,7 @@ done:
     pk_vec_free(&dranges);
     pk_vec_free(&subs);
     pk_vec_free(&prog);
+    pk_vec_free(&defs);
     pk_vec_free(&anc);
     pk_vec_free(&ranges);
     pk_vec_free(&resume);
@@ -578,12 +597,15 @@ static void drop_index(dw_cu *cu)
 {
     free(cu->subs);
     free(cu->prog);
+    free(cu->defs);
     free(cu->map_lo);
     free(cu->map_hi);
     free(cu->map_sub);
     free(cu->idx_want);
     cu->subs = NULL;
     cu->prog = NULL;
+    cu->defs = NULL;
+    cu->ndefs = cu->cross_origins = 0;
     cu->map_lo = cu->map_hi = NULL;
     cu->map_sub = NULL;
     cu->idx_want = NULL;

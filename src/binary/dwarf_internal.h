@@ -18,7 +18,7 @@ enum {
 
     DW_AT_sibling = 0x01, DW_AT_name = 0x03, DW_AT_stmt_list = 0x10, DW_AT_low_pc = 0x11,
     DW_AT_high_pc = 0x12, DW_AT_comp_dir = 0x1b, DW_AT_abstract_origin = 0x31,
-    DW_AT_decl_file = 0x3a, DW_AT_decl_line = 0x3b, DW_AT_specification = 0x47,
+    DW_AT_decl_file = 0x3a, DW_AT_decl_line = 0x3b, DW_AT_declaration = 0x3c, DW_AT_specification = 0x47,
     DW_AT_ranges = 0x55, DW_AT_entry_pc = 0x52, DW_AT_call_column = 0x57, DW_AT_call_file = 0x58,
     DW_AT_call_line = 0x59, DW_AT_linkage_name = 0x6e, DW_AT_str_offsets_base = 0x72,
     DW_AT_addr_base = 0x73, DW_AT_rnglists_base = 0x74, DW_AT_MIPS_linkage_name = 0x2007,
@@ -170,6 +170,12 @@ typedef struct dw_cu {
     int32_t *map_sub;
     size_t nmap;
     dw_line_table line;
+    /* the unit's subprogram definitions (not declarations; with code,
+     * abstract or inlined-only alike): DIE offsets, for pk_dwarf_units; and
+     * how many inlined subroutines name an origin in another unit (LTO) */
+    uint64_t *defs;
+    size_t ndefs;
+    size_t cross_origins;
     /* ranges of the unit's subprograms (not inlined ones), for pk_dwarf_funcs */
     struct dw_prog_range { int32_t sub; uint64_t begin, end; } *prog;
     size_t nprog;

@@ -62,7 +62,7 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
 {
     const char *cmd = "llvm-profgen";
     /* room for every argument split in two, plus the defaults */
-    char **av = calloc((size_t)argc * 2 + 9, sizeof *av);
+    char **av = calloc((size_t)argc * 2 + 10, sizeof *av);
     char **owned = calloc((size_t)argc + 1, sizeof *owned);
     char **dav = calloc((size_t)argc * 2 + 6, sizeof *dav); /* pgokit disasm's */
     size_t n = 0, nowned = 0, nd = 0;
@@ -209,6 +209,8 @@ int pk_cmd_llvm_profgen(int argc, char **argv)
      * them, before it knows whether it will use it) */
     av[n++] = (char *)"--outside-leaf-context=full";
     av[n++] = (char *)"--prolog-epilog-leaf=drop-all";
+    /* its pre-inliner inlines across compilation units (it assumes LTO) */
+    av[n++] = (char *)"--preinline-across-units";
     av[n] = NULL;
     rc = pk_cmd_profgen((int)n, av);
 done:

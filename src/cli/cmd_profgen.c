@@ -102,6 +102,11 @@ PK_CLI_DEBUG_HELP
     "                      size, size threshold, the function's size so far/limit, the context\n"
     "  --trace-preinline-wording W  pgokit (that, default) or llvm (llvm-profgen's\n"
     "                      --debug-only=cs-preinliner lines: Process..., Inlined context...)\n"
+    "  --preinline-across-units  CSSPGO: the pre-inliner may inline a callee whose body is in\n"
+    "                      another compilation unit than its caller's, as llvm-profgen's does\n"
+    "                      (default: only where the binary's DWARF shows cross-unit inlining,\n"
+    "                      i.e. an LTO build; without LTO the compiler cannot, and the callee's\n"
+    "                      unit would find no profile for those calls)\n"
     "  --csspgo-replay-preinline  CSSPGO: the pre-inliner inlines what the binary inlined and\n"
     "                      nothing else, within its size limits (llvm-profgen's option)\n"
     "  --use-context-cost-for-preinliner=false  CSSPGO: a context's size for the pre-inliner\n"
@@ -384,10 +389,19 @@ static void print_written(const pk_pipeline_request *rq, const pk_pipeline_repor
     if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_PROBE) && rep->probe.ranges_cross_uncond)
         fprintf(stderr, "profgen: %llu range samples dropped: a jump, call or return inside (not a fall-through; "
                 "duplicated LBR entries)\n", (unsigned long long)rep->probe.ranges_cross_uncond);
-    if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_LINE_CS) && !rq->no_preinline)
+    if ((rep->mode == PK_MODE_CS || rep->mode == PK_MODE_LINE_CS) && !rq->no_preinline) {
         fprintf(stderr, "profgen: pre-inliner: %llu inlined, %llu not inlined, %llu contexts merged into "
-                "base profiles\n", (unsigned long long)rep->preinline.inlined,
+                "base profiles", (unsigned long long)rep->preinline.inlined,
                 (unsigned long long)rep->preinline.not_inlined, (unsigned long long)rep->preinline.merged_into_base);
+        if (rep->units && rep->units_cross)
+            fprintf(stderr, "; %zu compilation units, inlined across each other (LTO): any callee may be "
+                    "inlined", rep->units);
+        else if (rep->units)
+            fprintf(stderr, "; %zu compilation units: %llu callees not inlined, their bodies are in another unit "
+                    "(no LTO; --preinline-across-units to inline them all the same)", rep->units,
+                    (unsigned long long)rep->preinline.other_unit);
+        fputc('\n', stderr);
+    }
 }
 
 /* llvm's boolean options: --name (true), --name=true|false|1|0. 1 when
@@ -535,6 +549,8 @@ int pk_cmd_profgen(int argc, char **argv)
         } else if (bool_opt(a, "--use-context-cost-for-preinliner", &flag, &bad)) {
             po.use_sample_count_size = !flag;
             rq.preinline = &po;
+        } else if (bool_opt(a, "--preinline-across-units", &flag, &bad)) {
+            rq.preinline_across_units = flag;
         } else if (bool_opt(a, "--csspgo-replay-preinline", &flag, &bad)) {
             po.replay = flag;
             rq.preinline = &po;

@@ -37,7 +37,7 @@ static void print_worst(const pk_profset *ref, pk_block_overlap_func *rows, size
 
 int pk_cli_overlap_exact(int argc, char **argv)
 {
-    const char *exact[64], *binary = NULL;
+    const char *exact[64], *binary = NULL, *write_ref = NULL;
     size_t nexact = 0;
     bool json = false, quiet = false;
     long worst = 0;
@@ -46,11 +46,12 @@ int pk_cli_overlap_exact(int argc, char **argv)
         {"exact", required_argument, 0, 'e'}, {"binary", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"quiet", no_argument, 0, 'q'},
         {"debug-binary", required_argument, 0, 'd'}, {"debug-dir", required_argument, 0, 'D'},
-        {"dwp", required_argument, 0, 'W'}, {"functions", required_argument, 0, 'f'}, {0, 0, 0, 0},
+        {"dwp", required_argument, 0, 'W'}, {"functions", required_argument, 0, 'f'},
+        {"write-reference", required_argument, 0, 'w'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:b:hqf:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:b:hqf:w:", opts, NULL)) != -1) {
         switch (c) {
         case 'e':
             if (nexact == sizeof exact / sizeof exact[0])
@@ -66,6 +67,7 @@ int pk_cli_overlap_exact(int argc, char **argv)
             break;
         }
         case 'j': json = true; break;
+        case 'w': write_ref = optarg; break;
         case 'q': quiet = true; break;
         case 'd': pk_cli_debug_option(&dbg, "overlap", "debug-binary", optarg); break;
         case 'D':
@@ -81,7 +83,10 @@ int pk_cli_overlap_exact(int argc, char **argv)
                    "  --functions N  also the N functions that lose the most overlap (share of the\n"
                    "           reference x (1 - overlap)), with their samples in both\n"
                    "  --json   a JSON array: profile, block_overlap, common_functions,\n"
-                   "           reference_functions, reference_weight_covered\n");
+                   "           reference_functions, reference_weight_covered\n"
+                   "  --write-reference F  also write the reference (the exact counts as a profile\n"
+                   "           of the first PROFILE's kind: line-based or probe-based, context-free)\n"
+                   "           to F (extbinary): what a profile could be at best, to build with\n");
             return 0;
         default: return pk_cli_usage("overlap", "unknown option");
         }
@@ -116,6 +121,12 @@ int pk_cli_overlap_exact(int argc, char **argv)
                 break;
             }
             built[kind] = true;
+            pk_write_opts wo = {.format = PK_FMT_EXTBINARY};
+            if (write_ref && i == optind && pk_prof_write_file(&truth[kind], &wo, write_ref, &err)) {
+                pk_profset_free(&test);
+                rc = pk_cli_fail("overlap", &err);
+                break;
+            }
         }
         pk_block_overlap o;
         pk_block_overlap_func *rows = NULL;

@@ -23,7 +23,7 @@ static void put_context(FILE *f, const pk_profset *ps, const pk_preinline_step *
  * threshold, the function's size so far/limit, the context). */
 static void put_step_pgokit(FILE *f, const pk_profset *ps, const pk_preinline_step *st)
 {
-    static const char *what[] = {"function", "inline", "keep-call", "over-limit"};
+    static const char *what[] = {"function", "inline", "keep-call", "over-limit", "other-unit"};
     if (st->what == PK_PI_FUNCTION)
         fprintf(f, "%s\t%llu\t%u\t-\t%llu/%llu\t", what[st->what], (unsigned long long)st->count, st->size,
                 (unsigned long long)st->final_size, (unsigned long long)st->limit);
@@ -49,6 +49,7 @@ static void put_step_llvm(pk_preinline_printer *p, const pk_profset *ps, const p
         break;
     case PK_PI_INLINE:
     case PK_PI_KEEP_CALL:
+    case PK_PI_OTHER_UNIT:
         fprintf(f, "  %s context profile for: ", st->what == PK_PI_INLINE ? "Inlined" : "Outlined");
         put_context(f, ps, st);
         fprintf(f, " (callee size: %u, call count:%llu)\n", st->size, (unsigned long long)st->count);

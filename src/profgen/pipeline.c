@@ -430,6 +430,26 @@ static int finish_contexts(run *r, int mode, const pk_profset **result, pk_err *
     return pk_cs_nest(&r->ps, &r->nested, err);
 }
 
+static bool units_can_inline(void *units, const char *root, const char *callee)
+{
+    return pk_dwarf_units_can_inline(units, root, callee);
+}
+
+/* The binary's compilation units, for the pre-inliner: NULL (inline
+ * anything) when asked to, when it only replays the binary's inlining, or
+ * when the binary has no DWARF to tell. */
+static int units_for_preinline(run *r, const pk_preinline_opts *po, pk_dwarf_units **units, pk_err *err)
+{
+    *units = NULL;
+    if (r->req->preinline_across_units || po->replay)
+        return 0;
+    pk_symbolizer *sym;
+    pk_err ignored;
+    if (pk_binary_symbolizer(r->bin, &sym, &ignored))
+        return 0;
+    return pk_dwarf_units_build(sym, units, err);
+}
+
 /* The pre-inliner over the flat context profile, in place. */
 static int preinline_contexts(run *r, int mode, pk_err *err)
 {
@@ -449,6 +469,14 @@ static int preinline_contexts(run *r, int mode, pk_err *err)
         g = pk_preinline_start(&pj, &r->ps, err);
     g = g || pk_ctx_sizes_build(&sizes, r->bin, &r->ps, mode == PK_MODE_CS, err);
     g = g || (r->probes_init && pk_ctx_sizes_add_probed(sizes, &r->probes, err));
+    pk_dwarf_units *units = NULL;
+    g = g || units_for_preinline(r, &po, &units, err);
+    if (units) {
+        po.can_inline = units_can_inline;
+        po.can_inline_ctx = units;
+        r->rep->units = pk_dwarf_units_count(units);
+        r->rep->units_cross = pk_dwarf_units_cross(units);
+    }
     pk_binary_drop_caches(r->bin); /* DWARF and instructions are not needed past here */
     if (r->probes_init) {
         pk_probe_info_free(&r->probes);
@@ -461,6 +489,7 @@ static int preinline_contexts(run *r, int mode, pk_err *err)
     else
         g = g || pk_preinline(&r->ps, sizes, &po, &r->rep->preinline, err);
     pk_ctx_sizes_free(sizes);
+    pk_dwarf_units_free(units);
     return g ? -1 : 0;
 }
 

@@ -105,6 +105,9 @@ typedef struct pk_pipeline_request {
     int merge_cold;                  /* CS: merge cold contexts: 1 yes, -1 no, 0 when not pre-inlined */
     uint32_t cold_context_frames;    /* CS: frames a merged cold context keeps (0: 1) */
     bool no_csspgo_preinliner;       /* CS: no pre-inliner, nested all the same */
+    bool preinline_across_units;     /* CS: the pre-inliner may inline a callee defined in another
+                                        compilation unit (llvm-profgen's; right for LTO builds,
+                                        which are detected anyway: pk_dwarf_units) */
     bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
     pk_preinline_opts *preinline;    /* CS: the pre-inliner's thresholds (NULL: its defaults) */
     bool symbol_list;                /* the profile symbol list: every DWARF function */
@@ -156,6 +159,8 @@ typedef struct pk_pipeline_report {
     bool tailcall_valid;
     pk_tailcall_stats tailcall;
     pk_preinline_stats preinline;
+    size_t units;                    /* compilation units the pre-inliner kept apart (0: none known) */
+    bool units_cross;                /* ... but they inline across each other (LTO): not kept apart */
     size_t contexts;                 /* address contexts before generation */
     size_t profiles;                 /* top-level profiles written */
     double density;                  /* the written profile's density (pk_profset_density) */

@@ -324,6 +324,15 @@ static double inline_threshold(struct ctx *c, const struct cand *cd)
     return threshold;
 }
 
+static bool in_reach(struct ctx *c, pk_name_id root, const struct cand *cd)
+{
+    if (!c->o->can_inline)
+        return true;
+    const pk_profset *ps = c->t->ps;
+    return c->o->can_inline(c->o->can_inline_ctx, pk_profset_name(ps, root),
+                            pk_profset_name(ps, NODE(c->t, cd->node)->name));
+}
+
 static bool should_inline(struct ctx *c, const struct cand *cd, double threshold)
 {
     if (c->o->replay)
@@ -365,8 +374,10 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
     while (h->n && final_size < limit) {
         struct cand cd = heap_pop(h);
         double threshold = inline_threshold(c, &cd);
-        bool yes = should_inline(c, &cd, threshold);
-        trace(c, yes ? PK_PI_INLINE : PK_PI_KEEP_CALL, cd.node, cd.count, cd.size, threshold, final_size, limit);
+        bool yes = should_inline(c, &cd, threshold), elsewhere = yes && !in_reach(c, name, &cd);
+        yes = yes && !elsewhere;
+        trace(c, yes ? PK_PI_INLINE : elsewhere ? PK_PI_OTHER_UNIT : PK_PI_KEEP_CALL, cd.node, cd.count, cd.size,
+              threshold, final_size, limit);
         if (yes) {
             pk_trie_node *n = NODE(t, cd.node);
             n->state |= ST_INLINED;
@@ -377,6 +388,7 @@ static int process_function(struct ctx *c, pk_name_id name, struct heap *h)
                 return -1;
         } else {
             t->st->not_inlined++;
+            t->st->other_unit += elsewhere;
         }
     }
     if (h->n)

@@ -56,7 +56,9 @@ int pk_ctx_sizes_add_probed(pk_ctx_sizes *s, const pk_probe_info *pi, pk_err *er
 /* One step of the pre-inliner, for a caller that wants to see why each
  * context was kept or merged (profgen --trace-preinline). */
 typedef struct pk_preinline_step {
-    enum { PK_PI_FUNCTION, PK_PI_INLINE, PK_PI_KEEP_CALL, PK_PI_OVER_LIMIT } what;
+    /* OTHER_UNIT: small and hot enough, but its body is not in the unit
+     * the function is compiled in (pk_preinline_opts.can_inline) */
+    enum { PK_PI_FUNCTION, PK_PI_INLINE, PK_PI_KEEP_CALL, PK_PI_OVER_LIMIT, PK_PI_OTHER_UNIT } what;
     /* FUNCTION: the function whose base profile is processed (frames: just
      * it); the others: the candidate context, outermost frame first */
     const pk_ctx_frame *frames;
@@ -77,6 +79,11 @@ typedef struct pk_preinline_opts {
     bool replay;                      /* keep exactly what the binary inlined */
     bool use_sample_count_size;       /* size = number of body samples, not bytes */
     int cycle_order;                  /* enum pk_cg_cycle_order: members of a recursion cycle */
+    /* Whether the compiler can inline `callee` into the function `root` at
+     * all (without LTO: only callees of root's own compilation unit, see
+     * pk_dwarf_units_can_inline); NULL: anything can, as llvm-profgen has it. */
+    bool (*can_inline)(void *ctx, const char *root, const char *callee);
+    void *can_inline_ctx;
     /* every decision, in order (NULL: none); names through ps */
     void (*trace)(void *ctx, const pk_profset *ps, const pk_preinline_step *step);
     void *trace_ctx;
@@ -87,6 +94,7 @@ void pk_preinline_defaults(pk_preinline_opts *o);
 typedef struct pk_preinline_stats {
     uint64_t functions;               /* visited top-down */
     uint64_t inlined, not_inlined;    /* candidate decisions */
+    uint64_t other_unit;              /* of not_inlined: its body is in another unit */
     uint64_t hit_size_limit;          /* functions that stopped on the size limit */
     uint64_t merged_into_base;        /* context profiles merged into a base profile */
     uint64_t contexts_before, contexts_after;

@@ -595,11 +595,16 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
     /* prologues and rets alone cost a percent or two even with frame pointers */
     if (!s->used || s->no_frame_pointer * 100 <= s->used * 3)
         return 0;
+    /* Counted by the leaf's function, not by the chains actually cut: in a
+     * binary built without frame pointers a chain can still look whole
+     * (a stale frame pointer that happens to point at a return address). */
     int n = snprintf(buf, cap,
-                     "%.1f %% of the samples (%llu of %llu) have no known caller: their functions set up no frame "
-                     "pointer, so the call chains skip their callers; rebuild with -fno-omit-frame-pointer "
-                     "-mno-omit-leaf-frame-pointer (or record branch stacks: pgokit record --emulate)",
+                     "%.1f %% of the samples (%llu of %llu) are in functions that set up no frame pointer: call "
+                     "chains through them skip their callers, so contexts and call counts lose them (%llu samples "
+                     "with no known caller); rebuild with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer (or "
+                     "record branch stacks: pgokit record --emulate); line-based AutoFDO needs only the sampled "
+                     "addresses",
                      100.0 * (double)s->no_frame_pointer / (double)s->used, (unsigned long long)s->no_frame_pointer,
-                     (unsigned long long)s->used);
+                     (unsigned long long)s->used, (unsigned long long)s->stack_cut_frame);
     return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
 }

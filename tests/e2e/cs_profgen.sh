@@ -102,6 +102,15 @@ for p in cs flat po; do
     echo "$p: block overlap ${q:-?}"
     check "$p profile block overlap with the exact counts >= 0.95" python3 -c "import sys; sys.exit(0 if float('${q:-0}') >= 0.95 else 1)"
 done
+# the reference the block overlap is measured against, written out: the
+# profile a perfect sampler would give (bench/scoreboard.sh builds with it)
+check "overlap --write-reference" "$PGOKIT" overlap --exact "$T/so.exact" --binary "$T/so" "$T/po.prof" \
+    --write-reference "$T/ref.prof"
+check "the reference: a probe profile llvm-profdata-19 reads" bash -c "llvm-profdata-19 show --sample '$T/ref.prof' | grep -q 'CFG checksum'"
+q=$("$PGOKIT" overlap --exact "$T/so.exact" --binary "$T/so" "$T/ref.prof" | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p')
+check_eq "the reference's own block overlap" 1.0000 "$q"
+check "clang-19 builds with the reference" clang-19 -O2 -g -fpseudo-probe-for-profiling -fprofile-sample-use="$T/ref.prof" \
+    -c "$src" -o "$T/ref.o"
 # a probe binary without DWARF: the pre-inliner's code sizes cannot be had;
 # a clear error, no output, and its half-started job ended cleanly (ASan)
 clang-19 -O2 -fpseudo-probe-for-profiling -DPROFILED_BUILD "$src" -o "$T/sog0"

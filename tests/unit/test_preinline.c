@@ -84,6 +84,65 @@ TEST(hot_context_kept_cold_context_merged)
     pk_profset_free(&ps);
 }
 
+/* main's unit has foo's body, not bar's (bar is defined in another unit). */
+static bool same_unit_as_main(void *ctx, const char *root, const char *callee)
+{
+    (*(int *)ctx)++;
+    return strcmp(root, "main") || strcmp(callee, "bar");
+}
+
+TEST(callee_of_another_unit_kept_as_a_call)
+{
+    pk_profset ps;
+    pk_err err;
+    CHECK_OK(pk_profset_init(&ps, &err), &err);
+    ps.kind = PK_PROF_CS | PK_PROF_PROBE;
+    pk_fprof *m = ctx_prof(&ps, "main");
+    pk_fprof *mf = ctx_prof(&ps, "main:1 @ foo");
+    pk_fprof *mfb = ctx_prof(&ps, "main:1 @ foo:2 @ bar");
+    CHECK(m && mf && mfb);
+    if (!m || !mf || !mfb)
+        return;
+    for (int i = 1; i <= 3; i++)
+        pk_fprof_add_body(m, i, 0, 1000, &err);
+    pk_fprof_add_call(m, 1, 0, name(&ps, "foo"), 1000, &err);
+    mf->head = 1000;
+    pk_fprof_add_body(mf, 1, 0, 1000, &err);
+    pk_fprof_add_body(mf, 2, 0, 500, &err);
+    pk_fprof_add_call(mf, 2, 0, name(&ps, "bar"), 500, &err);
+    mfb->head = 500;
+    pk_fprof_add_body(mfb, 1, 0, 500, &err);
+    for (size_t i = 0; i < ps.top.len; i++)
+        pk_fprof_recompute_total(PK_VEC_AT(&ps.top, pk_fprof *, i));
+    pk_preinline_opts o;
+    pk_preinline_defaults(&o);
+    o.use_sample_count_size = true;
+    o.cold_threshold = 10; /* every context here is small enough */
+    /* the same profile without the callback inlines bar too */
+    pk_profset ps2;
+    CHECK_OK(pk_profset_init(&ps2, &err), &err);
+    ps2.kind = ps.kind;
+    CHECK_OK(pk_profset_merge(&ps2, &ps, 1, NULL, &err), &err);
+    pk_preinline_stats st2;
+    CHECK_OK(pk_preinline(&ps2, NULL, &o, &st2, &err), &err);
+    CHECK(st2.inlined == 2 && st2.other_unit == 0);
+    pk_profset_free(&ps2);
+    int asked = 0;
+    o.can_inline = same_unit_as_main;
+    o.can_inline_ctx = &asked;
+    pk_preinline_stats st;
+    CHECK_OK(pk_preinline(&ps, NULL, &o, &st, &err), &err);
+    /* foo (main's unit) inlined; bar, as hot and as small, stays a call: its
+     * counts go to [bar], where bar's own unit finds them */
+    CHECK(!mf->removed && (mf->attrs & PK_ATTR_SHOULD_BE_INLINED));
+    CHECK(mfb->removed);
+    pk_fprof *base_bar = pk_profset_find(&ps, "bar");
+    CHECK(base_bar != NULL && base_bar->head == 500);
+    CHECK_EQ_U64(st.other_unit, 1);
+    CHECK(asked >= 2);
+    pk_profset_free(&ps);
+}
+
 TEST(refuses_non_cs_profiles)
 {
     pk_profset ps;
