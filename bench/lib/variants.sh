@@ -305,32 +305,44 @@ sb_stage_measure() { # workload dir reps
   done
   cut -d' ' -f1-3 /proc/loadavg > "$D/meas/load-after.txt"
   log "instruction counts (cachegrind) and .text sizes for $w"
+  sb_count "$w" "$D/meas" "${names[@]}"
+  return 0
+}
+
+# Instruction counts and .text sizes of variants (names: sb_dir resolves
+# them) into M/counts.tsv (variant, instructions, .text bytes); the
+# cachegrind runs of every count command in M/counts-parts.tsv.
+sb_count() { # workload dir-for-the-counts variant...
+  local w=$1 M=$2 v; shift 2
+  local names=("$@")
   # Instructions: cachegrind runs, two at a time, of every variant and count
   # command (wl_count_reps times: the median counts); a variant's count is
   # the sum over its commands. The runs must repeat: each variant runs from
-  # a path of the same length (meas/x/NN, a link to its directory), in an
+  # a path of the same length (M/x/NN, a link to its directory), in an
   # empty environment, with time() fixed (fixed_time.c): Lua seeds its
   # string hashes with the time and the address of a stack variable, which
   # the lengths of argv and of the environment move.
-  rm -rf "$D/meas/x"; mkdir -p "$D/meas/x"
-  cc -O2 -shared -fPIC -o "$D/meas/fixed_time.so" "$PK_ROOT/bench/lib/fixed_time.c" || die "$w: building fixed_time.so failed"
-  export SB_FIXED_TIME="$D/meas/fixed_time.so"
+  rm -rf "$M/x"; mkdir -p "$M/x"
+  cc -O2 -shared -fPIC -o "$M/fixed_time.so" "$PK_ROOT/bench/lib/fixed_time.c" || die "$w: building fixed_time.so failed"
+  export SB_FIXED_TIME="$M/fixed_time.so"
   local i=0
   for v in "${names[@]}"; do
-    local alias; alias="$D/meas/x/$(printf %02d $i)"; i=$((i + 1))
+    local alias; alias="$M/x/$(printf %02d $i)"; i=$((i + 1))
     ln -s "$(sb_dir "$v")" "$alias"
     while read -r cmd; do
-      local k; for ((k = 0; k < $(wl_count_reps "$w" "$cmd"); k++)); do echo -e "$v\t$cmd"; done
+      local k; for ((k = 0; k < $(wl_count_reps "$w" "$cmd"); k++)); do echo -e "$v\t$k\t$cmd"; done
     done < <(wl_count "$w" "$alias")
   done | xargs -P 2 -d '\n' -n 1 bash -c '
-      IFS=$'"'"'\t'"'"' read -r v cmd <<<"$0"
-      ir=$(env -i PATH=/usr/bin:/bin LD_PRELOAD="$SB_FIXED_TIME" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
-      echo -e "$v\t${ir:-NA}\t$cmd"' > "$D/meas/counts-parts.tsv"
-  grep -q "	NA	" "$D/meas/counts-parts.tsv" && die "$w: cachegrind failed: $(grep "	NA	" "$D/meas/counts-parts.tsv" | head -n 3)"
-  : > "$D/meas/counts.tsv"
+      IFS=$'"'"'\t'"'"' read -r v k cmd <<<"$0"
+      # repetition k runs with its stack 64 k bytes lower (an environment
+      # variable that long): the same for every variant
+      pad=$(printf "%*s" $((64 * k)) "" | tr " " x)
+      ir=$(env -i PATH=/usr/bin:/bin SB_COUNT_REP="$pad" LD_PRELOAD="$SB_FIXED_TIME" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd 2>&1 >/dev/null | sed -n "s/.*I *refs: *\([0-9,]*\).*/\1/p" | tr -d ,)
+      echo -e "$v\t${ir:-NA}\t$cmd"' > "$M/counts-parts.tsv"
+  grep -q "	NA	" "$M/counts-parts.tsv" && die "$w: cachegrind failed: $(grep "	NA	" "$M/counts-parts.tsv" | head -n 3)"
+  : > "$M/counts.tsv"
   for v in "${names[@]}"; do
     local text; text=$(size -A "$(sb_bin "$w" "$v")" | awk '$1 == ".text" {print $2}')
-    echo -e "$v\t$(python3 "$PK_ROOT/bench/lib/median_sum.py" "$v" < "$D/meas/counts-parts.tsv")\t$text" >> "$D/meas/counts.tsv"
+    echo -e "$v\t$(python3 "$PK_ROOT/bench/lib/median_sum.py" "$v" < "$M/counts-parts.tsv")\t$text" >> "$M/counts.tsv"
   done
-  return 0
 }
