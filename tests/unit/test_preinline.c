@@ -21,30 +21,43 @@ static pk_name_id name(pk_profset *ps, const char *s)
     return id;
 }
 
+/* The hot chain main -> foo -> bar: main's body 3 x 1000, foo called 1000
+ * times, bar 500 times from foo. Returns false when a context could not be
+ * made. */
+static bool hot_chain(pk_profset *ps, pk_fprof **m, pk_fprof **mf, pk_fprof **mfb)
+{
+    pk_err err;
+    *m = ctx_prof(ps, "main");
+    *mf = ctx_prof(ps, "main:1 @ foo");
+    *mfb = ctx_prof(ps, "main:1 @ foo:2 @ bar");
+    if (!*m || !*mf || !*mfb)
+        return false;
+    for (int i = 1; i <= 3; i++)
+        pk_fprof_add_body(*m, i, 0, 1000, &err);
+    pk_fprof_add_call(*m, 1, 0, name(ps, "foo"), 1000, &err);
+    (*mf)->head = 1000;
+    pk_fprof_add_body(*mf, 1, 0, 1000, &err);
+    pk_fprof_add_body(*mf, 2, 0, 500, &err);
+    pk_fprof_add_call(*mf, 2, 0, name(ps, "bar"), 500, &err);
+    (*mfb)->head = 500;
+    pk_fprof_add_body(*mfb, 1, 0, 500, &err);
+    return true;
+}
+
 TEST(hot_context_kept_cold_context_merged)
 {
     pk_profset ps;
     pk_err err;
     CHECK_OK(pk_profset_init(&ps, &err), &err);
     ps.kind = PK_PROF_CS | PK_PROF_PROBE;
-    pk_fprof *m = ctx_prof(&ps, "main");
-    pk_fprof *mf = ctx_prof(&ps, "main:1 @ foo");
-    pk_fprof *mfb = ctx_prof(&ps, "main:1 @ foo:2 @ bar");
+    pk_fprof *m, *mf, *mfb;
+    bool chain = hot_chain(&ps, &m, &mf, &mfb);
     pk_fprof *bf = ctx_prof(&ps, "baz:3 @ foo");
     pk_fprof *bfq = ctx_prof(&ps, "baz:3 @ foo:4 @ qux");
     pk_fprof *bz = ctx_prof(&ps, "baz");
-    CHECK(m && mf && mfb && bf && bfq && bz);
-    if (!m || !mf || !mfb || !bf || !bfq || !bz)
+    CHECK(chain && bf && bfq && bz);
+    if (!chain || !bf || !bfq || !bz)
         return;
-    for (int i = 1; i <= 3; i++)
-        pk_fprof_add_body(m, i, 0, 1000, &err);
-    pk_fprof_add_call(m, 1, 0, name(&ps, "foo"), 1000, &err);
-    mf->head = 1000;
-    pk_fprof_add_body(mf, 1, 0, 1000, &err);
-    pk_fprof_add_body(mf, 2, 0, 500, &err);
-    pk_fprof_add_call(mf, 2, 0, name(&ps, "bar"), 500, &err);
-    mfb->head = 500;
-    pk_fprof_add_body(mfb, 1, 0, 500, &err);
     pk_fprof_add_body(bz, 1, 0, 3, &err);
     pk_fprof_add_call(bz, 3, 0, name(&ps, "foo"), 1, &err);
     bf->head = 1;
@@ -97,21 +110,11 @@ TEST(callee_of_another_unit_kept_as_a_call)
     pk_err err;
     CHECK_OK(pk_profset_init(&ps, &err), &err);
     ps.kind = PK_PROF_CS | PK_PROF_PROBE;
-    pk_fprof *m = ctx_prof(&ps, "main");
-    pk_fprof *mf = ctx_prof(&ps, "main:1 @ foo");
-    pk_fprof *mfb = ctx_prof(&ps, "main:1 @ foo:2 @ bar");
-    CHECK(m && mf && mfb);
-    if (!m || !mf || !mfb)
+    pk_fprof *m, *mf, *mfb;
+    bool chain = hot_chain(&ps, &m, &mf, &mfb);
+    CHECK(chain);
+    if (!chain)
         return;
-    for (int i = 1; i <= 3; i++)
-        pk_fprof_add_body(m, i, 0, 1000, &err);
-    pk_fprof_add_call(m, 1, 0, name(&ps, "foo"), 1000, &err);
-    mf->head = 1000;
-    pk_fprof_add_body(mf, 1, 0, 1000, &err);
-    pk_fprof_add_body(mf, 2, 0, 500, &err);
-    pk_fprof_add_call(mf, 2, 0, name(&ps, "bar"), 500, &err);
-    mfb->head = 500;
-    pk_fprof_add_body(mfb, 1, 0, 500, &err);
     for (size_t i = 0; i < ps.top.len; i++)
         pk_fprof_recompute_total(PK_VEC_AT(&ps.top, pk_fprof *, i));
     pk_preinline_opts o;
