@@ -112,19 +112,26 @@ sb_stage_profiles_ip() { # workload dir
   for f in afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit cs-ip-pgokit afdo-ip-noinf probe-ip-noinf; do
     [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
   done
-  local kind exact out
-  for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
-    [ -f "$D/gen/$f.failed" ] && continue
-    case $f in afdo-*) kind=base ;; *) kind=probe-fp ;; esac
+  # block overlap against the exact counts, one overlap run per training
+  # binary (it builds the reference once); the probe one also writes its
+  # reference out: the probe-ip-exact variant's profile
+  local kind exact out f p profs ref
+  for kind in base probe-fp; do
+    profs=()
+    for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
+      [ -f "$D/gen/$f.failed" ] && continue
+      case $f in afdo-*) [ $kind = base ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
+    done
     exact=(); for e in "$D"/rec/ipx-$kind-*.exact; do exact+=(--exact "$e"); done
-    out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
-      || die "$w/$f: block overlap against the exact counts failed"
-    sed -n 's/.*block overlap \([0-9.]*\).*/\1/p' <<<"$out" > "$D/gen/$f.quality"
-    log "quality $f: $(cat "$D/gen/$f.quality")"
+    ref=(); [ $kind = probe-fp ] && ref=(--write-reference "$D/prof/probe-ip-exact.prof")
+    out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "${ref[@]}" "${profs[@]}") \
+      || die "$w: block overlap against the exact counts of $kind failed"
+    for p in "${profs[@]}"; do
+      f=$(basename "$p" .prof)
+      sed -n "s|^$p: block overlap \([0-9.]*\).*|\1|p" <<<"$out" > "$D/gen/$f.quality"
+      log "quality $f: $(cat "$D/gen/$f.quality")"
+    done
   done
-  exact=(); for e in "$D"/rec/ipx-probe-fp-*.exact; do exact+=(--exact "$e"); done
-  "$PGOKIT" overlap "${exact[@]}" --binary "$pbin" --write-reference "$D/prof/probe-ip-exact.prof" \
-    "$D/prof/probe-ip-pgokit.prof" > /dev/null || die "$w: the exact counts' reference profile failed"
   sb_check_profile "$w/probe-ip-exact" "$D/prof/probe-ip-exact.prof"
   echo 1.0000 > "$D/gen/probe-ip-exact.quality"   # the exact counts themselves
   # how much the IP profiles saw

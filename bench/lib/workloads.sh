@@ -97,7 +97,7 @@ wl_count() {
 # another stack offset moves it by up to 0.7 % (one AutoFDO build: 12,874 M
 # and 12,960 M instructions with argv 2 bytes longer; the -O2 build 0.0003 %),
 # which is not the profile's doing. Each of its 3 counts runs at another
-# stack offset (SB_COUNT_REP, see sb_stage_measure), and the median is used.
+# stack offset (SB_COUNT_REP, see sb_count), and the median is used.
 wl_count_reps() {
   case "$1:$2" in
     zstd:*" -3 "*) echo 5 ;;

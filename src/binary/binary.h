@@ -490,9 +490,8 @@ bool pk_dwarf_units_cross(const pk_dwarf_units *u);
 /* Whether `callee` can be inlined into `root` (both linkage names): false
  * only when both are known and no unit that has root has callee. */
 bool pk_dwarf_units_can_inline(const pk_dwarf_units *u, const char *root, const char *callee);
-/* How many units, and how many of them have `name`. */
+/* How many units the binary has. */
 size_t pk_dwarf_units_count(const pk_dwarf_units *u);
-size_t pk_dwarf_units_having(const pk_dwarf_units *u, const char *name);
 
 /* The DWARF function one of whose ranges contains vaddr; NULL if none or on
  * error (call pk_dwarf_funcs first to see errors). */

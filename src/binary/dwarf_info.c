@@ -326,7 +326,6 @@ int dw_cu_index(pk_symbolizer *s, dw_cu *cu, pk_err *err)
     const dw_abbrev_table *tab = cu->abbrevs;
     pk_vec subs, anc, ranges, prog, defs;
     pk_vec_init(&defs, sizeof(uint64_t));
-    cu->cross_origins = 0;
     pk_vec_init(&prog, sizeof(struct dw_prog_range));
     pk_vec_init(&subs, sizeof(dw_sub));
     pk_vec_init(&anc, sizeof(int32_t));

@@ -4,6 +4,7 @@
 #include "binary/dwarf_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct pk_dwarf_units {
     size_t nunits;
@@ -17,13 +18,7 @@ struct unit_ent {
     uint32_t unit, next;         /* next: 1 + index, 0 at the end */
 };
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
+static uint64_t name_hash(const char *s) { return pk_hash_bytes(s, strlen(s)); }
 
 static uint64_t pair_key(uint64_t name, size_t unit) { return pk_hash64(name + 0x9e3779b97f4a7c15ull * (unit + 1)); }
 
@@ -92,15 +87,6 @@ void pk_dwarf_units_free(pk_dwarf_units *u)
 bool pk_dwarf_units_cross(const pk_dwarf_units *u) { return u->cross; }
 
 size_t pk_dwarf_units_count(const pk_dwarf_units *u) { return u->nunits; }
-
-size_t pk_dwarf_units_having(const pk_dwarf_units *u, const char *name)
-{
-    const uint64_t *head = pk_u64map_get(&u->first, name_hash(name));
-    size_t n = 0;
-    for (uint32_t e = head ? (uint32_t)*head : 0; e; e = PK_VEC_AT(&u->ent, struct unit_ent, e - 1).next)
-        n++;
-    return n;
-}
 
 bool pk_dwarf_units_can_inline(const pk_dwarf_units *u, const char *root, const char *callee)
 {
