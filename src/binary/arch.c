@@ -48,6 +48,21 @@ static size_t a64_frame_setup(const uint8_t *b)
     return w == 0x910003FD ? i + 4 : 0; /* mov x29, sp */
 }
 
+/* pop %rbp (5d), leave (c9) */
+static bool x86_frame_restore(const uint8_t *p, size_t len)
+{
+    return len == 1 && (p[0] == 0x5d || p[0] == 0xc9);
+}
+
+/* ldp x29, x30, [sp], #imm (post-index) or [sp, #imm] (offset) */
+static bool a64_frame_restore(const uint8_t *p, size_t len)
+{
+    if (len != 4)
+        return false;
+    uint32_t w = pk_ld32(p);
+    return ((w & 0xFFC00000) == 0xA8C00000 || (w & 0xFFC00000) == 0xA9400000) && (w & 0x7FFF) == 0x7BFD;
+}
+
 static int x86_plt_slot(const uint8_t *p, uint64_t addr, uint64_t *slot)
 {
     size_t o = 0;
@@ -89,6 +104,7 @@ const pk_arch pk_arch_x86_64 = {
     .trap_max_len = 2,
     .frame_setup = x86_frame_setup,
     .prologue_len = 8,
+    .frame_restore = x86_frame_restore,
     .plt_slot = x86_plt_slot,
     .plt_len = 11,
     .reloc_jump_slot = R_X86_64_JUMP_SLOT,
@@ -108,6 +124,7 @@ const pk_arch pk_arch_aarch64 = {
     .trap_max_len = 4,
     .frame_setup = a64_frame_setup,
     .prologue_len = 16,
+    .frame_restore = a64_frame_restore,
     .plt_slot = a64_plt_slot,
     .plt_len = 12,
     .reloc_jump_slot = R_AARCH64_JUMP_SLOT,

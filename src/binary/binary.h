@@ -261,6 +261,10 @@ typedef struct pk_arch {
      * the epilogue) a frame-pointer call chain misses the direct caller. */
     size_t (*frame_setup)(const uint8_t *code);
     uint8_t prologue_len;    /* bytes frame_setup reads: 8, 16 */
+    /* The instruction (len bytes) restores the caller's frame pointer, as an
+     * epilogue does before a return or a tail call (x86-64: pop %rbp,
+     * leave. A64: ldp x29, x30, [sp]...). */
+    bool (*frame_restore)(const uint8_t *code, size_t len);
     /* A PLT stub at `addr` (plt_len bytes from it): 1 and the GOT slot it
      * jumps through in *slot, else 0 (x86-64: [endbr64] [bnd] jmp
      * *slot(%rip); A64: [bti c] adrp x16, slot; ldr x17, [x16, #lo12]). */

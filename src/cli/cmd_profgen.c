@@ -46,6 +46,9 @@ static const char usage_text[] =
     "                      equivalence classes), none (block count = its samples; for measuring)\n"
     "  --ip-context-prior K IP samples, contexts: each context's block weights borrow K samples'\n"
     "                      worth of its function's merged shape (default 16; 0: none)\n"
+    "  --ip-base-shape S   IP samples, CSSPGO: function (default: a base profile takes the shape\n"
+    "                      of its function's inference from all its samples at once), contexts\n"
+    "                      (the sum of its merged contexts' inferences)\n"
     "  --flow-costs C      IP samples, mcf: convex (default: costs by each block's Poisson\n"
     "                      evidence, dearer beyond half its weight), poisson (not convex), profi\n"
     "                      (profi's uniform linear costs, made for LBR counts)\n"
@@ -242,6 +245,11 @@ static void print_ip_summary(const pk_pipeline_report *rep)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
                 (unsigned long long)f->hits_dropped);
     fprintf(stderr, "\n");
+    const pk_base_shape_stats *b = &rep->base_shape;
+    if (b->profiles)
+        fprintf(stderr, "profgen: base profiles: %llu of %llu take their function's shape inferred from all its "
+                "samples at once (--ip-base-shape contexts: the sum of their contexts' inferences)\n",
+                (unsigned long long)b->profiles, (unsigned long long)(b->profiles + b->no_flat));
     char fp[512];
     if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
@@ -320,10 +328,14 @@ static void print_unwind(const pk_pipeline_report *rep)
                 (unsigned long long)u->ranges_dropped, (unsigned long long)u->entries_after_break);
     }
     const pk_tailcall_stats *tc = &rep->tailcall;
+    char indirect[64] = "";
+    if (tc->through_indirect)
+        snprintf(indirect, sizeof indirect, ", %llu through an indirect jump",
+                 (unsigned long long)tc->through_indirect);
     if (rep->tailcall_valid)
-        fprintf(stderr, "profgen: tail calls: %llu frames re-inserted (%llu contexts recovered, %llu ambiguous, "
+        fprintf(stderr, "profgen: tail calls: %llu frames re-inserted (%llu contexts recovered%s, %llu ambiguous, "
                 "%llu unreachable)\n", (unsigned long long)tc->frames_added,
-                (unsigned long long)tc->recovered, (unsigned long long)tc->ambiguous,
+                (unsigned long long)tc->recovered, indirect, (unsigned long long)tc->ambiguous,
                 (unsigned long long)tc->unreachable);
 }
 
@@ -643,6 +655,12 @@ int pk_cmd_profgen(int argc, char **argv)
                 goto done;
             }
             rq.ip_context_prior = v ? (int32_t)v : -1;
+        } else if (OPT("--ip-base-shape")) {
+            if (strcmp(val, "function") && strcmp(val, "contexts")) {
+                rc = pk_cli_usage(cmd, "--ip-base-shape must be function or contexts, not '%s'", val);
+                goto done;
+            }
+            rq.ip_base_from_contexts = !strcmp(val, "contexts");
         } else if (OPT("--flow-costs")) {
             if (!strcmp(val, "profi"))
                 rq.flow_costs = PK_IP_COSTS_PROFI;

@@ -185,6 +185,9 @@ typedef struct run {
     pk_u64map keep;                  /* GUIDs of the functions whose probes are decoded */
     pk_probe_info probes;
     pk_profset ps, nested;
+    bool base_shape;                 /* raw holds the context-free inference of csr's IP samples */
+    pk_profset flat;                 /* ... and this its probe profile, once generated */
+    bool flat_init;
 } run;
 
 static int open_target(run *r, pk_err *err)
@@ -328,8 +331,9 @@ static int prepare_contexts(run *r, int mode, pk_err *err)
     pk_elf *elf = pk_binary_elf(r->bin);
     pk_tailcall_stats *tst = req->no_infer_frames ? NULL : &r->rep->tailcall;
     r->rep->tailcall_valid = tst != NULL;
+    unsigned tflags = r->rep->from_ip ? PK_TAILCALL_INDIRECT_JUMPS : 0;
     if (mode == PK_MODE_LINE_CS)
-        return tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tst, NULL, err) : pk_csraw_canonicalize(&r->csr, err);
+        return tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tflags, tst, NULL, err) : pk_csraw_canonicalize(&r->csr, err);
     pk_u64map more = {0};
     if (pk_probe_sampled_guids(elf, &r->csr, NULL, &r->keep, err) ||
         pk_cs_prep_start(&r->prep, r->bin, &r->probes, &r->keep, !req->no_preinline && req->worker, err))
@@ -337,7 +341,7 @@ static int prepare_contexts(run *r, int mode, pk_err *err)
     r->probes_init = !r->prep; /* with a thread, once it says so */
     /* (the inference leaves contexts canonically numbered) */
     pk_u64map added = {0}; /* call sites of the inferred frames */
-    int tr = tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tst, &added, err) : pk_csraw_canonicalize(&r->csr, err);
+    int tr = tst ? pk_infer_tail_frames(&r->csr, r->bin, 0, tflags, tst, &added, err) : pk_csraw_canonicalize(&r->csr, err);
     if (r->prep) {
         int lr = pk_cs_prep_probes(r->prep, tr ? NULL : err);
         r->probes_init = !lr;
@@ -539,6 +543,16 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
     if (mode == PK_MODE_PROBE)
         return pk_profgen_probe_opts(r->bin, &r->probes, &r->raw, &go, &r->ps, &rep->probe, err) ||
                trim_flat(req, &r->ps, err);
+    if (r->base_shape && mode == PK_MODE_CS) {
+        pk_probe_gen_stats fst;
+        if (pk_profset_init(&r->flat, err))
+            return -1;
+        r->flat_init = true;
+        if (pk_profgen_probe_opts(r->bin, &r->probes, &r->raw, &go, &r->flat, &fst, err))
+            return -1;
+        pk_pairmap_free(&r->raw.ranges); /* (counted: what remains is the CS profile's) */
+        pk_pairmap_free(&r->raw.branches);
+    }
     rep->distinct_ranges = r->csr.ranges.len;
     int g = mode == PK_MODE_CS ? pk_profgen_probe_cs_opts(r->bin, &r->probes, &r->csr, &req->gen, &r->ps, &rep->probe, err)
           : r->named ? pk_profgen_line_cs_named(r->bin, &r->csr, &req->gen, &r->ps, &rep->line, err)
@@ -552,9 +566,11 @@ static int generate(run *r, int mode, const pk_profset **result, pk_err *err)
     pk_pairmap_free(&r->csr.branches);
     int pr = pk_cs_prep_finish(r->prep, g ? NULL : err); /* the DWARF index is ready */
     r->prep = NULL;
-    if (g || pr)
+    if (g || pr || finish_contexts(r, mode, result, err))
         return -1;
-    return finish_contexts(r, mode, result, err);
+    if (r->flat_init && *result == &r->nested)
+        return pk_cs_base_shape(&r->nested, &r->flat, &rep->base_shape, err);
+    return 0;
 }
 
 static void cleanup(run *r)
@@ -567,6 +583,8 @@ static void cleanup(run *r)
     pk_u64map_free(&r->keep);
     if (r->nested_init)
         pk_profset_free(&r->nested);
+    if (r->flat_init)
+        pk_profset_free(&r->flat);
     if (r->ps_init)
         pk_profset_free(&r->ps);
     if (r->probes_init)
@@ -610,6 +628,14 @@ static int choose_ip(run *r, pk_err *err)
                          : req->ip_context_prior == 0 ? PK_IP_CONTEXT_PRIOR
                                                       : (uint32_t)req->ip_context_prior,
     };
+    /* CSSPGO: the same samples without their stacks too, whose inference
+     * the base profiles take their shape from (base_shape.h) */
+    bool probe = pk_elf_has_pseudo_probes(pk_binary_elf(r->bin)) && !req->dwarf_correlation;
+    if (r->cs_init && probe && !req->ip_base_from_contexts && !req->no_preinline) {
+        if (pk_ip_flat_ranges(r->bin, &r->ip, &io, &r->raw, err))
+            return -1;
+        r->base_shape = true;
+    }
     if (pk_ip_to_ranges(r->bin, &r->ip, &io, r->cs_init ? &r->csr : NULL, &r->raw, &rep->ip_infer, err))
         return -1;
     rep->from_ip = true;

@@ -14,6 +14,7 @@
 
 #include "aggregate/aggregate.h"
 #include "format/format.h"
+#include "profgen/base_shape.h"
 #include "profgen/preinline.h"
 #include "profgen/probe_gen.h"
 #include "profgen/profgen.h"
@@ -94,6 +95,9 @@ typedef struct pk_pipeline_request {
     int32_t ip_context_prior;        /* IP samples, see pk_ip_infer_opts.context_prior: 0 the
                                         default (PK_IP_CONTEXT_PRIOR), < 0 none */
     int flow_costs;                  /* IP samples: enum pk_ip_costs (0: the default) */
+    bool ip_base_from_contexts;      /* CSSPGO from IP samples: base profiles keep the sum of
+                                        their contexts' inferences (see base_shape.h; default:
+                                        their function's context-free shape) */
     bool nonleaf_minus_one;          /* IP stacks may hold return address - 1 (pprof) */
     /* llvm-profgen's post-processing. The hot and cold thresholds are the
      * profile summary's counts at the percentile cutoffs (millionths; 0:
@@ -148,6 +152,7 @@ typedef struct pk_pipeline_report {
     bool from_ip;                    /* built from IP samples (flow inference) */
     pk_ip_stats ip;                  /* IP samples seen (also when LBR samples won) */
     pk_ip_infer_stats ip_infer;      /* flow inference, when from_ip */
+    pk_base_shape_stats base_shape;  /* CSSPGO from IP: base profiles given their function's shape */
     pk_agg_stats agg;                /* samples read, used, LBR entries, drops... */
     size_t distinct_branches, distinct_ranges;
     bool have_contexts;              /* distinct counts are per context */

@@ -449,6 +449,11 @@ int pk_fprof_add_call(pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id targ
     return 0;
 }
 
+void pk_fprof_clear_calls(pk_fprof *f)
+{
+    pk_u64map_clear(&f->calls);
+}
+
 pk_fprof *pk_fprof_callsite(pk_profset *ps, pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee, pk_err *err)
 {
     uint32_t idx;

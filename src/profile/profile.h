@@ -243,6 +243,8 @@ int pk_fprof_max_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count,
 int pk_fprof_set_body(pk_fprof *f, uint32_t line, uint32_t disc, uint64_t count, pk_err *err);
 /* calls[loc][target] += count; creates the body entry (count 0) if needed. */
 int pk_fprof_add_call(pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id target, uint64_t count, pk_err *err);
+/* Drops f's own call targets (its inlinees keep theirs). */
+void pk_fprof_clear_calls(pk_fprof *f);
 /* Find or create the inlined instance of callee at loc (total 0). */
 pk_fprof *pk_fprof_callsite(pk_profset *ps, pk_fprof *f, uint32_t line, uint32_t disc, pk_name_id callee, pk_err *err);
 /* Lookups (no creation). Return 0 when found. */

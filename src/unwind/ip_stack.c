@@ -512,6 +512,22 @@ void pk_ip_stats_add(pk_ip_stats *into, const pk_ip_stats *from)
         d[i] += s[i];
 }
 
+int pk_ipraw_flatten(const pk_ipraw *deep, pk_ipraw *flat, pk_err *err)
+{
+    if (flat->max_depth != 0)
+        return pk_err_set(err, "flattening IP observations into a profile with contexts");
+    /* deep's contexts with its observations in the maps a recorded profile
+     * keeps them in (read only: nothing of deep is freed or changed) */
+    pk_csraw view = deep->ctxs;
+    view.ranges = deep->hits;
+    view.branches = deep->calls;
+    pk_pairmap none = {0};
+    if (pk_ipraw_add_recorded(flat, &view, &none, &deep->stats, err))
+        return -1;
+    flat->calls_recorded = true; /* the observations are in calls already */
+    return pk_ipraw_finish(flat, err);
+}
+
 int pk_ipraw_add_recorded(pk_ipraw *r, const pk_csraw *obs, const pk_pairmap *unplaced, const pk_ip_stats *stats,
                           pk_err *err)
 {

@@ -115,6 +115,11 @@ static inline void pk_ipraw_key(const pk_ipraw *r, const pk_pair_count *e, uint3
     *b = r->ctxs.base + e->b;
 }
 
+/* The context-free observations of a finished `deep` profile into `flat`
+ * (initialized by the caller, max_depth 0, not yet finished): every hit and
+ * call observation under its leaf function's own context, as if the
+ * samples had been read without their stacks. Finishes `flat`. */
+int pk_ipraw_flatten(const pk_ipraw *deep, pk_ipraw *flat, pk_err *err);
 /* Adds every counter of `from` to `into`. */
 void pk_ip_stats_add(pk_ip_stats *into, const pk_ip_stats *from);
 

@@ -10,6 +10,7 @@
 struct tc_edge {
     uint64_t site, to;            /* tail-call jump address, entry of the target */
     bool sampled;                 /* seen in an LBR (else only decoded) */
+    bool any;                     /* an indirect jump: to any function (to is 0) */
 };
 
 struct tc_memo {
@@ -33,12 +34,14 @@ struct tc {
     pk_u64map *added_sites;       /* call sites of the spliced frames (may be NULL) */
     uint32_t max_depth;
     bool sampled_only;            /* chains of sampled tail calls only */
+    bool use_any;                 /* indirect jumps may lead to any function */
+    bool indirect_allowed;        /* ... the caller allows that last resort */
     pk_err *err;
 };
 
 static uint64_t memo_key(const struct tc *t, uint64_t from, uint64_t to)
 {
-    return pk_hash64(from * 31 + 7 + t->sampled_only) ^ to;
+    return pk_hash64(from * 31 + 7 + t->sampled_only + 2 * t->use_any) ^ to;
 }
 
 static uint64_t func_entry(struct tc *t, uint64_t addr)
@@ -64,7 +67,7 @@ static bool same_function(struct tc *t, uint64_t a, uint64_t b)
 
 static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to, bool sampled)
 {
-    if (same_function(t, site, to))
+    if (to && same_function(t, site, to))
         return 0;
     uint64_t *seen = pk_u64map_slot(&t->seen_edge, pk_hash64(site) ^ to);
     if (!seen)
@@ -78,11 +81,34 @@ static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to, boo
     e->site = site;
     e->to = to;
     e->sampled = sampled;
-    t->st->tail_call_edges++;
+    e->any = !to;
+    t->st->tail_call_edges += to != 0;
     return 0;
 }
 
-/* Static tail calls of a function: direct jumps to another function's entry. */
+/* An indirect jump that leaves the function: the frame pointer was restored
+ * shortly before it, with no branch in between (an epilogue). A jump-table
+ * jump (a switch, a computed goto) runs with the frame still set up. So
+ * this finds tail calls through a pointer in functions that have a frame,
+ * which is every function of the frame-pointer builds IP contexts need
+ * (not those that omit it: -momit-leaf-frame-pointer and the like). */
+static bool leaves_frame(struct tc *t, const pk_insn *in, size_t i)
+{
+    const pk_arch *arch = pk_elf_arch(t->elf);
+    for (size_t back = 1; arch && arch->frame_restore && back <= 8 && back <= i; back++) {
+        const pk_insn *p = &in[i - back];
+        if (pk_insn_is_branch(p->cls) || p->addr + p->len != in[i - back + 1].addr)
+            return false;
+        const uint8_t *code = pk_elf_vaddr_bytes(t->elf, p->addr, p->len);
+        if (code && arch->frame_restore(code, p->len))
+            return true;
+    }
+    return false;
+}
+
+/* Static tail calls of a function: direct jumps to another function's
+ * entry, and indirect jumps after its epilogue as edges to any function
+ * (used only when t->use_any). */
 static int decode_static(struct tc *t, uint64_t entry)
 {
     uint64_t *d = pk_u64map_slot(&t->decoded, entry);
@@ -98,6 +124,9 @@ static int decode_static(struct tc *t, uint64_t entry)
     if (!f || pk_binary_func_insns(t->bin, f, &in, &n, &ignored))
         return 0;
     for (size_t i = 0; i < n; i++) {
+        if (in[i].cls == PK_INSN_IJMP && t->indirect_allowed && leaves_frame(t, in, i) &&
+            add_edge(t, entry, in[i].addr, 0, false))
+            return -1;
         if (!pk_insn_tailcall_candidate(in[i].cls) || !in[i].target) /* (direct ones) */
             continue;
         uint64_t to = func_entry(t, in[i].target);
@@ -143,10 +172,14 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
     for (size_t i = 0; i < nedges && total < MANY; i++) {
         struct tc_edge e = PK_VEC_AT(pk_listmap_get(&t->edges_of, from), struct tc_edge, i);
         uint8_t n;
-        if (t->sampled_only && !e.sampled)
+        if ((t->sampled_only && !e.sampled) || (e.any && !t->use_any))
             continue;
-        if (count_paths(t, e.to, to, depth + 1, &n))
+        if (e.any) {
+            n = 1; /* straight to the callee (through another function too: not counted) */
+            e.to = to;
+        } else if (count_paths(t, e.to, to, depth + 1, &n)) {
             return -1;
+        }
         if (n && !total)
             first = e;
         total = total + n > MANY ? MANY : total + n;
@@ -234,6 +267,7 @@ static int splice(struct tc *t, const uint64_t *targets, size_t ntargets, uint64
     uint8_t total;
     uint64_t from = 0;
     t->sampled_only = true;
+    t->use_any = false;
     if (count_all(t, targets, ntargets, callee, &total, &from))
         return -1;
     if (total != 1) {
@@ -241,17 +275,24 @@ static int splice(struct tc *t, const uint64_t *targets, size_t ntargets, uint64
         if (count_all(t, targets, ntargets, callee, &total, &from))
             return -1;
     }
+    if (total == 0 && t->indirect_allowed) {
+        t->use_any = true;
+        if (count_all(t, targets, ntargets, callee, &total, &from))
+            return -1;
+        t->st->through_indirect += total == 1;
+    }
     if (total == 1 && append_chain(t, from, callee, ctx))
         return -1;
     return total;
 }
 
-int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
+int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth, unsigned flags,
                          pk_tailcall_stats *st, pk_u64map *added_sites, pk_err *err)
 {
     memset(st, 0, sizeof *st);
     struct tc t = {.bin = bin, .elf = pk_binary_elf(bin), .st = st, .added_sites = added_sites,
-                   .max_depth = max_depth ? max_depth : 64, .err = err};
+                   .max_depth = max_depth ? max_depth : 64,
+                   .indirect_allowed = flags & PK_TAILCALL_INDIRECT_JUMPS, .err = err};
     pk_listmap_init(&t.edges_of, sizeof(struct tc_edge));
     pk_listmap_init(&t.icall_targets, sizeof(uint64_t));
     pk_vec_init(&t.memo, sizeof(struct tc_memo));

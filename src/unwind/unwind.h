@@ -202,13 +202,24 @@ int pk_unwinder_finish(pk_unwinder *u, pk_err *err);
  * For each adjacent pair of call sites in a context, when the function
  * reached is not what the call site calls but is reachable from it through
  * exactly one chain of tail calls (seen in the LBR or in the code), the tail
- * call sites are spliced in. Ambiguous chains are left alone and counted. */
+ * call sites are spliced in. Ambiguous chains are left alone and counted.
+ *
+ * PK_TAILCALL_INDIRECT_JUMPS: when no chain of direct or sampled tail calls
+ * exists, an indirect jump (jmp *reg / *mem, BR) may be the tail call, to
+ * the callee itself; spliced when that too is the only chain. For contexts
+ * from IP samples, where no tail call is ever sampled: SQLite's getCellInfo
+ * ends in `pPage->xParseCell(...)`, a jump through a function pointer, and
+ * without its frame the hottest cell parsers' samples were charged to a
+ * call site that calls getCellInfo (llvm-profgen, with LBR, learns such
+ * edges from the branches and does not guess). */
+#define PK_TAILCALL_INDIRECT_JUMPS 1u
 typedef struct pk_tailcall_stats {
     uint64_t pairs;               /* adjacent call-site pairs examined */
     uint64_t mismatched;          /* callee is not the call's target: frames are missing */
     uint64_t recovered;           /* ... and a unique tail-call chain was spliced in */
     uint64_t ambiguous;           /* several chains */
     uint64_t unreachable;         /* no chain found */
+    uint64_t through_indirect;    /* of recovered: through an indirect jump */
     uint64_t frames_added;
     uint64_t tail_call_edges;     /* distinct tail-call edges known */
 } pk_tailcall_stats;
@@ -218,7 +229,7 @@ typedef struct pk_tailcall_stats {
  * pk_csraw_canonicalize gives. `max_depth` bounds the chain search (0: 64).
  * `added_sites` (may be NULL) gets, as keys, the call sites of the frames
  * spliced in: the only addresses of the new contexts the old ones lacked. */
-int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth,
+int pk_infer_tail_frames(pk_csraw *raw, struct pk_binary *bin, uint32_t max_depth, unsigned flags,
                          pk_tailcall_stats *st, pk_u64map *added_sites, pk_err *err);
 
 #endif

@@ -109,6 +109,45 @@ for k in afdo probe cs; do
   check "emulated IP $k: inference beats raw weights (${a:-?} > ${n:-?})" awk -v a="${a:-0}" -v b="${n:-1}" 'BEGIN{exit !(a > b)}'
 done
 
+# CSSPGO: a base profile (a function's contexts the pre-inliner did not
+# inline, merged) takes the shape of the function inferred from all its
+# samples at once: its own body is the probe-only profile's, scaled to its
+# own mass; --ip-base-shape contexts keeps the sum of the contexts'
+"$PGOKIT" profgen --binary "$T/demo_probe" --perf "$T/eipp.data" -o "$T/e-shape.cs" --format text 2>"$T/shape.log"
+"$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --ignore-stack-samples -o "$T/e-shape.probe" --format text
+"$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --ip-base-shape contexts -o "$T/e-ctx.cs" --format text
+check "the summary counts the base profiles shaped" grep -qE "base profiles: [1-9][0-9]* of [0-9]+ take their function's shape" "$T/shape.log"
+check "base profiles: the probe-only shape at their own mass" python3 - "$T/e-shape.cs" "$T/e-shape.probe" <<'PY'
+import re, sys
+def tops(path):
+    out, cur = {}, None
+    for l in open(path):
+        if not l.startswith(' '):
+            cur = {}; out[l.rsplit(':', 2)[0]] = cur
+        else:
+            m = re.match(r'^ (\d+): (\d+)', l)
+            if m: cur[m.group(1)] = int(m.group(2))
+    return out
+cs, pr = tops(sys.argv[1]), tops(sys.argv[2])
+shaped = 0
+for f, body in cs.items():
+    flat = {k: v for k, v in pr.get(f, {}).items() if k in body}
+    if not flat or not sum(flat.values()) or not sum(body.values()):
+        continue
+    s = sum(body.values()) / sum(flat.values())
+    for k, c in body.items():
+        if abs(c - flat.get(k, 0) * s) > 1:
+            sys.exit("%s probe %s: %d, not %.1f" % (f, k, c, flat.get(k, 0) * s))
+    shaped += 1
+sys.exit(0 if shaped else "no base profile shaped")
+PY
+check "--ip-base-shape contexts keeps the contexts' sums" bash -c "! cmp -s '$T/e-shape.cs' '$T/e-ctx.cs'"
+a=$(ov "$T/eexp" "$T/demo_probe" "$T/e-shape.cs"); n=$(ov "$T/eexp" "$T/demo_probe" "$T/e-ctx.cs")
+echo "emulated IP, CSSPGO block overlap: base profiles shaped by the function ${a:-?}, by the contexts ${n:-?}"
+check "emulated IP CSSPGO with shaped base profiles: overlap >= 0.95 (${a:-?})" awk -v a="${a:-0}" 'BEGIN{exit !(a >= 0.95)}'
+"$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --ip-base-shape nope -o "$T/nope.cs" 2>"$T/nope.err"
+check_eq "--ip-base-shape refuses another value" 2 $?
+
 # pprof input: our samples through pprof give the same profiles as the
 # perf.data itself; two files add up like two recordings
 "$PGOKIT" convert "$T/ip.data" -o "$T/ip.pb.gz" 2>/dev/null

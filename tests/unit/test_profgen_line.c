@@ -170,7 +170,7 @@ TEST(tail_frames_are_spliced_and_reported)
     pk_pairmap_add(&raw.branches, (uint64_t)c0 << 32 | (f.tail_jmp - base), f.leaf - base, 5);
     pk_tailcall_stats st;
     pk_u64map added = {0};
-    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, &added, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, 0, &st, &added, &e), &e);
     CHECK_EQ_U64(st.recovered, 1);
     CHECK_EQ_U64(st.frames_added, 1);
     CHECK_EQ_U64(added.len, 1);

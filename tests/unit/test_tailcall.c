@@ -3,7 +3,11 @@
  * site with several targets, the frame of the one target that tail-calls
  * the sampled callee is spliced in; none when two targets lead there, or
  * when the callee is itself a target of the call. A function with two tail
- * calls to the callee gets its frame through the one the LBR saw. */
+ * calls to the callee gets its frame through the one the LBR saw. With
+ * PK_TAILCALL_INDIRECT_JUMPS (contexts from IP samples), a function whose
+ * epilogue ends in a jump through a pointer (ic_e) is taken to have
+ * tail-called the callee, not one that jumps through a switch table (ic_s)
+ * nor one without a frame to restore (the build without frame pointers). */
 #include "test.h"
 #include "binary/binary.h"
 #include "unwind/unwind.h"
@@ -114,7 +118,7 @@ TEST(one_target_of_an_indirect_call_tail_calls_the_callee)
     pk_tailcall_stats st;
     pk_u64map added = {0};
     CHECK_OK(make_raw(&f, &raw, br, 3, &e), &e);
-    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, &added, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, 0, &st, &added, &e), &e);
     CHECK_EQ_U64(st.mismatched, 1);
     CHECK_EQ_U64(st.recovered, 1);
     CHECK_EQ_U64(st.frames_added, 1);
@@ -143,7 +147,7 @@ TEST(two_targets_tail_calling_the_callee_are_ambiguous)
     pk_err e;
     pk_tailcall_stats st;
     CHECK_OK(make_raw(&f, &raw, br, 5, &e), &e);
-    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, 0, &st, NULL, &e), &e);
     CHECK_EQ_U64(st.ambiguous, 1);
     CHECK_EQ_U64(st.recovered, 0);
     const uint64_t *w = NULL;
@@ -163,7 +167,7 @@ TEST(a_callee_called_directly_by_the_site_is_not_a_tail_call)
     pk_err e;
     pk_tailcall_stats st;
     CHECK_OK(make_raw(&f, &raw, br, 3, &e), &e);
-    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+    CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, 0, &st, NULL, &e), &e);
     CHECK_EQ_U64(st.mismatched, 0);
     const uint64_t *w = NULL;
     CHECK_EQ_U64(leaf_ctx(&f, &raw, &w), 2);
@@ -184,7 +188,7 @@ TEST(of_two_tail_calls_to_the_callee_the_sampled_one_is_spliced)
         pk_err e;
         pk_tailcall_stats st;
         CHECK_OK(make_raw_at(&f, f.dcall, &raw, seen ? both : one, seen ? 2 : 1, &e), &e);
-        CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, &st, NULL, &e), &e);
+        CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, 0, &st, NULL, &e), &e);
         const uint64_t *w = NULL;
         uint32_t n = leaf_ctx(&f, &raw, &w);
         if (!seen) {
@@ -200,6 +204,96 @@ TEST(of_two_tail_calls_to_the_callee_the_sampled_one_is_spliced)
     }
 out:
     pk_binary_close(f.bin);
+}
+
+/* The address of f's first indirect jump, 0 if none. */
+static uint64_t ijmp_in(pk_binary *bin, const pk_elf_symbol *f)
+{
+    const pk_insn *v;
+    size_t n;
+    pk_err e;
+    if (!f || pk_binary_func_insns(bin, f, &v, &n, &e))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cls == PK_INSN_IJMP)
+            return v[i].addr;
+    return 0;
+}
+
+/* The direct call to f in main, 0 if none. */
+static uint64_t call_to(pk_binary *bin, const pk_elf_symbol *f)
+{
+    const pk_elf_symbol *m = pk_elf_func_by_name(pk_binary_elf(bin), "main");
+    const pk_insn *v;
+    size_t n;
+    pk_err e;
+    if (!f || !m || pk_binary_func_insns(bin, m, &v, &n, &e))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].cls == PK_INSN_CALL && v[i].target == f->addr)
+            return v[i].addr;
+    return 0;
+}
+
+TEST(an_epilogue_jump_through_a_pointer_is_a_tail_call_for_ip_contexts)
+{
+    if (access("/usr/bin/clang-19", X_OK) != 0) {
+        fprintf(stderr, "clang-19 missing: skipped\n");
+        return;
+    }
+    for (int fp = 0; fp < 2; fp++) {
+        const char *path = fp ? pk_test_build("icall-fp", "clang-19", "-O2 -g -fno-omit-frame-pointer", "profgen_icall.c")
+                              : pk_test_build("icall", "clang-19", "-O2 -g", "profgen_icall.c");
+        fixture f = {0};
+        pk_err e;
+        if (!path || pk_binary_open(&f.bin, path, NULL, &e)) {
+            CHECK(!"fixture builds and opens");
+            continue;
+        }
+        pk_elf *elf = pk_binary_elf(f.bin);
+        const pk_elf_symbol *ef = pk_elf_func_by_name(elf, "ic_e"), *sf = pk_elf_func_by_name(elf, "ic_s");
+        const pk_elf_symbol *b = pk_elf_func_by_name(elf, "ic_b");
+        uint64_t e_jmp = ijmp_in(f.bin, ef), s_jmp = ijmp_in(f.bin, sf);
+        uint64_t e_call = call_to(f.bin, ef), s_call = call_to(f.bin, sf);
+        /* the fixture must hold both kinds of indirect jump */
+        CHECK(b && e_jmp && s_jmp && e_call && s_call);
+        if (!b || !e_jmp || !s_jmp || !e_call || !s_call) {
+            pk_binary_close(f.bin);
+            continue;
+        }
+        f.leaf = b->addr; /* the callee the stacks show: ic_b */
+        f.base = pk_elf_func_by_name(elf, "main")->addr & ~(uint64_t)0xfffff;
+        for (int flags = 0; flags < 2; flags++) {
+            for (int sw = 0; sw < 2; sw++) {
+                pk_csraw raw;
+                pk_tailcall_stats st;
+                pk_u64map added = {0};
+                CHECK_OK(make_raw_at(&f, sw ? s_call : e_call, &raw, NULL, 0, &e), &e);
+                CHECK_OK(pk_infer_tail_frames(&raw, f.bin, 0, flags ? PK_TAILCALL_INDIRECT_JUMPS : 0, &st, &added, &e),
+                         &e);
+                CHECK_EQ_U64(st.mismatched, 1);
+                const uint64_t *w = NULL;
+                uint32_t n = leaf_ctx(&f, &raw, &w);
+                if (flags && fp && !sw) {
+                    /* spliced: [call of ic_e, ic_e's jmp *%rax, ic_b] */
+                    CHECK_EQ_U64(st.recovered, 1);
+                    CHECK_EQ_U64(st.through_indirect, 1);
+                    CHECK_EQ_U64(n, 3);
+                    if (n == 3)
+                        CHECK_EQ_U64(w[1], e_jmp);
+                    CHECK(pk_u64map_get(&added, e_jmp) != NULL);
+                } else {
+                    /* LBR semantics, a switch's jump, or no frame to restore */
+                    CHECK_EQ_U64(st.recovered, 0);
+                    CHECK_EQ_U64(st.unreachable, 1);
+                    CHECK_EQ_U64(n, 2);
+                }
+                pk_u64map_free(&added);
+                pk_csraw_free(&raw);
+            }
+        }
+        pk_binary_close(f.bin);
+    }
 }
 
 int main(void) { return pk_test_main(); }
