@@ -45,7 +45,7 @@ static const char usage_text[] =
     "  --flow M            IP samples: mcf (minimum-cost flow, default), propagate (AutoFDO's\n"
     "                      equivalence classes), none (block count = its samples; for measuring)\n"
     "  --ip-context-prior K IP samples, contexts: each context's block weights borrow K samples'\n"
-    "                      worth of its function's merged shape (default 16; 0: none)\n"
+    "                      worth of its function's merged shape (default 1000; 0: none)\n"
     "  --ip-base-shape S   IP samples, CSSPGO: function (default: a base profile takes the shape\n"
     "                      of its function's inference from all its samples at once), contexts\n"
     "                      (the sum of its merged contexts' inferences)\n"

@@ -27,11 +27,18 @@
 #include "binary/binary.h"
 #include "unwind/ip_stack.h"
 
-/* The context prior profgen uses: on Lua's real cpu-clock recordings (5
- * runs, 18k samples, 1,285 stacks) a prior of 16 and one of 64 both raised
- * CSSPGO from -5.0 % to -7.2 / -7.1 % instructions against -O2 (probe-only
- * from the same samples: -7.1 %); 16 keeps more of a context's own shape. */
-#define PK_IP_CONTEXT_PRIOR 16
+/* The context prior profgen uses. A context's own shape from cpu-clock
+ * samples is mostly noise and time weighting: on the scoreboard's real
+ * recordings (5 runs, 14-21k samples), CSSPGO builds made from every
+ * leave-one-run-out subset ran, on average, -10.75 / -7.82 / -8.10 %
+ * instructions against -O2 with a prior of 16 (SQLite / Lua / bzip2),
+ * -11.09 / -7.86 / -8.58 % with 1,000 and -11.10 / -7.93 / -8.36 % with
+ * 100,000 (every context its function's shape). With 1,000 only a context
+ * holding thousands of samples (an interpreter loop's one context) keeps
+ * much of its own shape; the others keep their mass, which is what the
+ * pre-inliner's call counts come from. (Earlier, on Lua alone: no prior
+ * -5.0 %, 16 and 64 -7.2 / -7.1 %.) */
+#define PK_IP_CONTEXT_PRIOR 1000
 
 /* The minimum-cost flow's costs for IP samples (see pk_flow_opts).
  * CONVEX, the default: Poisson-weighted and convex. Why: profi's linear,
