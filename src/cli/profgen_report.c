@@ -8,6 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* ", N what" when N is not 0: the optional parts of a summary line. */
+static void count_part(const char *fmt, uint64_t n)
+{
+    if (n)
+        fprintf(stderr, fmt, (unsigned long long)n);
+}
+
 /* The samples of an IP profile: what was counted, what flow inference did. */
 static void print_ip_summary(const pk_pipeline_report *rep)
 {
@@ -15,23 +22,17 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     const pk_ip_infer_stats *f = &rep->ip_infer;
     fprintf(stderr, "profgen: from IP samples (no branch stacks): %llu read, %llu used", (unsigned long long)s->samples,
             (unsigned long long)s->used);
-    if (rep->agg.samples_other_pid)
-        fprintf(stderr, ", %llu other pid", (unsigned long long)rep->agg.samples_other_pid);
-    if (s->leaf_outside)
-        fprintf(stderr, ", %llu in other code", (unsigned long long)s->leaf_outside);
-    if (s->leaf_no_func)
-        fprintf(stderr, ", %llu outside every function", (unsigned long long)s->leaf_no_func);
-    if (s->no_user_frames)
-        fprintf(stderr, ", %llu without user frames", (unsigned long long)s->no_user_frames);
+    count_part(", %llu other pid", rep->agg.samples_other_pid);
+    count_part(", %llu in other code", s->leaf_outside);
+    count_part(", %llu outside every function", s->leaf_no_func);
+    count_part(", %llu without user frames", s->no_user_frames);
     fprintf(stderr, "; %llu distinct stacks; stacks cut: %llu at other code, %llu at a non-call return address, "
             "%llu with the direct caller unknown (a leaf without frame pointer, a prologue, a ret: shared out over "
             "the function's contexts)",
             (unsigned long long)s->distinct_stacks, (unsigned long long)s->stack_cut_external,
             (unsigned long long)s->stack_cut_not_call, (unsigned long long)s->stack_cut_frame);
-    if (s->frames_repaired)
-        fprintf(stderr, ", %llu with a skipped caller put back", (unsigned long long)s->frames_repaired);
-    if (s->frames_minus_one)
-        fprintf(stderr, ", %llu frames were return address - 1", (unsigned long long)s->frames_minus_one);
+    count_part(", %llu with a skipped caller put back", s->frames_repaired);
+    count_part(", %llu frames were return address - 1", s->frames_minus_one);
     fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "
             "blocks raised to their callees' entries; jump tables %llu resolved, %llu not; "
             "%llu ranges and %llu branches synthesized",
@@ -63,12 +64,9 @@ void pk_profgen_print_summary(const pk_pipeline_report *rep)
     const pk_profgen_stats *g = rep->line_stats_valid && rep->mode == PK_MODE_LINE ? &rep->line : NULL;
     fprintf(stderr, "profgen: samples: %llu read, %llu used", (unsigned long long)s->samples,
             (unsigned long long)s->samples_used);
-    if (s->samples_other_pid)
-        fprintf(stderr, ", %llu other pid", (unsigned long long)s->samples_other_pid);
-    if (s->samples_no_lbr)
-        fprintf(stderr, ", %llu without branch stack", (unsigned long long)s->samples_no_lbr);
-    if (s->samples_outside)
-        fprintf(stderr, ", %llu entirely outside the binary", (unsigned long long)s->samples_outside);
+    count_part(", %llu other pid", s->samples_other_pid);
+    count_part(", %llu without branch stack", s->samples_no_lbr);
+    count_part(", %llu entirely outside the binary", s->samples_outside);
     if (!rep->contexts && rep->unwind.samples_prolog_epilog)
         fprintf(stderr, ", %llu left out with the leaf in a prologue or epilogue",
                 (unsigned long long)rep->unwind.samples_prolog_epilog);
