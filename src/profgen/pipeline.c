@@ -601,7 +601,7 @@ static void cleanup(run *r)
 
 /* LBR samples win when there are any (an IP sample carries far less); else
  * the IP samples become ranges and branches through flow inference. */
-static int choose_ip(run *r, pk_err *err)
+static int choose_ip(run *r, bool probe, pk_err *err)
 {
     const pk_pipeline_request *req = r->req;
     pk_pipeline_report *rep = r->rep;
@@ -628,10 +628,9 @@ static int choose_ip(run *r, pk_err *err)
                          : req->ip_context_prior == 0 ? PK_IP_CONTEXT_PRIOR
                                                       : (uint32_t)req->ip_context_prior,
     };
-    /* CSSPGO: the same samples without their stacks too, whose inference
-     * the base profiles take their shape from (base_shape.h) */
-    bool probe = pk_elf_has_pseudo_probes(pk_binary_elf(r->bin)) && !req->dwarf_correlation;
-    if (r->cs_init && probe && !req->ip_base_from_contexts && !req->no_preinline) {
+    /* nested CSSPGO: the same samples without their stacks too, whose
+     * inference the base profiles take their shape from (base_shape.h) */
+    if (r->cs_init && probe && !req->ip_base_from_contexts && !req->no_preinline && !req->no_nest) {
         if (pk_ip_flat_ranges(r->bin, &r->ip, &io, &r->raw, err))
             return -1;
         r->base_shape = true;
@@ -734,7 +733,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
                                      &rep->unwind, r.ip_init ? &r.ip : NULL, req->output, err);
         goto out;
     }
-    if (r.ip_init && choose_ip(&r, err))
+    if (r.ip_init && choose_ip(&r, probe, err))
         goto out;
     rep->agg = r.raw.stats;
     rep->distinct_branches = r.raw.branches.len;

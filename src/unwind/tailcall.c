@@ -8,9 +8,9 @@
 #define MANY 2 /* path counts saturate here: 0, 1 (unique), 2 (ambiguous) */
 
 struct tc_edge {
-    uint64_t site, to;            /* tail-call jump address, entry of the target */
+    uint64_t site, to;            /* tail-call jump address, entry of the target (0: an
+                                     indirect jump, to any function) */
     bool sampled;                 /* seen in an LBR (else only decoded) */
-    bool any;                     /* an indirect jump: to any function (to is 0) */
 };
 
 struct tc_memo {
@@ -81,7 +81,6 @@ static int add_edge(struct tc *t, uint64_t from, uint64_t site, uint64_t to, boo
     e->site = site;
     e->to = to;
     e->sampled = sampled;
-    e->any = !to;
     t->st->tail_call_edges += to != 0;
     return 0;
 }
@@ -172,9 +171,9 @@ static int count_paths(struct tc *t, uint64_t from, uint64_t to, uint32_t depth,
     for (size_t i = 0; i < nedges && total < MANY; i++) {
         struct tc_edge e = PK_VEC_AT(pk_listmap_get(&t->edges_of, from), struct tc_edge, i);
         uint8_t n;
-        if ((t->sampled_only && !e.sampled) || (e.any && !t->use_any))
+        if ((t->sampled_only && !e.sampled) || (!e.to && !t->use_any))
             continue;
-        if (e.any) {
+        if (!e.to) {
             n = 1; /* straight to the callee (through another function too: not counted) */
             e.to = to;
         } else if (count_paths(t, e.to, to, depth + 1, &n)) {

@@ -19,16 +19,17 @@ typedef struct fixture {
     uint64_t base, icall, leaf, a, b, c, a_jmp, c_jmp, dcall, d, d_jmp[2];
 } fixture;
 
-/* The k-th jump (0: first) in f to target, 0 if none. */
-static uint64_t jmp_to(pk_binary *bin, const pk_elf_symbol *f, uint64_t target, int k)
+/* The address of the k-th instruction (0: first) of class cls in f whose
+ * target is `target` (0 for an indirect one), 0 if none. */
+static uint64_t insn_in(pk_binary *bin, const pk_elf_symbol *f, int cls, uint64_t target, int k)
 {
     const pk_insn *v;
     size_t n;
     pk_err e;
-    if (pk_binary_func_insns(bin, f, &v, &n, &e))
+    if (!f || pk_binary_func_insns(bin, f, &v, &n, &e))
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (v[i].cls == PK_INSN_JMP && v[i].target == target && k-- == 0)
+        if (v[i].cls == cls && v[i].target == target && k-- == 0)
             return v[i].addr;
     return 0;
 }
@@ -49,23 +50,17 @@ static bool fixture_open(fixture *f)
     const pk_elf_symbol *m = pk_elf_func_by_name(elf, "main"), *l = pk_elf_func_by_name(elf, "ic_leaf");
     const pk_elf_symbol *a = pk_elf_func_by_name(elf, "ic_a"), *b = pk_elf_func_by_name(elf, "ic_b");
     const pk_elf_symbol *c = pk_elf_func_by_name(elf, "ic_c"), *d = pk_elf_func_by_name(elf, "ic_d");
-    const pk_insn *v;
-    size_t n;
-    if (!m || !l || !a || !b || !c || !d || pk_binary_func_insns(f->bin, m, &v, &n, &e)) {
+    if (!m || !l || !a || !b || !c || !d) {
         CHECK(!"fixture symbols");
         return false;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].cls == PK_INSN_ICALL && !f->icall)
-            f->icall = v[i].addr;
-        if (v[i].cls == PK_INSN_CALL && v[i].target == d->addr)
-            f->dcall = v[i].addr;
-    }
+    f->icall = insn_in(f->bin, m, PK_INSN_ICALL, 0, 0);
+    f->dcall = insn_in(f->bin, m, PK_INSN_CALL, d->addr, 0);
     f->leaf = l->addr, f->a = a->addr, f->b = b->addr, f->c = c->addr, f->d = d->addr;
-    f->a_jmp = jmp_to(f->bin, a, l->addr, 0);
-    f->c_jmp = jmp_to(f->bin, c, l->addr, 0);
-    f->d_jmp[0] = jmp_to(f->bin, d, l->addr, 0);
-    f->d_jmp[1] = jmp_to(f->bin, d, l->addr, 1);
+    f->a_jmp = insn_in(f->bin, a, PK_INSN_JMP, l->addr, 0);
+    f->c_jmp = insn_in(f->bin, c, PK_INSN_JMP, l->addr, 0);
+    f->d_jmp[0] = insn_in(f->bin, d, PK_INSN_JMP, l->addr, 0);
+    f->d_jmp[1] = insn_in(f->bin, d, PK_INSN_JMP, l->addr, 1);
     /* without the calls and tail calls it is made of the fixture is unusable */
     bool ok = f->icall && f->a_jmp && f->c_jmp && f->dcall && f->d_jmp[0] && f->d_jmp[1];
     CHECK(ok);
@@ -206,35 +201,6 @@ out:
     pk_binary_close(f.bin);
 }
 
-/* The address of f's first indirect jump, 0 if none. */
-static uint64_t ijmp_in(pk_binary *bin, const pk_elf_symbol *f)
-{
-    const pk_insn *v;
-    size_t n;
-    pk_err e;
-    if (!f || pk_binary_func_insns(bin, f, &v, &n, &e))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].cls == PK_INSN_IJMP)
-            return v[i].addr;
-    return 0;
-}
-
-/* The direct call to f in main, 0 if none. */
-static uint64_t call_to(pk_binary *bin, const pk_elf_symbol *f)
-{
-    const pk_elf_symbol *m = pk_elf_func_by_name(pk_binary_elf(bin), "main");
-    const pk_insn *v;
-    size_t n;
-    pk_err e;
-    if (!f || !m || pk_binary_func_insns(bin, m, &v, &n, &e))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].cls == PK_INSN_CALL && v[i].target == f->addr)
-            return v[i].addr;
-    return 0;
-}
-
 TEST(an_epilogue_jump_through_a_pointer_is_a_tail_call_for_ip_contexts)
 {
     if (access("/usr/bin/clang-19", X_OK) != 0) {
@@ -253,8 +219,10 @@ TEST(an_epilogue_jump_through_a_pointer_is_a_tail_call_for_ip_contexts)
         pk_elf *elf = pk_binary_elf(f.bin);
         const pk_elf_symbol *ef = pk_elf_func_by_name(elf, "ic_e"), *sf = pk_elf_func_by_name(elf, "ic_s");
         const pk_elf_symbol *b = pk_elf_func_by_name(elf, "ic_b");
-        uint64_t e_jmp = ijmp_in(f.bin, ef), s_jmp = ijmp_in(f.bin, sf);
-        uint64_t e_call = call_to(f.bin, ef), s_call = call_to(f.bin, sf);
+        const pk_elf_symbol *m = pk_elf_func_by_name(elf, "main");
+        uint64_t e_jmp = insn_in(f.bin, ef, PK_INSN_IJMP, 0, 0), s_jmp = insn_in(f.bin, sf, PK_INSN_IJMP, 0, 0);
+        uint64_t e_call = ef ? insn_in(f.bin, m, PK_INSN_CALL, ef->addr, 0) : 0;
+        uint64_t s_call = sf ? insn_in(f.bin, m, PK_INSN_CALL, sf->addr, 0) : 0;
         /* the fixture must hold both kinds of indirect jump */
         CHECK(b && e_jmp && s_jmp && e_call && s_call);
         if (!b || !e_jmp || !s_jmp || !e_call || !s_call) {
@@ -262,7 +230,7 @@ TEST(an_epilogue_jump_through_a_pointer_is_a_tail_call_for_ip_contexts)
             continue;
         }
         f.leaf = b->addr; /* the callee the stacks show: ic_b */
-        f.base = pk_elf_func_by_name(elf, "main")->addr & ~(uint64_t)0xfffff;
+        f.base = m->addr & ~(uint64_t)0xfffff;
         for (int flags = 0; flags < 2; flags++) {
             for (int sw = 0; sw < 2; sw++) {
                 pk_csraw raw;
