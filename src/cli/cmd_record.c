@@ -1,16 +1,10 @@
 /* cmd_record.c — `pgokit record`: sample a program, or attach to a running
- * process, into perf.data, in one of four modes (src/record/pmu.c chooses):
- * hardware LBR with `perf record -b` when the PMU records branch stacks, IP
- * samples with frame-pointer call chains through `perf record` on any Linux
- * machine, and the same two emulated under QEMU with the pgokit plugin
- * (plugin/lbr.c), which give exact branch data. Ctrl-C and SIGTERM end the
- * recording and keep the samples so far (record_run.c). Emulated, every
- * process of the run writes its own files into a session directory, merged
- * at the end (record_session.c). */
+ * process, into perf.data. The options become a pk_recording, which the
+ * library runs (src/record/recording.c: the mode, the recorder, Ctrl-C, the
+ * emulated processes' files); this file prints what it says and the closing
+ * summary, and streams the result for `-o -`. */
 #include "cli/cli.h"
-#include "cli/record_run.h"
 #include "cli/record_stream.h"
-#include "cli/record_session.h"
 #include "record/record.h"
 
 #include <elf.h>
@@ -25,26 +19,6 @@
 #include <unistd.h>
 
 const char pk_cmd_record_summary[] = "record samples of a program or a process: LBR or IP + call chains (perf.data)";
-
-/* LBR modes: taken branches between samples. SQLite speedtest1 retires
- * 1.19e9 taken branches per native CPU-second (counted with --exact-counts,
- * see bench/record_cost.sh), so 20011 gives ~60,000 samples per native
- * second there, and still >= 10,000 for code with 5x fewer taken branches
- * (2e8/s, about one per 15 instructions). Prime, so it does not divide loop
- * trip counts; emulation also jitters it. */
-#define DEFAULT_PERIOD 20011
-/* Emulated IP mode: retired instructions between samples (jittered
- * uniformly in [N/2, 3N/2] by the plugin). At 1-3e9 instructions per native
- * second that is 100,000-300,000 samples per native second: IP samples say
- * less than a 32-entry branch stack each, so they come denser, for about
- * the same file size per second as the LBR default. Prime, like the above. */
-#define DEFAULT_IP_PERIOD 10007
-/* perf IP mode: samples per second of the program's CPU time. perf's own
- * default is 4000 Hz; 4999 keeps >= 4,000 samples per CPU-second even when
- * a fifth of the ticks land in the kernel (user-space sampling drops them),
- * and, prime, it does not run in step with work driven by the kernel tick
- * (HZ 100/250/1000) or by round-numbered timers. */
-#define DEFAULT_FREQ 4999
 
 static void usage(FILE *to)
 {
@@ -106,7 +80,7 @@ static void usage(FILE *to)
             "default qemu-aarch64 -L /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX is set or the host has\n"
             "libc6:arm64, whose own loader and libraries are used then), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
-            DEFAULT_FREQ, DEFAULT_PERIOD, DEFAULT_IP_PERIOD);
+            PK_RECORD_DEFAULT_FREQ, PK_RECORD_DEFAULT_PERIOD, PK_RECORD_DEFAULT_IP_PERIOD);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -118,53 +92,6 @@ static bool parse_u64(const char *s, uint64_t *v)
         return false;
     *v = x;
     return true;
-}
-
-static char *find_plugin(void)
-{
-    const char *env = getenv("PGOKIT_LBR_PLUGIN");
-    if (env && *env)
-        return strdup(env);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return NULL;
-    exe[n] = 0;
-    char *dir = dirname(exe);
-    /* the build tree (build/pgokit, build/san/pgokit), then `make install`'s
-     * layout: PREFIX/bin/pgokit and PREFIX/lib/pgokit/pgokit-lbr.so */
-    const char *cands[] = {"%s/pgokit-lbr.so", "%s/../pgokit-lbr.so", "%s/../lib/pgokit/pgokit-lbr.so"};
-    for (unsigned i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        char *p = NULL;
-        if (asprintf(&p, cands[i], dir) < 0)
-            return NULL;
-        char *real = realpath(p, NULL);
-        free(p);
-        if (real)
-            return real;
-    }
-    return NULL;
-}
-
-/* qemu-x86_64 does not search PATH for the guest program: do it here. */
-static char *resolve_path(const char *name)
-{
-    if (strchr(name, '/'))
-        return strdup(name);
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        size_t n = strcspn(path, ":");
-        char *cand = NULL;
-        if (asprintf(&cand, "%.*s/%s", (int)n, n ? path : ".", name) < 0)
-            return NULL;
-        if (access(cand, X_OK) == 0)
-            return cand;
-        free(cand);
-        path += n + (path[n] == ':');
-    }
-    return strdup(name);
 }
 
 static void print_hex(const uint8_t *b, unsigned n)
@@ -201,77 +128,6 @@ static int print_exact(const char *path)
     }
     pk_exact_free(&c);
     return 0;
-}
-
-/* Fails before anything runs when the output cannot be created where it
- * goes (missing or read-only directory), rather than after the program ran
- * (QEMU reported that as "plugin failed to load"). perf.data must be a
- * regular file for perf (it seeks back to write the header); the plugin
- * also writes in place into a device or FIFO. */
-static int check_output(const char *path, const char *what, bool regular_only)
-{
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "pgokit record: %s %s is a directory\n", what, path);
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            if (!regular_only)
-                return 0;
-            fprintf(stderr, "pgokit record: %s %s is not a regular file (perf writes its header last, "
-                            "seeking back)\n", what, path);
-            return -1;
-        }
-    }
-    char *probe = NULL;
-    if (asprintf(&probe, "%s.tmp.%d", path, (int)getpid()) < 0)
-        return -1;
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int e = errno;
-    if (fd >= 0) {
-        close(fd);
-        unlink(probe);
-    }
-    free(probe);
-    if (fd < 0 && e != EEXIST) {
-        char *copy = strdup(path);
-        fprintf(stderr, "pgokit record: cannot create the %s %s in %s: %s (nothing was run)\n", what, path,
-                copy ? dirname(copy) : ".", strerror(e));
-        free(copy);
-        return -1;
-    }
-    return 0;
-}
-
-/* As perf record does: an existing non-empty output is kept as "<out>.old"
- * (replacing an older one), here only once the new recording is ready to
- * take its place. Returns the .old name (malloc'd) when one was made. */
-static char *keep_old_output(const char *out)
-{
-    struct stat st;
-    char *old = NULL;
-    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || asprintf(&old, "%s.old", out) < 0)
-        return NULL;
-    if (rename(out, old) != 0) {
-        fprintf(stderr, "pgokit record: warning: cannot keep %s as %s: %s\n", out, old, strerror(errno));
-        free(old);
-        return NULL;
-    }
-    return old;
-}
-
-/* perf's temporary, done with (renamed or removed) */
-static void untrack_free(char *perf_tmp)
-{
-    if (perf_tmp)
-        pk_out_untrack_temporary(perf_tmp);
-    free(perf_tmp);
-}
-
-static const char *signame(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
 static void print_summary(enum pk_record_mode mode, const char *path, const pk_record_tally *t)
@@ -439,310 +295,72 @@ int pk_cmd_record(int argc, char **argv)
     return pk_record_stream_end(data_fd, path, rc);
 }
 
+static void on_note(void *ctx, enum pk_record_note_level level, const char *line)
+{
+    const bool *quiet = ctx;
+    if (level == PK_NOTE_PROGRESS && *quiet)
+        return;
+    fprintf(stderr, "pgokit record: %s\n", line);
+}
+
+/* The processes that ran unrecorded (nothing when there are none). */
+static void report_unrecorded(const pk_emu_outcome *res, const char *out)
+{
+    size_t n = res->missing.len;
+    if (!n)
+        return;
+    fprintf(stderr, "pgokit record: warning: %zu process%s ran unrecorded (no samples of %s in %s):\n", n,
+            n == 1 ? "" : "es", n == 1 ? "it" : "them", out);
+    for (size_t i = 0; i < n && i < 20; i++) {
+        const pk_record_unrec *u = &PK_VEC_AT(&res->missing, pk_record_unrec, i);
+        fprintf(stderr, "pgokit record:   %s[%" PRIu32 "]: %s\n", u->comm[0] ? u->comm : "?", u->pid, u->why);
+    }
+    if (n > 20)
+        fprintf(stderr, "pgokit record:   ... and %zu more\n", n - 20);
+}
+
 /* The recording itself, into a.o.output. */
 static int record(rec_args a)
 {
-    int rc;
-    pk_record_opts *o = &a.o;
-    pk_pmu_info pmu;
-    pk_record_probe_pmu(&pmu);
-    enum pk_record_mode mode;
-    char why[512];
+    pk_recording r;
+    memset(&r, 0, sizeof r);
+    r.o = a.o;
+    r.cmd = a.cmd;
+    r.ip = a.ip;
+    r.emulate = a.emu;
+    r.hardware = a.hw;
+    r.period_set = a.period_set;
+    r.freq_set = a.freq_set;
+    r.depth_set = a.depth_set;
+    r.note = on_note;
+    r.note_ctx = &a.quiet;
     pk_err err;
-    if (pk_record_choose_mode(a.ip, a.emu, a.hw, &pmu, &mode, why, sizeof why, &err) != 0) {
-        fprintf(stderr, "pgokit record: %s\n", err.msg);
-        return 1;
-    }
-    bool emulated = mode == PK_MODE_EMU_LBR || mode == PK_MODE_EMU_IP;
-    if (!emulated && a.depth_set)
-        return pk_cli_usage("record", "--lbr-depth is for emulated LBR (%s chosen: %s)", pk_record_mode_name(mode),
-                            why);
-    if (!a.period_set)
-        o->period = mode == PK_MODE_EMU_IP ? DEFAULT_IP_PERIOD : DEFAULT_PERIOD;
-    o->ip = mode == PK_MODE_EMU_IP;
-    o->buildid_mmap = pmu.buildid_mmap;
-    const char *event = pk_record_ip_event(&pmu);
-    if (mode == PK_MODE_PERF_IP && !a.period_set) {
-        if (!a.freq_set)
-            o->freq = DEFAULT_FREQ;
-        if (pmu.max_sample_rate && o->freq > pmu.max_sample_rate) {
-            fprintf(stderr, "pgokit record: %" PRIu64 " Hz is above kernel.perf_event_max_sample_rate (%" PRIu32
-                            "): sampling at %" PRIu32 " Hz (sysctl kernel.perf_event_max_sample_rate=N raises "
-                            "the limit)\n", o->freq, pmu.max_sample_rate, pmu.max_sample_rate);
-            o->freq = pmu.max_sample_rate;
-        }
-    }
-    if (o->pid && kill(o->pid, 0) != 0 && errno == ESRCH) {
-        fprintf(stderr, "pgokit record: --pid %d: no such process\n", o->pid);
-        return 1;
-    }
-    if (a.cmd) {
-        /* a missing program is this run's error, before any recorder starts
-         * (perf would write an empty perf.data, QEMU a cryptic message) */
-        char *exe = resolve_path(a.cmd[0]);
-        int bad = !exe ? ENOMEM : access(exe, X_OK) != 0 ? errno : 0;
-        free(exe);
-        if (bad) {
-            fprintf(stderr, "pgokit record: cannot run %s: %s\n", a.cmd[0], strerror(bad));
-            return 127;
-        }
-    }
-    if (check_output(o->output, "output", !emulated) != 0 ||
-        (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false) != 0))
-        return 1;
-
-    /* perf writes into a temporary beside the output (created here, as
-     * every output's is, under a name nobody can plant a symlink at),
-     * renamed once it is read back whole: a failed or killed run never
-     * leaves a half file under the name asked. The plugin does the same
-     * itself. The temporary goes if a signal ends pgokit first. */
-    const char *final_out = o->output;
-    char *perf_tmp = NULL;
-    if (!emulated) {
-        int fd = pk_out_create_temporary(final_out, &perf_tmp, &err);
-        if (fd < 0)
-            return pk_cli_fail("record", &err);
-        close(fd);
-        pk_out_track_temporary(perf_tmp);
-        o->output = perf_tmp;
-    }
-    pk_vec av;
-    char *plugin = NULL, *resolved = NULL, *session = NULL, comm[16];
-    pk_exec_plan plan;
-    memset(&plan, 0, sizeof plan);
-    char details[256];
-    if (mode == PK_MODE_HW_LBR) {
-        rc = pk_record_hw_argv(pmu.vendor, pmu.amd_lbr_v2, o, a.cmd, &av, &err);
-        snprintf(details, sizeof details, "perf record -b, a sample every %" PRIu64 " events%s", o->period,
-                 o->callchain ? ", call chains" : "");
-    } else if (mode == PK_MODE_PERF_IP) {
-        rc = pk_record_perf_ip_argv(event, o, a.cmd, &av, &err);
-        if (o->freq)
-            snprintf(details, sizeof details, "perf record -e %s at %" PRIu64 " Hz%s", event, o->freq,
-                     o->callchain ? ", frame-pointer call chains" : "");
+    if (pk_record_execute(&r, &err) != 0) {
+        int status = r.exit_status;
+        if (r.usage_error)
+            status = pk_cli_usage("record", "%s", err.msg);
         else
-            snprintf(details, sizeof details, "perf record -e %s every %" PRIu64 " events%s", event, o->period,
-                     o->callchain ? ", frame-pointer call chains" : "");
-    } else {
-        plugin = find_plugin();
-        if (!plugin) {
-            fprintf(stderr, "pgokit record: cannot find pgokit-lbr.so next to the pgokit binary "
-                            "or in ../lib/pgokit/ (set PGOKIT_LBR_PLUGIN)\n");
-            return 1;
-        }
-        const char *qemu = getenv("PGOKIT_QEMU");
-        resolved = resolve_path(a.cmd[0]);
-        /* what the kernel would run: a script runs its #! interpreter, which
-         * QEMU does not do by itself */
-        if (!resolved || pk_record_exec_plan(resolved, a.cmd, &plan, &err) != 0) {
-            fprintf(stderr, "pgokit record: out of memory\n");
-            free(plugin);
-            free(resolved);
-            return 1;
-        }
-        if (plan.how == PK_EXEC_FAILS && plan.err == ENOEXEC) {
-            /* a script without "#!": /bin/sh runs it, as execvp (and so
-             * perf record, and a shell) would */
-            size_t n = 0;
-            while (a.cmd[n])
-                n++;
-            char **sh = calloc(n + 2, sizeof *sh);
-            if (sh) {
-                sh[0] = "/bin/sh";
-                sh[1] = resolved;
-                memcpy(sh + 2, a.cmd + 1, n * sizeof *sh);   /* a.cmd[1..n], NULL included */
-                if (pk_record_exec_plan("/bin/sh", sh, &plan, &err) != 0)
-                    plan.how = PK_EXEC_FAILS;
-            }
-            free(sh);
-        }
-        if (plan.how != PK_EXEC_EMULATE) {
-            if (plan.how == PK_EXEC_FAILS)
-                fprintf(stderr, "pgokit record: cannot run %s: %s%s\n", a.cmd[0], strerror(plan.err),
-                        plan.err == ENOEXEC ? " (neither an ELF program nor a #! script)" : "");
-            else
-                fprintf(stderr, "pgokit record: %s is %s: the emulators run x86-64 and aarch64 programs "
-                                "only; record it with --ip (perf)\n", a.cmd[0], plan.why);
-            free(plugin);
-            free(resolved);
-            return plan.how == PK_EXEC_FAILS ? 127 : 1;
-        }
-        /* the name the kernel gives the process: the file's, a script's too */
-        const char *base = strrchr(a.cmd[0], '/');
-        snprintf(comm, sizeof comm, "%s", base ? base + 1 : a.cmd[0]);
-        o->comm = comm;
-        o->argv0 = plan.argv[0];
-        if (!(session = pk_emu_session_create(final_out))) {
-            pk_record_exec_plan_free(&plan);
-            free(plugin);
-            free(resolved);
-            return 1;
-        }
-        pk_out_track_directory(session);
-        o->session_dir = session;
-        char **prog = plan.argv;
-        char *argv0 = prog[0];
-        prog[0] = plan.elf;   /* qemu loads the ELF file; -0 gives argv[0] */
-        /* the emulator of the program's machine (its ELF header says which);
-         * a dynamic cross program finds its loader and libraries under the
-         * target's sysroot unless QEMU_LD_PREFIX already says where, or the
-         * host has the target's own libc (see pk_record_cross_sysroot) */
-        const char *emu = pk_record_qemu_name(plan.machine);
-        if (plan.machine == EM_AARCH64) {
-            qemu = getenv("PGOKIT_QEMU_AARCH64");
-            const char *prefix = getenv("QEMU_LD_PREFIX");
-            if (plan.dynamic && !(prefix && *prefix))
-                o->ld_prefix = pk_record_cross_sysroot(plan.machine, "");
-        }
-        /* every QEMU of the run (forks and execs included) watches this
-         * pipe and dies with record: PR_SET_PDEATHSIG only reaches the
-         * first one. Only record holds the write end (close-on-exec); the
-         * read end is inherited. */
-        int alive[2];
-        if (pipe2(alive, O_CLOEXEC) == 0 && fcntl(alive[0], F_SETFD, 0) == 0)
-            o->alive_fd = alive[0];
-        rc = pk_record_qemu_argv(qemu && *qemu ? qemu : emu, plugin, o, prog, &av, &err);
-        prog[0] = argv0;
-        if (mode == PK_MODE_EMU_IP)
-            snprintf(details, sizeof details, "%s, a sample every ~%" PRIu64 " instructions%s", emu,
-                     o->period, o->callchain ? ", call chains" : "");
-        else
-            snprintf(details, sizeof details, "%s, a sample every ~%" PRIu64 " taken branches, "
-                     "%u-entry branch stacks%s", emu, o->period, o->lbr_depth, o->callchain ? ", call chains" : "");
-    }
-    if (rc != 0) {
-        if (session) {
-            pk_out_untrack_directory(session);
-            rmdir(session);
-        }
-        free(session);
-        pk_record_exec_plan_free(&plan);
-        free(plugin);
-        free(resolved);
-        if (perf_tmp)
-            unlink(perf_tmp);
-        untrack_free(perf_tmp);
-        return pk_cli_fail("record", &err);
+            pk_cli_fail("record", &err);
+        if (r.emulated && !a.quiet)
+            report_unrecorded(&r.emu, r.o.output);
+        pk_recording_free(&r);
+        return status;
     }
     if (!a.quiet) {
-        char attach[96] = "";
-        if (o->pid && o->duration > 0)
-            snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, o->duration);
-        else if (o->pid)
-            snprintf(attach, sizeof attach, ", attached to pid %d until Ctrl-C", o->pid);
-        fprintf(stderr, "pgokit record: %s (%s%s): %s\n", pk_record_mode_name(mode), details, attach, why);
-    }
-
-    pk_run_result r;
-    char msg[256] = "";
-    /* If pgokit is killed: perf stops on SIGTERM and ends the program it
-     * started; QEMU is the program, and nothing would read what it writes. */
-    int run_rc = pk_record_run_child((char **)av.data, emulated ? SIGKILL : SIGTERM, &r, msg, sizeof msg);
-    pk_record_argv_free(&av);
-    pk_record_exec_plan_free(&plan);
-    free(plugin);
-    free(resolved);
-    if (run_rc != 0) {
-        fprintf(stderr, "pgokit record: %s\n", msg);
-        if (session) {
-            pk_out_untrack_directory(session);
-            rmdir(session);
-        }
-        free(session);
-        if (perf_tmp)
-            unlink(perf_tmp);
-        untrack_free(perf_tmp);
-        return 1;
-    }
-    if (r.signal && !a.quiet)
-        fprintf(stderr, "pgokit record: stopped by %s\n", signame(r.signal));
-    /* The status when the file is good: the program's, or the stop's. An
-     * attach has no program status (perf ends 130 or 143 when stopped, or
-     * when the process exits before --duration): 0. */
-    int ok_status = o->pid ? 0 : r.signal ? 128 + r.signal : r.status;
-    int fail_status = r.status && !r.signal ? r.status : 1;
-
-    pk_record_tally t;
-    pk_emu_outcome emu;
-    memset(&emu, 0, sizeof emu);
-    pk_vec_init(&emu.missing, sizeof(pk_record_unrec));
-    if (!emulated) {
-        struct stat st;
-        if (stat(perf_tmp, &st) != 0 || st.st_size == 0) { /* created here, empty until perf writes */
-            fprintf(stderr, "pgokit record: perf wrote no profile (it exited with status %d)\n", r.status);
-            unlink(perf_tmp);
-            untrack_free(perf_tmp);
-            return fail_status;
-        }
-        if (pk_record_tally_file(perf_tmp, &t, &err) != 0) {
-            fprintf(stderr, "pgokit record: perf left an unreadable file (removed): %s\n", err.msg);
-            unlink(perf_tmp);
-            untrack_free(perf_tmp);
-            return 1;
-        }
-        if (!t.samples && r.status && !r.signal) {
-            /* perf failed (it writes its header even when the workload or an
-             * event could not start): an empty file would hide that */
-            fprintf(stderr, "pgokit record: perf exited with status %d and recorded no sample: nothing "
-                            "written\n", r.status);
-            unlink(perf_tmp);
-            untrack_free(perf_tmp);
-            pk_record_tally_free(&t);
-            return r.status;
-        }
-        free(keep_old_output(final_out));
-        if (rename(perf_tmp, final_out) != 0) {
-            fprintf(stderr, "pgokit record: rename %s to %s: %s\n", perf_tmp, final_out, strerror(errno));
-            unlink(perf_tmp);
-            untrack_free(perf_tmp);
-            pk_record_tally_free(&t);
-            return 1;
-        }
-        untrack_free(perf_tmp);
-        o->output = final_out;
-    } else {
-        /* every process of the run wrote its own file: merged into one */
-        char *old = keep_old_output(final_out);
-        int frc = pk_emu_session_finish(session, final_out, o->exact_counts, r.status, a.quiet, &emu);
-        pk_out_untrack_directory(session);
-        free(session);
-        if (frc != 0 && old && access(final_out, F_OK) != 0)
-            rename(old, final_out); /* nothing new: the previous output stays where it was */
-        free(old);
-        if (frc != 0) {
-            if (!a.quiet)
-                pk_emu_outcome_report(&emu, final_out);
-            pk_emu_outcome_free(&emu);
-            return fail_status;
-        }
-        struct stat after;
-        if (stat(final_out, &after) != 0 || !S_ISREG(after.st_mode)) {
-            if (!a.quiet) {
-                fprintf(stderr, "pgokit record: %s: wrote %s\n", pk_record_mode_name(mode), final_out);
-                pk_emu_outcome_report(&emu, final_out);
-            }
-            pk_emu_outcome_free(&emu);
-            return ok_status;
-        }
-        if (pk_record_tally_file(final_out, &t, &err) != 0) {
-            fprintf(stderr, "pgokit record: the plugin wrote an unreadable file: %s\n", err.msg);
-            pk_emu_outcome_free(&emu);
-            return 1;
-        }
-    }
-    if (!a.quiet) {
-        print_summary(mode, final_out, &t);
-        if (emulated)
-            pk_emu_outcome_report(&emu, final_out);
-        if (o->exact_counts)
-            fprintf(stderr, "pgokit record: exact counts in %s\n", o->exact_counts);
-        uint32_t now = pk_record_max_sample_rate();
-        if (mode == PK_MODE_PERF_IP && o->freq && now && now < o->freq)
+        if (r.tallied)
+            print_summary(r.mode, r.o.output, &r.tally);
+        else
+            fprintf(stderr, "pgokit record: %s: wrote %s\n", pk_record_mode_name(r.mode), r.o.output);
+        if (r.emulated)
+            report_unrecorded(&r.emu, r.o.output);
+        if (r.tallied && r.o.exact_counts)
+            fprintf(stderr, "pgokit record: exact counts in %s\n", r.o.exact_counts);
+        if (r.rate_now)
             fprintf(stderr, "pgokit record: warning: the kernel lowered kernel.perf_event_max_sample_rate to %"
                             PRIu32 " during the recording (sampling interrupts took too long): fewer samples "
-                            "than %" PRIu64 " per CPU-second\n", now, o->freq);
+                            "than %" PRIu64 " per CPU-second\n", r.rate_now, r.o.freq);
     }
-    pk_record_tally_free(&t);
-    pk_emu_outcome_free(&emu);
-    return ok_status;
+    int status = r.exit_status;
+    pk_recording_free(&r);
+    return status;
 }

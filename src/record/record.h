@@ -8,7 +8,9 @@
  *  - the `perf record` command lines (branch stacks per vendor; IP samples)
  *    and the `qemu-x86_64 -plugin ...` one;
  *  - the sample count of a written perf.data, per process;
- *  - the exact-counts file (ground truth written by the plugin).
+ *  - the exact-counts file (ground truth written by the plugin);
+ *  - a whole recording, start to end (pk_record_execute): what `pgokit
+ *    record` runs, and what a test or another program can run the same way.
  */
 #ifndef PK_RECORD_H
 #define PK_RECORD_H
@@ -380,5 +382,86 @@ void pk_exact_free(pk_exact_counts *c);
 int pk_exact_merge(char *const *paths, size_t n, const char *out, pk_err *err);
 /* Sorts by (a, b) and adds up duplicates in place; returns the new length. */
 size_t pk_exact_normalize(pk_exact_entry *e, size_t n);
+
+/* ---- a whole recording (recording.c) ----
+ * What `pgokit record` does between its options and its summary: choose the
+ * mode, check the output, run perf or QEMU as a child that Ctrl-C and
+ * SIGTERM stop cleanly (passed on; the recorder finishes its file), wait for
+ * every emulated process of the run and merge their files, and put the
+ * output in place only once it reads back whole (a failed or stopped run
+ * never leaves a half file under the name asked; an older one is kept as
+ * "<out>.old", as perf does). It prints nothing: its lines go to `note`.
+ * One recording at a time in a process: SIGINT and SIGTERM handlers are
+ * installed while the recorder runs and stay installed afterwards (a
+ * second ^C must not end the process while the output is being placed). */
+
+/* The sampling rates a recording takes when none is asked. */
+/* LBR modes: taken branches between samples. SQLite speedtest1 retires
+ * 1.19e9 taken branches per native CPU-second (counted with --exact-counts,
+ * see bench/record_cost.sh), so 20011 gives ~60,000 samples per native
+ * second there, and still >= 10,000 for code with 5x fewer taken branches
+ * (2e8/s, about one per 15 instructions). Prime, so it does not divide loop
+ * trip counts; emulation also jitters it. */
+#define PK_RECORD_DEFAULT_PERIOD 20011
+/* Emulated IP mode: retired instructions between samples (jittered
+ * uniformly in [N/2, 3N/2] by the plugin). At 1-3e9 instructions per native
+ * second that is 100,000-300,000 samples per native second: IP samples say
+ * less than a 32-entry branch stack each, so they come denser, for about
+ * the same file size per second as the LBR default. Prime, like the above. */
+#define PK_RECORD_DEFAULT_IP_PERIOD 10007
+/* perf IP mode: samples per second of the program's CPU time. perf's own
+ * default is 4000 Hz; 4999 keeps >= 4,000 samples per CPU-second even when
+ * a fifth of the ticks land in the kernel (user-space sampling drops them),
+ * and, prime, it does not run in step with work driven by the kernel tick
+ * (HZ 100/250/1000) or by round-numbered timers. */
+#define PK_RECORD_DEFAULT_FREQ 4999
+
+enum pk_record_note_level {
+    PK_NOTE_PROGRESS,   /* what is happening (the mode chosen, a wait, a stop): `-q` hides it */
+    PK_NOTE_WARNING,    /* something the user must hear even with `-q` */
+};
+/* One line, without a trailing newline or a program-name prefix. */
+typedef void (*pk_record_note_fn)(void *ctx, enum pk_record_note_level level, const char *line);
+
+typedef struct pk_emu_outcome {
+    size_t parts;               /* process images recorded (files merged) */
+    pk_vec missing;             /* pk_record_unrec: processes that ran unrecorded */
+} pk_emu_outcome;
+void pk_emu_outcome_free(pk_emu_outcome *res);
+
+typedef struct pk_recording {
+    /* what is asked (zero the struct, then fill these in) */
+    pk_record_opts o;            /* output (a path: "-" is the caller's business), exact_counts,
+                                    period, freq, lbr_depth, callchain, seed, pid, duration, quiet */
+    char **cmd;                  /* the program and its arguments, NULL-terminated; NULL with o.pid */
+    bool ip, emulate, hardware;  /* the mode asked; none: LBR when the PMU records branch stacks, else IP */
+    bool period_set, freq_set, depth_set; /* o.period / o.freq / o.lbr_depth were given (else defaults) */
+    const char *plugin;          /* the QEMU plugin (NULL: $PGOKIT_LBR_PLUGIN, or beside the running
+                                    program: ./, ../, ../lib/pgokit/) */
+    pk_record_note_fn note;      /* NULL: silent */
+    void *note_ctx;
+    /* what happened */
+    enum pk_record_mode mode;
+    char why[512];               /* why that mode */
+    char details[256];           /* how: "perf record -e cpu-clock:u at 4999 Hz, ..." */
+    bool emulated;
+    int signal;                  /* SIGINT or SIGTERM that stopped the recording; 0: none */
+    int exit_status;             /* what a command running it should exit with: the program's status
+                                    (128 + N when it died of signal N), 0 for an attach; on failure
+                                    the recorder's status, 127 when nothing could run, else 1 */
+    bool usage_error;            /* failed: the options do not fit the mode chosen (exit 2) */
+    bool tallied;                /* the output is a regular file, read back: `tally` holds its counts */
+    pk_record_tally tally;
+    pk_emu_outcome emu;          /* emulated: files merged, processes that ran unrecorded */
+    uint32_t rate_now;           /* perf IP at a frequency: kernel.perf_event_max_sample_rate at the
+                                    end, when the kernel lowered it under o.freq meanwhile (else 0) */
+} pk_recording;
+
+/* Records. Returns 0 when the output was written (r->exit_status says how
+ * the program ended), -1 with err when not (r->exit_status is the status
+ * to fail with; r->emu may still name processes that ran unrecorded). */
+int pk_record_execute(pk_recording *r, pk_err *err);
+/* Frees what pk_record_execute left in r (the tally, the outcome). */
+void pk_recording_free(pk_recording *r);
 
 #endif

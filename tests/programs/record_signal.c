@@ -1,12 +1,16 @@
 /* record_signal.c — a long-running program for the recorder's signal tests.
  * Modes: "spin" loops over a few calls until it is killed; "abort" and
  * "segv" crash after some work (abort(), a store through a null pointer);
- * "handle" catches SIGINT, then prints "clean" and exits 0. The work is
+ * "handle" catches SIGINT, then prints "clean" and exits 0; "mark FILE"
+ * spins like "spin" and creates FILE once it has done some work (a
+ * condition a test can wait on before it stops the program). The work is
  * real calls and loops, so that samples and call chains have content. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop;
 static volatile unsigned long sink;
@@ -44,6 +48,11 @@ int main(int argc, char **argv)
             abort();
         if (i == 200000 && !strcmp(mode, "segv"))
             *nowhere = 1;
+        if (i == 100000 && !strcmp(mode, "mark") && argc > 2) {
+            int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0)
+                close(fd);
+        }
     }
     printf("clean\n");
     return 0;

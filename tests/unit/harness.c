@@ -50,6 +50,15 @@ const char *pk_test_srcdir(void)
     return d ? d : "tests";
 }
 
+char *pk_test_path(const char *name)
+{
+    static char buf[16][1024];
+    static unsigned k;
+    char *p = buf[k++ % 16];
+    snprintf(p, sizeof buf[0], "%s/%s", pk_test_tmpdir(), name);
+    return p;
+}
+
 const char *pk_test_build(const char *name, const char *cc, const char *flags, const char *source)
 {
     static char paths[32][512];

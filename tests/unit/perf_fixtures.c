@@ -24,15 +24,6 @@ void pf_b16(pf_bbuf *b, uint16_t v) { pf_bput(b, &v, 2); }
 void pf_bzero(pf_bbuf *b, size_t n) { static const uint8_t z[256]; while (n) { size_t k = n < 256 ? n : 256; pf_bput(b, z, k); n -= k; } }
 void pf_rec_hdr(pf_bbuf *b, uint32_t type, uint16_t misc, uint16_t size) { pf_b32(b, type); pf_b16(b, misc); pf_b16(b, size); }
 
-char *pf_tmp_path(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 512, "%s/%s", pk_test_tmpdir(), name);
-    return p;
-}
-
 void pf_write_file(const char *path, const void *d, size_t n)
 {
     FILE *f = fopen(path, "wb");

@@ -23,8 +23,6 @@ void pf_b32(pf_bbuf *b, uint32_t v);
 void pf_b16(pf_bbuf *b, uint16_t v);
 void pf_bzero(pf_bbuf *b, size_t n);
 void pf_rec_hdr(pf_bbuf *b, uint32_t type, uint16_t misc, uint16_t size);
-/* A path in the test's scratch directory (8 rotating buffers). */
-char *pf_tmp_path(const char *name);
 void pf_write_file(const char *path, const void *d, size_t n);
 
 /* The build-id of the reference file's binary. */

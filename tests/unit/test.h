@@ -17,6 +17,9 @@ extern int pk_test_failed_checks;
 /* A scratch directory for this test program (created once, removed at exit
  * unless PK_KEEP_TMP is set). */
 const char *pk_test_tmpdir(void);
+/* tmpdir/NAME, in one of 16 buffers used in turn (a path outlives the
+ * next 15 calls). */
+char *pk_test_path(const char *name);
 /* Directory holding the test binaries' sources (tests/), for fixtures. */
 const char *pk_test_srcdir(void);
 /* Builds tests/programs/SOURCE with `cc flags` into tmpdir/NAME, once per

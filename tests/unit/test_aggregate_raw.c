@@ -19,23 +19,14 @@ static void fill(pk_rawprof *r, uint64_t k)
     r->stats.range_drop[PK_RANGE_DROP_BACKWARDS] = k;
 }
 
-static const char *tmp(const char *name)
-{
-    static char buf[4][512];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", pk_test_tmpdir(), name);
-    return buf[i];
-}
-
 TEST(round_trip_keeps_everything)
 {
     pk_rawprof r, q;
     pk_err e;
     CHECK_OK(pk_rawprof_init(&r, "/bin/prog", bid, 20, 0x400000, &e), &e);
     fill(&r, 1);
-    CHECK_OK(pk_rawprof_write(&r, tmp("a.raw"), &e), &e);
-    CHECK_OK(pk_rawprof_read(&q, tmp("a.raw"), &e), &e);
+    CHECK_OK(pk_rawprof_write(&r, pk_test_path("a.raw"), &e), &e);
+    CHECK_OK(pk_rawprof_read(&q, pk_test_path("a.raw"), &e), &e);
     CHECK_STR(q.path, "/bin/prog");
     CHECK_EQ_U64(q.build_id_size, 20);
     CHECK(!memcmp(q.build_id, bid, 20));
@@ -89,10 +80,10 @@ TEST(truncated_and_corrupt_files_are_errors_with_offsets)
     pk_err e;
     CHECK_OK(pk_rawprof_init(&r, "/bin/prog", bid, 20, 0x400000, &e), &e);
     fill(&r, 2);
-    CHECK_OK(pk_rawprof_write(&r, tmp("b.raw"), &e), &e);
+    CHECK_OK(pk_rawprof_write(&r, pk_test_path("b.raw"), &e), &e);
     pk_rawprof_free(&r);
     pk_mapped_file f;
-    CHECK_OK(pk_file_map(&f, tmp("b.raw"), &e), &e);
+    CHECK_OK(pk_file_map(&f, pk_test_path("b.raw"), &e), &e);
     uint8_t *copy = malloc(f.size);
     memcpy(copy, f.data, f.size);
     size_t size = f.size;
@@ -100,8 +91,8 @@ TEST(truncated_and_corrupt_files_are_errors_with_offsets)
 
     /* every truncation point fails, none crashes */
     for (size_t cut = 0; cut < size; cut += 7) {
-        CHECK(write_bytes(tmp("t.raw"), copy, cut) == 0);
-        if (pk_rawprof_read(&q, tmp("t.raw"), &e) == 0) {
+        CHECK(write_bytes(pk_test_path("t.raw"), copy, cut) == 0);
+        if (pk_rawprof_read(&q, pk_test_path("t.raw"), &e) == 0) {
             fprintf(stderr, "cut %zu accepted\n", cut);
             CHECK(0);
             pk_rawprof_free(&q);
@@ -112,24 +103,24 @@ TEST(truncated_and_corrupt_files_are_errors_with_offsets)
     }
     /* a flipped bit in the counts */
     copy[size - 20] ^= 0x10;
-    CHECK(write_bytes(tmp("c.raw"), copy, size) == 0);
-    CHECK(pk_rawprof_read(&q, tmp("c.raw"), &e) == -1);
+    CHECK(write_bytes(pk_test_path("c.raw"), copy, size) == 0);
+    CHECK(pk_rawprof_read(&q, pk_test_path("c.raw"), &e) == -1);
     CHECK(strstr(e.msg, "checksum") != NULL);
     copy[size - 20] ^= 0x10;
     /* a future version */
     copy[8] = 9;
-    CHECK(write_bytes(tmp("v.raw"), copy, size) == 0);
-    CHECK(pk_rawprof_read(&q, tmp("v.raw"), &e) == -1);
+    CHECK(write_bytes(pk_test_path("v.raw"), copy, size) == 0);
+    CHECK(pk_rawprof_read(&q, pk_test_path("v.raw"), &e) == -1);
     CHECK(strstr(e.msg, "version 9") != NULL);
     copy[8] = 1;
     /* huge counts in the header */
     pk_st64(copy + 56, UINT64_MAX / 2);
-    CHECK(write_bytes(tmp("h.raw"), copy, size) == 0);
-    CHECK(pk_rawprof_read(&q, tmp("h.raw"), &e) == -1);
+    CHECK(write_bytes(pk_test_path("h.raw"), copy, size) == 0);
+    CHECK(pk_rawprof_read(&q, pk_test_path("h.raw"), &e) == -1);
     CHECK(strstr(e.msg, "offset 56") != NULL);
     /* not a raw profile */
-    CHECK(write_bytes(tmp("n.raw"), (const uint8_t *)"hello world", 11) == 0);
-    CHECK(pk_rawprof_read(&q, tmp("n.raw"), &e) == -1);
+    CHECK(write_bytes(pk_test_path("n.raw"), (const uint8_t *)"hello world", 11) == 0);
+    CHECK(pk_rawprof_read(&q, pk_test_path("n.raw"), &e) == -1);
     CHECK(strstr(e.msg, "magic") != NULL);
     free(copy);
 }

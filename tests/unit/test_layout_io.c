@@ -8,10 +8,7 @@
 
 static const char *write_tmp(const char *name, const char *text)
 {
-    static char path[4][512];
-    static int k;
-    char *p = path[k++ % 4];
-    snprintf(p, 512, "%s/%s", pk_test_tmpdir(), name);
+    char *p = pk_test_path(name);
     FILE *f = fopen(p, "w");
     fputs(text, f);
     fclose(f);

@@ -13,7 +13,7 @@
 
 static void expect_error(const void *d, size_t n, const char *needle)
 {
-    const char *path = pf_tmp_path("bad.data");
+    const char *path = pk_test_path("bad.data");
     pf_write_file(path, d, n);
     pf_got g;
     pk_perf_callbacks cb = pf_callbacks(&g);
@@ -47,7 +47,7 @@ TEST(header_errors_are_clear)
 
 TEST(record_bounds_errors_name_the_offset)
 {
-    const char *path = pf_tmp_path("ref.data");
+    const char *path = pk_test_path("ref.data");
     pk_err e;
     CHECK_OK(pf_write_reference(path, false, false, 3, &e), &e);
     FILE *f = fopen(path, "rb");
@@ -113,7 +113,7 @@ static uint8_t *slurp(const char *path, size_t *n)
 static void fuzz_bytes(const uint8_t *orig, size_t n, int iters, uint64_t seed)
 {
     uint8_t *d = malloc(n);
-    const char *path = pf_tmp_path("fuzz.data");
+    const char *path = pk_test_path("fuzz.data");
     int errors = 0;
     for (int it = 0; it < iters; it++) {
         memcpy(d, orig, n);
@@ -191,7 +191,7 @@ TEST(pipe_mode_tail_is_a_warning)
 
 TEST(mutated_files_give_errors_never_crashes)
 {
-    const char *ref = pf_tmp_path("fz-ref.data"), *z = pf_tmp_path("fz-z.data");
+    const char *ref = pk_test_path("fz-ref.data"), *z = pk_test_path("fz-z.data");
     pk_err e;
     CHECK_OK(pf_write_reference(ref, true, true, 12, &e), &e);
     pf_compress_copy(ref, z, 500);

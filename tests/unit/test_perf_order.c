@@ -92,7 +92,7 @@ static void check_exec_first(const seen *s, int nsamples)
 TEST(samples_before_their_mmap_in_the_file_come_after_it)
 {
     pk_err e = {0};
-    const char *path = pf_tmp_path("first.data"), *z = pf_tmp_path("first.zst.data");
+    const char *path = pk_test_path("first.data"), *z = pk_test_path("first.zst.data");
     CHECK_OK(write_samples_first(path, 50, &e), &e);
     seen s;
     pk_perf_callbacks cb = seen_cb(&s);
@@ -112,7 +112,7 @@ TEST(samples_before_their_mmap_in_the_file_come_after_it)
 TEST(pipe_input_is_ordered_too)
 {
     pk_err e = {0};
-    const char *path = pf_tmp_path("first2.data");
+    const char *path = pk_test_path("first2.data");
     CHECK_OK(write_samples_first(path, 30, &e), &e);
     int fds[2];
     CHECK(pipe(fds) == 0);
@@ -157,7 +157,7 @@ TEST(records_are_held_back_one_round_only)
     /* 10 rounds of samples in time order: delivered in order, and no more
      * than about two rounds' worth held at once */
     pk_err e = {0};
-    const char *path = pf_tmp_path("rounds.data");
+    const char *path = pk_test_path("rounds.data");
     pk_perf_writer_opts o = {.sample_period = 4999, .branch_stack = true, .callchain = true};
     pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
     CHECK(w != NULL);
@@ -183,7 +183,7 @@ TEST(records_are_held_back_one_round_only)
 TEST(a_record_older_than_a_finished_round_is_counted_and_still_delivered)
 {
     pk_err e = {0};
-    const char *path = pf_tmp_path("late.data");
+    const char *path = pk_test_path("late.data");
     pk_perf_writer_opts o = {.sample_period = 4999, .branch_stack = true, .callchain = true};
     pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
     CHECK(w != NULL);

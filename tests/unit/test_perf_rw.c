@@ -87,7 +87,7 @@ TEST(writer_reader_round_trip_all_fields)
 {
     for (int variant = 0; variant < 4; variant++) {
         bool hw = variant & 1, cpu = variant & 2;
-        const char *path = pf_tmp_path("rt.data");
+        const char *path = pk_test_path("rt.data");
         pk_err e;
         CHECK_OK(pf_write_reference(path, hw, cpu, 20, &e), &e);
         pf_got g;
@@ -105,7 +105,7 @@ TEST(writer_reader_round_trip_all_fields)
 
 TEST(writer_leaves_nothing_on_abort_and_file_only_on_close)
 {
-    const char *path = pf_tmp_path("abort.data");
+    const char *path = pk_test_path("abort.data");
     pk_perf_writer_opts o = {.sample_period = 1};
     pk_err e;
     pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
@@ -122,7 +122,7 @@ TEST(writer_leaves_nothing_on_abort_and_file_only_on_close)
  * reads as a killed recording: the reader went on into the feature table. */
 TEST(writer_without_events_reads_back)
 {
-    const char *path = pf_tmp_path("empty.data");
+    const char *path = pk_test_path("empty.data");
     pk_perf_writer_opts o = {.sample_period = 1, .branch_stack = true};
     pk_err e;
     pk_perf_writer *w = pk_perf_writer_open(path, &o, &e);
@@ -149,7 +149,7 @@ static int arch_feature(void *ctx, uint32_t id, const void *data, uint64_t size)
  * when asked for, so that x86-64 recordings stay as they were. */
 TEST(writer_arch_feature)
 {
-    const char *path = pf_tmp_path("arch.data");
+    const char *path = pk_test_path("arch.data");
     pk_perf_writer_opts o = {.sample_period = 1, .arch = "aarch64", .hostname = "h", .cmdline = "c",
                              .branch_stack = true};
     pk_err e;
@@ -185,7 +185,7 @@ static int stop_after_two(void *ctx, const pk_sample *s)
 
 TEST(callback_stop_is_returned)
 {
-    const char *path = pf_tmp_path("stop.data");
+    const char *path = pk_test_path("stop.data");
     pk_err e;
     CHECK_OK(pf_write_reference(path, false, false, 5, &e), &e);
     int n = 0;
@@ -196,7 +196,7 @@ TEST(callback_stop_is_returned)
 
 TEST(compressed_stream_round_trip_with_straddling_records)
 {
-    const char *plain = pf_tmp_path("plain.data"), *z = pf_tmp_path("z.data");
+    const char *plain = pk_test_path("plain.data"), *z = pk_test_path("z.data");
     pk_err e;
     CHECK_OK(pf_write_reference(plain, true, true, 60, &e), &e);
     size_t chunks[] = {37, 1000, 65536};
@@ -220,7 +220,7 @@ TEST(compressed_stream_round_trip_with_straddling_records)
     if (fread(d, 1, (size_t)n, f) != (size_t)n)
         abort();
     fclose(f);
-    const char *cut = pf_tmp_path("zcut.data");
+    const char *cut = pk_test_path("zcut.data");
     pf_write_file(cut, d, (size_t)(pk_ld64(d + 40) + pk_ld64(d + 48) / 2));
     pf_got g;
     pk_perf_callbacks cb = pf_callbacks(&g);
@@ -293,7 +293,7 @@ TEST(pipe_mode_through_a_pipe_and_from_a_file)
     CHECK_OK(rc, &e);
     check_pipe(&g, &st);
 
-    const char *path = pf_tmp_path("pipe.data");
+    const char *path = pk_test_path("pipe.data");
     pf_write_file(path, b.d, b.len);
     cb = pf_callbacks(&g);
     CHECK_OK(pk_perf_read(path, &cb, &st, &e), &e);
@@ -311,7 +311,7 @@ TEST(several_attrs_tied_by_identifier)
 {
     pf_bbuf b = {0};
     pf_multi_attr_file(&b);
-    const char *path = pf_tmp_path("multi.data");
+    const char *path = pk_test_path("multi.data");
     pf_write_file(path, b.d, b.len);
     pf_got g;
     pk_perf_callbacks cb = pf_callbacks(&g);
@@ -348,7 +348,7 @@ TEST(every_sample_field_decoded_or_skipped_in_sync)
 {
     pf_bbuf b = {0};
     pf_all_fields_stream(&b, 16);
-    const char *path = pf_tmp_path("all.data");
+    const char *path = pk_test_path("all.data");
     pf_write_file(path, b.d, b.len);
     pf_got g;
     pk_perf_callbacks cb = pf_callbacks(&g);

@@ -45,7 +45,7 @@ static int sg_mmap(void *ctx, const pk_mmap_event *m)
 
 static int script(const char *text, sgot *g, pk_err *e)
 {
-    const char *path = pf_tmp_path("s.txt");
+    const char *path = pk_test_path("s.txt");
     pf_write_file(path, text, strlen(text));
     memset(g, 0, sizeof *g);
     pk_perf_callbacks cb = {.ctx = g, .sample = sg_sample, .mmap = sg_mmap};
@@ -150,7 +150,7 @@ TEST(script_empty_branch_stacks_in_both_forms)
 
 static int script_stats(const char *text, sgot *g, pk_script_stats *st, pk_err *e)
 {
-    const char *path = pf_tmp_path("s.txt");
+    const char *path = pk_test_path("s.txt");
     pf_write_file(path, text, strlen(text));
     memset(g, 0, sizeof *g);
     pk_perf_callbacks cb = {.ctx = g, .sample = sg_sample, .mmap = sg_mmap};
@@ -366,7 +366,7 @@ static void script_skips(const char *text, const char *needle, bool refused, int
     sgot g;
     pk_err e;
     e.msg[0] = 0;
-    const char *path = pf_tmp_path("s.txt");
+    const char *path = pk_test_path("s.txt");
     pf_write_file(path, text, strlen(text));
     memset(&g, 0, sizeof g);
     pk_perf_callbacks cb = {.ctx = &g, .sample = sg_sample, .mmap = sg_mmap};
@@ -443,7 +443,7 @@ static int count_weight(void *ctx, const pk_sample *s)
 TEST(script_repeat_count_is_a_weight)
 {
     const char *t = "1000000000\n 0x401000/0x401100/P/-/-/0 \n3\n 0x401000/0x401100/P/-/-/0 \n";
-    const char *path = pf_tmp_path("rep.txt");
+    const char *path = pk_test_path("rep.txt");
     pf_write_file(path, t, strlen(t));
     uint64_t n[2] = {0, 0};
     pk_perf_callbacks cb = {.ctx = n, .sample = count_weight, .sample_weights = true};
@@ -477,7 +477,7 @@ TEST(mutated_script_text_gives_errors_never_crashes)
         "  cycles:u:      4005d0 0x1/0x2/P/-/-/0\n2\n 0x7/0x8/M/X/A/3/COND\n";
     size_t n = strlen(t);
     char *d = malloc(n);
-    const char *path = pf_tmp_path("fuzz.txt");
+    const char *path = pk_test_path("fuzz.txt");
     uint64_t seed = 5;
     int errors = 0;
     for (int it = 0; it < 1500; it++) {

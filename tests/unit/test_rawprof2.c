@@ -20,15 +20,6 @@ static const uint64_t ctx_a[] = {BASE + 0x1100, BASE + 0x1200};
 static const uint64_t ctx_b[] = {BASE + 0x1100, BASE + 0x1300, BASE + 0x1400};
 static const uint64_t ctx_c[] = {BASE + 0x1500};
 
-static const char *tmp(const char *name)
-{
-    static char buf[4][512];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", pk_test_tmpdir(), name);
-    return buf[i];
-}
-
 static uint32_t intern(pk_csraw *c, const uint64_t *ctx, uint32_t n)
 {
     uint32_t id = 0;
@@ -136,8 +127,8 @@ TEST(round_trip_keeps_every_part)
     pk_rawprof2 r, q;
     pk_err e;
     CHECK_OK(fill(&r, 1, false, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&r, tmp("a.raw"), &e), &e);
-    CHECK_OK(pk_rawprof2_read(&q, tmp("a.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&r, pk_test_path("a.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_read(&q, pk_test_path("a.raw"), &e), &e);
     CHECK_EQ_U64(q.version, 2);
     check_counts(&q, 1, 0);
     CHECK(pk_rawprof2_has_contexts(&q) && pk_rawprof2_has_ip(&q));
@@ -151,13 +142,13 @@ TEST(equal_contents_give_equal_bytes)
     pk_err e;
     CHECK_OK(fill(&r, 2, false, &e), &e);
     CHECK_OK(fill(&s, 2, true, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&r, tmp("o1.raw"), &e), &e);
-    CHECK_OK(pk_rawprof2_write(&s, tmp("o2.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&r, pk_test_path("o1.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&s, pk_test_path("o2.raw"), &e), &e);
     /* read and written again: the same bytes too */
-    CHECK_OK(pk_rawprof2_read(&q, tmp("o2.raw"), &e), &e);
-    CHECK_OK(pk_rawprof2_write(&q, tmp("o3.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_read(&q, pk_test_path("o2.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&q, pk_test_path("o3.raw"), &e), &e);
     size_t n1 = 0, n2 = 0, n3 = 0;
-    uint8_t *d1 = slurp(tmp("o1.raw"), &n1), *d2 = slurp(tmp("o2.raw"), &n2), *d3 = slurp(tmp("o3.raw"), &n3);
+    uint8_t *d1 = slurp(pk_test_path("o1.raw"), &n1), *d2 = slurp(pk_test_path("o2.raw"), &n2), *d3 = slurp(pk_test_path("o3.raw"), &n3);
     CHECK(d1 && d2 && d3);
     CHECK(n1 == n2 && n1 == n3 && d1 && d2 && d3 && !memcmp(d1, d2, n1) && !memcmp(d1, d3, n1));
     free(d1);
@@ -179,12 +170,12 @@ TEST(merge_adds_per_context)
     uint32_t d = intern(&b.lbr, ctx_d, 3);
     pk_pairmap_add(&b.lbr.ranges, key(d, BASE + 0x1600), 0x1610, 8);
     b.flags = 0;
-    CHECK_OK(pk_rawprof2_write(&b, tmp("mb.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&b, pk_test_path("mb.raw"), &e), &e);
     pk_rawprof2_free(&b);
-    CHECK_OK(pk_rawprof2_read(&b, tmp("mb.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_read(&b, pk_test_path("mb.raw"), &e), &e);
     CHECK_OK(pk_rawprof2_merge(&a, &b, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&a, tmp("m.raw"), &e), &e);
-    CHECK_OK(pk_rawprof2_read(&q, tmp("m.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&a, pk_test_path("m.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_read(&q, pk_test_path("m.raw"), &e), &e);
     check_counts(&q, 4, 1);
     CHECK_EQ_U64(ctx_count(&q.lbr, ctx_d, 3, 0, BASE + 0x1600, 0x1610), 8);
     CHECK_EQ_U64(pk_csraw_num_ctxs(&q.lbr), 3); /* a, b, d: the same address list is one context */
@@ -213,16 +204,16 @@ TEST(versions_read_each_other_where_nothing_is_lost)
     CHECK_OK(pk_rawprof_init(&v1, "/bin/prog", bid, 20, BASE, &e), &e);
     pk_pairmap_add(&v1.ranges, BASE + 0x1000, BASE + 0x1010, 5);
     v1.stats.samples = 9;
-    CHECK_OK(pk_rawprof_write(&v1, tmp("v1.raw"), &e), &e);
+    CHECK_OK(pk_rawprof_write(&v1, pk_test_path("v1.raw"), &e), &e);
     pk_rawprof2 q;
-    CHECK_OK(pk_rawprof2_read(&q, tmp("v1.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_read(&q, pk_test_path("v1.raw"), &e), &e);
     CHECK_EQ_U64(q.version, 1);
     CHECK_EQ_U64(pk_pairmap_get(&q.flat.ranges, BASE + 0x1000, BASE + 0x1010), 5);
     CHECK_EQ_U64(q.flat.stats.samples, 9);
     CHECK(!pk_rawprof2_has_contexts(&q) && !pk_rawprof2_has_ip(&q));
     /* written as version 2 (flat only), read by the version-1 reader */
-    CHECK_OK(pk_rawprof2_write(&q, tmp("v2flat.raw"), &e), &e);
-    CHECK_OK(pk_rawprof_read(&f, tmp("v2flat.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&q, pk_test_path("v2flat.raw"), &e), &e);
+    CHECK_OK(pk_rawprof_read(&f, pk_test_path("v2flat.raw"), &e), &e);
     CHECK_EQ_U64(pk_pairmap_get(&f.ranges, BASE + 0x1000, BASE + 0x1010), 5);
     CHECK_EQ_U64(f.stats.samples, 9);
     CHECK_STR(f.path, "/bin/prog");
@@ -232,9 +223,9 @@ TEST(versions_read_each_other_where_nothing_is_lost)
     /* with contexts: the version-1 reader refuses, naming what it would lose */
     pk_rawprof2 r;
     CHECK_OK(fill(&r, 1, false, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&r, tmp("v2ctx.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&r, pk_test_path("v2ctx.raw"), &e), &e);
     pk_rawprof2_free(&r);
-    CHECK(pk_rawprof_read(&f, tmp("v2ctx.raw"), &e) == -1);
+    CHECK(pk_rawprof_read(&f, pk_test_path("v2ctx.raw"), &e) == -1);
     CHECK(strstr(e.msg, "v2ctx.raw: offset ") != NULL);
     CHECK(strstr(e.msg, "calling contexts") != NULL);
 }
@@ -249,8 +240,8 @@ static void expect_error(uint8_t *d, size_t n, bool fix, const char *want)
     pk_err e;
     if (fix)
         fix_checksum(d, n);
-    CHECK(write_bytes(tmp("x.raw"), d, n) == 0);
-    if (pk_rawprof2_read(&q, tmp("x.raw"), &e) == 0) {
+    CHECK(write_bytes(pk_test_path("x.raw"), d, n) == 0);
+    if (pk_rawprof2_read(&q, pk_test_path("x.raw"), &e) == 0) {
         fprintf(stderr, "accepted, wanted an error with '%s'\n", want);
         CHECK(0);
         pk_rawprof2_free(&q);
@@ -279,10 +270,10 @@ TEST(truncated_and_corrupt_files_are_errors_with_offsets)
     pk_rawprof2 r;
     pk_err e;
     CHECK_OK(fill(&r, 1, false, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&r, tmp("c.raw"), &e), &e);
+    CHECK_OK(pk_rawprof2_write(&r, pk_test_path("c.raw"), &e), &e);
     pk_rawprof2_free(&r);
     size_t n = 0;
-    uint8_t *good = slurp(tmp("c.raw"), &n), *d = malloc(n);
+    uint8_t *good = slurp(pk_test_path("c.raw"), &n), *d = malloc(n);
     CHECK(good && d);
     if (!good || !d)
         return;

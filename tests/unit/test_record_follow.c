@@ -13,15 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *path_in(const char *name)
-{
-    static char buf[8][1024];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 1024, "%s/%s", pk_test_tmpdir(), name);
-    return p;
-}
-
 static void write_file(const char *path, const void *data, size_t n, mode_t mode)
 {
     unlink(path);
@@ -58,7 +49,7 @@ static char *joined_argv(char **v, size_t n)
 
 TEST(exec_plan_elf_keeps_argv)
 {
-    char *elf = path_in("prog");
+    char *elf = pk_test_path("prog");
     write_elf(elf, 2, 62, 3, 0755);
     char *argv[] = {"myname", "-a", "b c", NULL};
     pk_exec_plan p;
@@ -74,7 +65,7 @@ TEST(exec_plan_script_chain_builds_kernel_argv)
 {
     /* script -> interp script (with an argument) -> ELF, as binfmt_script:
      * [elf, opt2, interp, opt1, script, args...] */
-    char *elf = path_in("interp_elf"), *mid = path_in("interp.sh"), *top = path_in("run.sh");
+    char *elf = pk_test_path("interp_elf"), *mid = pk_test_path("interp.sh"), *top = pk_test_path("run.sh");
     write_elf(elf, 2, 62, 2, 0755);
     char buf[2048];
     snprintf(buf, sizeof buf, "#!%s  -x  \nwhatever\n", elf);
@@ -98,32 +89,32 @@ TEST(exec_plan_failures_are_the_kernels)
     pk_exec_plan p;
     pk_err e;
     char *argv[] = {"x", NULL};
-    CHECK_OK(pk_record_exec_plan(path_in("does-not-exist"), argv, &p, &e), &e);
+    CHECK_OK(pk_record_exec_plan(pk_test_path("does-not-exist"), argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_FAILS);
     CHECK_EQ_U64(p.err, ENOENT);
     CHECK_OK(pk_record_exec_plan(pk_test_tmpdir(), argv, &p, &e), &e);   /* a directory */
     CHECK_EQ_U64(p.err, EACCES);
-    char *text = path_in("text");
+    char *text = pk_test_path("text");
     write_file(text, "echo hi\n", 8, 0755);
     CHECK_OK(pk_record_exec_plan(text, argv, &p, &e), &e);   /* the shell runs it itself */
     CHECK_EQ_U64(p.how, PK_EXEC_FAILS);
     CHECK_EQ_U64(p.err, ENOEXEC);
-    char *noint = path_in("noint.sh");
+    char *noint = pk_test_path("noint.sh");
     write_file(noint, "#!/nonexistent/interp\n", 22, 0755);
     CHECK_OK(pk_record_exec_plan(noint, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_FAILS);
     CHECK_EQ_U64(p.err, ENOENT);
-    char *empty = path_in("empty.sh");
+    char *empty = pk_test_path("empty.sh");
     write_file(empty, "#!  \n", 5, 0755);
     CHECK_OK(pk_record_exec_plan(empty, argv, &p, &e), &e);
     CHECK_EQ_U64(p.err, ENOEXEC);
-    char *loop = path_in("loop.sh");
+    char *loop = pk_test_path("loop.sh");
     char buf[1200];
     snprintf(buf, sizeof buf, "#!%s\n", loop);
     write_file(loop, buf, strlen(buf), 0755);
     CHECK_OK(pk_record_exec_plan(loop, argv, &p, &e), &e);
     CHECK_EQ_U64(p.err, ELOOP);
-    char *nox = path_in("nox");
+    char *nox = pk_test_path("nox");
     write_elf(nox, 2, 62, 3, 0644);
     CHECK_OK(pk_record_exec_plan(nox, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_FAILS);   /* no x bit at all: EACCES even for root */
@@ -134,12 +125,12 @@ TEST(exec_plan_other_programs_run_natively)
     pk_exec_plan p;
     pk_err e;
     char *argv[] = {"x", NULL};
-    char *i386 = path_in("i386");
+    char *i386 = pk_test_path("i386");
     write_elf(i386, 1, 3, 2, 0755);
     CHECK_OK(pk_record_exec_plan(i386, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_NATIVE);
     CHECK(strstr(p.why, "32-bit") != NULL);
-    char *rv = path_in("riscv");
+    char *rv = pk_test_path("riscv");
     write_elf(rv, 2, 243, 3, 0755);
     CHECK_OK(pk_record_exec_plan(rv, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_NATIVE);
@@ -154,7 +145,7 @@ TEST(exec_plan_aarch64_static_and_dynamic)
     pk_exec_plan p;
     pk_err e;
     char *argv[] = {"x", NULL};
-    char *arm = path_in("arm64");
+    char *arm = pk_test_path("arm64");
     write_elf(arm, 2, 183, 3, 0755);
     CHECK_OK(pk_record_exec_plan(arm, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_EMULATE);
@@ -169,14 +160,14 @@ TEST(exec_plan_aarch64_static_and_dynamic)
     pk_st16(h + 54, 56);
     pk_st16(h + 56, 1);
     pk_st32(h + 64, 3);
-    char *dyn = path_in("arm64dyn");
+    char *dyn = pk_test_path("arm64dyn");
     write_file(dyn, h, sizeof h, 0755);
     CHECK_OK(pk_record_exec_plan(dyn, argv, &p, &e), &e);
     CHECK_EQ_U64(p.how, PK_EXEC_EMULATE);
     CHECK_EQ_U64(p.machine, 183);
     CHECK(p.dynamic);
     pk_record_exec_plan_free(&p);
-    char *x86 = path_in("x86prog");
+    char *x86 = pk_test_path("x86prog");
     write_elf(x86, 2, 62, 2, 0755);
     CHECK_OK(pk_record_exec_plan(x86, argv, &p, &e), &e);
     CHECK_EQ_U64(p.machine, 62);
@@ -338,7 +329,7 @@ TEST(merge_interleaves_processes_by_time)
     uint64_t t1[] = {20, 30, 31, 32, 70, 71, 200};
     uint64_t t2[] = {25, 26, 33, 60, 61, 62, 63, 64, 65, 150};
     uint64_t t3[] = {300, 301, 302};
-    char *a = path_in("m1.data"), *b = path_in("m2.data"), *c = path_in("m3.data"), *out = path_in("merged.data");
+    char *a = pk_test_path("m1.data"), *b = pk_test_path("m2.data"), *c = pk_test_path("m3.data"), *out = pk_test_path("merged.data");
     write_proc(a, 100, 0, 10, t1, 7);
     write_proc(b, 101, 100, 22, t2, 10);
     write_proc(c, 102, 0, 250, t3, 3);
@@ -364,7 +355,7 @@ TEST(merge_interleaves_processes_by_time)
 
 TEST(merge_refuses_mixed_layouts_and_bad_files)
 {
-    char *a = path_in("l1.data"), *b = path_in("l2.data"), *out = path_in("mixed.data");
+    char *a = pk_test_path("l1.data"), *b = pk_test_path("l2.data"), *out = pk_test_path("mixed.data");
     uint64_t t[] = {5};
     write_proc(a, 1, 0, 1, t, 1);
     pk_perf_writer *w = open_writer(b, false);
@@ -375,7 +366,7 @@ TEST(merge_refuses_mixed_layouts_and_bad_files)
     CHECK(pk_record_merge_perf(in, 2, out, &e) == -1);
     CHECK(strstr(e.msg, "l2.data") != NULL);
     CHECK(access(out, F_OK) != 0);
-    char *junk = path_in("junk.data");
+    char *junk = pk_test_path("junk.data");
     write_file(junk, "PERFILE2 and then nothing useful at all, far too short", 54, 0644);
     in[1] = junk;
     CHECK(pk_record_merge_perf(in, 2, out, &e) == -1);
@@ -395,7 +386,7 @@ TEST(exact_counts_of_processes_add_up)
     bin2.branches = b2;
     pk_exact_binary pair[] = {bin2, other};
     pk_exact_counts c1 = {&bin1, 1, 3}, c2 = {pair, 2, 4};
-    char *p1 = path_in("p1.exact"), *p2 = path_in("p2.exact"), *out = path_in("all.exact");
+    char *p1 = pk_test_path("p1.exact"), *p2 = pk_test_path("p2.exact"), *out = pk_test_path("all.exact");
     pk_err e;
     CHECK_OK(pk_exact_write(p1, &c1, &e), &e);
     CHECK_OK(pk_exact_write(p2, &c2, &e), &e);
@@ -415,7 +406,7 @@ TEST(exact_counts_of_processes_add_up)
 
 TEST(session_scan_names_every_file)
 {
-    char *dir = path_in("session.d");
+    char *dir = pk_test_path("session.d");
     mkdir(dir, 0755);
     uint64_t t[] = {5};
     char p[1200];
@@ -456,7 +447,7 @@ TEST(session_scan_names_every_file)
 
 TEST(tally_counts_a_script_and_its_exec_apart)
 {
-    char *path = path_in("tally.data");
+    char *path = pk_test_path("tally.data");
     pk_perf_writer *w = open_writer(path, true);
     if (!w)
         return;

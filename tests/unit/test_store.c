@@ -11,15 +11,6 @@
 static const uint8_t bid1[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 static const uint8_t bid2[20] = {9, 9, 9, 9, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 
-static const char *tmp(const char *name)
-{
-    static char buf[4][512];
-    static int i;
-    i = (i + 1) % 4;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", pk_test_tmpdir(), name);
-    return buf[i];
-}
-
 static void fill(pk_rawprof *r, uint64_t k)
 {
     pk_pairmap_add(&r->ranges, 0x401000, 0x401010, 5 * k);
@@ -63,7 +54,7 @@ TEST(add_pull_equals_file_merge)
 {
     pk_err e = {{0}};
     pk_store *s;
-    const char *db = tmp("a.db");
+    const char *db = pk_test_path("a.db");
     CHECK(pk_store_open(&s, db, false, &e) == -1); /* not created yet */
     CHECK(strstr(e.msg, "no such store") != NULL);
     CHECK_OK(pk_store_open(&s, db, true, &e), &e);
@@ -90,28 +81,28 @@ TEST(add_pull_equals_file_merge)
 
     pk_store_filter f = {.build_id = "0102030405060708090A0B0C0D0E0F1011121314", .since = INT64_MIN};
     pk_store_pull_result pr;
-    CHECK_OK(pk_store_pull(s, &f, tmp("pulled.raw"), &pr, &e), &e);
+    CHECK_OK(pk_store_pull(s, &f, pk_test_path("pulled.raw"), &pr, &e), &e);
     CHECK_EQ_U64(pr.profiles, 2);
     CHECK_OK(pk_rawprof_init(&m, "/bin/prog", bid1, 20, 0x400000, &e), &e);
     CHECK_OK(pk_rawprof_merge(&m, &a, &e), &e);
     CHECK_OK(pk_rawprof_merge(&m, &b, &e), &e);
-    CHECK_OK(pk_rawprof_write(&m, tmp("merged.raw"), &e), &e);
-    CHECK(same_file(tmp("pulled.raw"), tmp("merged.raw")));
+    CHECK_OK(pk_rawprof_write(&m, pk_test_path("merged.raw"), &e), &e);
+    CHECK(same_file(pk_test_path("pulled.raw"), pk_test_path("merged.raw")));
 
     f.since = 1500; /* only b, but the path of b */
-    CHECK_OK(pk_store_pull(s, &f, tmp("pulled_b.raw"), &pr, &e), &e);
-    CHECK_OK(pk_rawprof_write(&b, tmp("b.raw"), &e), &e);
-    CHECK(same_file(tmp("pulled_b.raw"), tmp("b.raw")));
+    CHECK_OK(pk_store_pull(s, &f, pk_test_path("pulled_b.raw"), &pr, &e), &e);
+    CHECK_OK(pk_rawprof_write(&b, pk_test_path("b.raw"), &e), &e);
+    CHECK(same_file(pk_test_path("pulled_b.raw"), pk_test_path("b.raw")));
 
     f.job = "nope";
-    CHECK(pk_store_pull(s, &f, tmp("none.raw"), &pr, &e) == -1);
+    CHECK(pk_store_pull(s, &f, pk_test_path("none.raw"), &pr, &e) == -1);
     CHECK(strstr(e.msg, "no profiles of build-id") != NULL);
-    FILE *none = fopen(tmp("none.raw"), "rb");
+    FILE *none = fopen(pk_test_path("none.raw"), "rb");
     CHECK(none == NULL);
     if (none)
         fclose(none);
     f.build_id = "xyz";
-    CHECK(pk_store_pull(s, &f, tmp("none.raw"), &pr, &e) == -1);
+    CHECK(pk_store_pull(s, &f, pk_test_path("none.raw"), &pr, &e) == -1);
 
     uint64_t np, nr;
     CHECK_OK(pk_store_prune(s, 1500, &np, &nr, &e), &e);
@@ -141,7 +132,7 @@ TEST(pull_separates_build_ids_sharing_a_key)
     pk_err e = {{0}};
     pk_store *s;
     int from, to;
-    CHECK_OK(pk_store_open(&s, tmp("key.db"), true, &e), &e);
+    CHECK_OK(pk_store_open(&s, pk_test_path("key.db"), true, &e), &e);
     CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
     pk_rawprof a, c;
     CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
@@ -154,15 +145,15 @@ TEST(pull_separates_build_ids_sharing_a_key)
     CHECK_OK(pk_store_add_flat(s, &c, &meta, &res, &e), &e);
     pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
     pk_store_pull_result pr;
-    CHECK_OK(pk_store_pull(s, &f, tmp("key_a.raw"), &pr, &e), &e);
+    CHECK_OK(pk_store_pull(s, &f, pk_test_path("key_a.raw"), &pr, &e), &e);
     CHECK_EQ_U64(pr.profiles, 1);
-    CHECK_OK(pk_rawprof_write(&a, tmp("key_a_file.raw"), &e), &e);
-    CHECK(same_file(tmp("key_a.raw"), tmp("key_a_file.raw")));
+    CHECK_OK(pk_rawprof_write(&a, pk_test_path("key_a_file.raw"), &e), &e);
+    CHECK(same_file(pk_test_path("key_a.raw"), pk_test_path("key_a_file.raw")));
     f.build_id = "0102030405060708636363636363636363636363";
-    CHECK_OK(pk_store_pull(s, &f, tmp("key_c.raw"), &pr, &e), &e);
+    CHECK_OK(pk_store_pull(s, &f, pk_test_path("key_c.raw"), &pr, &e), &e);
     CHECK_EQ_U64(pr.profiles, 1);
-    CHECK_OK(pk_rawprof_write(&c, tmp("key_c_file.raw"), &e), &e);
-    CHECK(same_file(tmp("key_c.raw"), tmp("key_c_file.raw")));
+    CHECK_OK(pk_rawprof_write(&c, pk_test_path("key_c_file.raw"), &e), &e);
+    CHECK(same_file(pk_test_path("key_c.raw"), pk_test_path("key_c_file.raw")));
     pk_rawprof_free(&a);
     pk_rawprof_free(&c);
     pk_store_close(s);
@@ -175,7 +166,7 @@ TEST(list_says_what_a_pull_can_make)
     pk_err e = {{0}};
     pk_store *s;
     int from, to;
-    CHECK_OK(pk_store_open(&s, tmp("kinds.db"), true, &e), &e);
+    CHECK_OK(pk_store_open(&s, pk_test_path("kinds.db"), true, &e), &e);
     CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
     pk_rawprof a, empty;
     CHECK_OK(pk_rawprof_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
@@ -207,7 +198,7 @@ TEST(select_prefers_recent_revision_with_enough_samples)
     pk_err e = {{0}};
     pk_store *s;
     int from, to;
-    CHECK_OK(pk_store_open(&s, tmp("sel.db"), true, &e), &e);
+    CHECK_OK(pk_store_open(&s, pk_test_path("sel.db"), true, &e), &e);
     CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
     pk_rawprof old, nw;
     CHECK_OK(pk_rawprof_init(&old, "/x/app", bid1, 20, 0, &e), &e);
@@ -244,7 +235,7 @@ TEST(a_profile_without_build_id_is_refused)
     pk_err e = {{0}};
     pk_store *s;
     int from, to;
-    CHECK_OK(pk_store_open(&s, tmp("nobid.db"), true, &e), &e);
+    CHECK_OK(pk_store_open(&s, pk_test_path("nobid.db"), true, &e), &e);
     CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
     pk_rawprof r;
     CHECK_OK(pk_rawprof_init(&r, "/x/app", NULL, 0, 0, &e), &e);
@@ -286,7 +277,7 @@ TEST(version_2_add_pull_equals_file_merge)
     pk_err e = {{0}};
     pk_store *s;
     int from, to;
-    CHECK_OK(pk_store_open(&s, tmp("v2.db"), true, &e), &e);
+    CHECK_OK(pk_store_open(&s, pk_test_path("v2.db"), true, &e), &e);
     CHECK_OK(pk_store_init(s, &from, &to, &e), &e);
     pk_rawprof2 a, b, m;
     CHECK_OK(pk_rawprof2_init(&a, "/bin/prog", bid1, 20, 0x400000, &e), &e);
@@ -308,14 +299,14 @@ TEST(version_2_add_pull_equals_file_merge)
     CHECK_EQ_U64(res.contexts_new, 0);
     pk_store_filter f = {.build_id = "0102030405060708090a0b0c0d0e0f1011121314", .since = INT64_MIN};
     pk_store_pull_result pr;
-    CHECK_OK(pk_store_pull(s, &f, tmp("v2_pulled.raw"), &pr, &e), &e);
+    CHECK_OK(pk_store_pull(s, &f, pk_test_path("v2_pulled.raw"), &pr, &e), &e);
     CHECK_EQ_U64(pr.version, 2);
     CHECK_EQ_U64(pr.profiles, 2);
     CHECK_OK(pk_rawprof2_init(&m, "/bin/prog", bid1, 20, 0x400000, &e), &e);
     CHECK_OK(pk_rawprof2_merge(&m, &a, &e), &e);
     CHECK_OK(pk_rawprof2_merge(&m, &b, &e), &e);
-    CHECK_OK(pk_rawprof2_write(&m, tmp("v2_merged.raw"), &e), &e);
-    CHECK(same_file(tmp("v2_pulled.raw"), tmp("v2_merged.raw")));
+    CHECK_OK(pk_rawprof2_write(&m, pk_test_path("v2_merged.raw"), &e), &e);
+    CHECK(same_file(pk_test_path("v2_pulled.raw"), pk_test_path("v2_merged.raw")));
     pk_store_rev *v;
     size_t n;
     CHECK_OK(pk_store_list(s, &v, &n, &e), &e);

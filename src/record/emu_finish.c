@@ -1,4 +1,4 @@
-/* record_session.c — the end of an emulated recording (record_session.h).
+/* emu_finish.c — the end of an emulated recording (emu_finish.h).
  *
  * perf record stops when its workload ends; here the first process ending
  * is not the end of the data: its children may still run (a script's
@@ -8,9 +8,10 @@
  * still write; ^C reaches them with the terminal's process group, a SIGTERM
  * sent to record is passed on to them; either way their plugins finish
  * their files, and record waits a few seconds more for that. */
-#include "cli/record_session.h"
+#include "record/emu_finish.h"
 
-#include "cli/record_run.h"
+#include "record/child.h"
+#include "record/note.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,17 +28,18 @@
 #define TELL_AFTER_MS 1000     /* say why record has not ended yet */
 #define AFTER_SIGNAL_MS 5000   /* how long a stopped process may take to finish its file */
 
-char *pk_emu_session_create(const char *out)
+char *pk_emu_session_create(const char *out, pk_err *err)
 {
     struct stat st;
     char *dir = NULL;
     if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
         const char *tmp = getenv("TMPDIR");
-        if (asprintf(&dir, "%s/pgokit-record.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+        if (asprintf(&dir, "%s/pgokit-record.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+            pk_err_set(err, "out of memory");
             return NULL;
+        }
         if (!mkdtemp(dir)) {
-            fprintf(stderr, "pgokit record: cannot create a directory in %s: %s\n", tmp && *tmp ? tmp : "/tmp",
-                    strerror(errno));
+            pk_err_errno(err, "cannot create a directory in %s", tmp && *tmp ? tmp : "/tmp");
             free(dir);
             return NULL;
         }
@@ -54,11 +56,11 @@ char *pk_emu_session_create(const char *out)
     free(copy);
     free(copy2);
     if (!dir) {
-        fprintf(stderr, "pgokit record: %s: cannot name a directory next to it\n", out);
+        pk_err_set(err, "%s: cannot name a directory next to it", out);
         return NULL;
     }
     if (!mkdtemp(dir)) {
-        fprintf(stderr, "pgokit record: cannot create %s: %s (nothing was run)\n", dir, strerror(errno));
+        pk_err_set(err, "cannot create %s: %s (nothing was run)", dir, strerror(errno));
         free(dir);
         return NULL;
     }
@@ -89,7 +91,7 @@ static size_t still_running(const char *dir, const pk_record_session *s, uint32_
 
 /* Waits until no process of the recording is still writing; returns the
  * scan at the end. */
-static int wait_for_the_rest(const char *dir, bool quiet, pk_record_session *s, pk_err *err)
+static int wait_for_the_rest(const char *dir, const pk_recording *rec, pk_record_session *s, pk_err *err)
 {
     uint32_t pids[64];
     char comms[64][16];
@@ -106,19 +108,21 @@ static int wait_for_the_rest(const char *dir, bool quiet, pk_record_session *s, 
         int sig = pk_record_run_signal(&forward);
         if (sig && !signalled) {
             signalled = true;
-            if (!quiet)
-                fprintf(stderr, "pgokit record: stopping %zu process%s still running\n", n, n == 1 ? "" : "es");
+            pk_record_note(rec, PK_NOTE_PROGRESS, "stopping %zu process%s still running", n, n == 1 ? "" : "es");
         }
         if (forward && sig)
             for (size_t i = 0; i < n; i++)
                 kill((pid_t)pids[i], sig);
-        if (!told && !quiet && waited >= TELL_AFTER_MS) {
+        if (!told && waited >= TELL_AFTER_MS) {
             told = true;
-            fprintf(stderr, "pgokit record: the program ended; waiting for %zu process%s it started, still "
-                            "running (Ctrl-C stops them, their samples are kept):", n, n == 1 ? "" : "es");
-            for (size_t i = 0; i < n && i < 8; i++)
-                fprintf(stderr, "%s %s[%" PRIu32 "]", i ? "," : "", comms[i], pids[i]);
-            fprintf(stderr, "%s\n", n > 8 ? ", ..." : "");
+            char list[8 * 32] = "";
+            size_t len = 0;
+            for (size_t i = 0; i < n && i < 8 && len < sizeof list; i++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s %.16s[%" PRIu32 "]", i ? "," : "",
+                                        comms[i], pids[i]);
+            pk_record_note(rec, PK_NOTE_PROGRESS, "the program ended; waiting for %zu process%s it started, still "
+                           "running (Ctrl-C stops them, their samples are kept):%s%s", n, n == 1 ? "" : "es", list,
+                           n > 8 ? ", ..." : "");
         }
         sleep_ms(POLL_MS);
         waited += POLL_MS;
@@ -152,26 +156,23 @@ static int place(char **paths, size_t n, const char *out, int (*merge)(char *con
     return merge(paths, n, out, err);
 }
 
-int pk_emu_session_finish(const char *dir, const char *out, const char *exact, int status, bool quiet,
-                          pk_emu_outcome *res)
+int pk_emu_session_finish(const char *dir, const char *out, const char *exact, int status, const pk_recording *rec,
+                          pk_emu_outcome *res, pk_err *err)
 {
     memset(res, 0, sizeof *res);
     pk_vec_init(&res->missing, sizeof(pk_record_unrec));
     pk_record_session s;
-    pk_err err;
+    pk_err e2;
     int rc = -1;
-    if (wait_for_the_rest(dir, quiet, &s, &err) != 0) {
-        fprintf(stderr, "pgokit record: %s\n", err.msg);
-        if (pk_record_session_remove(dir, &err) != 0)
-            fprintf(stderr, "pgokit record: warning: %s\n", err.msg);
+    if (wait_for_the_rest(dir, rec, &s, err) != 0) {
+        if (pk_record_session_remove(dir, &e2) != 0)
+            pk_record_note(rec, PK_NOTE_WARNING, "warning: %s", e2.msg);
         return -1;
     }
     size_t np = s.parts.len, nd = 0, ne = 0;
     char **data = calloc(np + 1, sizeof *data), **counts = calloc(np + 1, sizeof *counts);
-    if (!data || !counts) {
-        fprintf(stderr, "pgokit record: out of memory\n");
-        goto out;
-    }
+    if (!data || !counts)
+        goto oom;
     for (size_t i = 0; i < np; i++) {
         pk_record_part *p = &PK_VEC_AT(&s.parts, pk_record_part, i);
         if (p->data)
@@ -195,44 +196,26 @@ int pk_emu_session_finish(const char *dir, const char *out, const char *exact, i
             goto oom;
     }
     if (nd == 0) {
-        fprintf(stderr, "pgokit record: no profile was written to %s (the emulator exited with status %d)\n", out,
-                status);
+        pk_err_set(err, "no profile was written to %s (the emulator exited with status %d)", out, status);
         goto out;
     }
-    if (place(data, nd, out, pk_record_merge_perf, &err) != 0) {
-        fprintf(stderr, "pgokit record: %s\n", err.msg);
+    if (place(data, nd, out, pk_record_merge_perf, err) != 0)
         goto out;
-    }
     if (exact && ne == 0)
-        fprintf(stderr, "pgokit record: no exact counts were written to %s\n", exact);
-    else if (exact && place(counts, ne, exact, pk_exact_merge, &err) != 0)
-        fprintf(stderr, "pgokit record: exact counts: %s\n", err.msg);
+        pk_record_note(rec, PK_NOTE_WARNING, "no exact counts were written to %s", exact);
+    else if (exact && place(counts, ne, exact, pk_exact_merge, &e2) != 0)
+        pk_record_note(rec, PK_NOTE_WARNING, "exact counts: %s", e2.msg);
     rc = 0;
     goto out;
 oom:
-    fprintf(stderr, "pgokit record: out of memory\n");
+    pk_err_set(err, "out of memory");
 out:
     free(data);
     free(counts);
     pk_record_session_free(&s);
-    if (pk_record_session_remove(dir, &err) != 0)
-        fprintf(stderr, "pgokit record: warning: %s\n", err.msg);
+    if (pk_record_session_remove(dir, &e2) != 0)
+        pk_record_note(rec, PK_NOTE_WARNING, "warning: %s", e2.msg);
     return rc;
-}
-
-void pk_emu_outcome_report(const pk_emu_outcome *res, const char *out)
-{
-    size_t n = res->missing.len;
-    if (!n)
-        return;
-    fprintf(stderr, "pgokit record: warning: %zu process%s ran unrecorded (no samples of %s in %s):\n", n,
-            n == 1 ? "" : "es", n == 1 ? "it" : "them", out);
-    for (size_t i = 0; i < n && i < 20; i++) {
-        const pk_record_unrec *u = &PK_VEC_AT(&res->missing, pk_record_unrec, i);
-        fprintf(stderr, "pgokit record:   %s[%" PRIu32 "]: %s\n", u->comm[0] ? u->comm : "?", u->pid, u->why);
-    }
-    if (n > 20)
-        fprintf(stderr, "pgokit record:   ... and %zu more\n", n - 20);
 }
 
 void pk_emu_outcome_free(pk_emu_outcome *res)

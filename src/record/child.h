@@ -1,9 +1,9 @@
-/* record_run.h — running the recorder (perf or qemu-x86_64) for `pgokit
- * record`, so that Ctrl-C and SIGTERM end the recording cleanly: the signal
- * is passed on to the recorder, which finishes its perf.data, and record
- * waits for it. */
-#ifndef PK_CLI_RECORD_RUN_H
-#define PK_CLI_RECORD_RUN_H
+/* child.h — running the recorder (perf or qemu-x86_64) of a recording
+ * (recording.c), so that Ctrl-C and SIGTERM end it cleanly: the signal is
+ * passed on to the recorder, which finishes its perf.data, and the
+ * recording waits for it. Internal to src/record/. */
+#ifndef PK_RECORD_CHILD_H
+#define PK_RECORD_CHILD_H
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -12,6 +12,7 @@ typedef struct pk_run_result {
     pid_t pid;          /* the recorder's pid (names the plugin's temporary file) */
     int status;         /* how it ended: its exit code, or 128 + the signal that killed it */
     int signal;         /* SIGINT or SIGTERM that record received while it ran (0: none) */
+    int exec_errno;     /* the recorder could not be executed (status 127): why */
 } pk_run_result;
 
 /* Runs argv[0] (searched in PATH) and waits for it. If pgokit dies first

@@ -1,4 +1,4 @@
-/* record_run.c — the recorder as a child process whose end pgokit controls.
+/* child.c — the recorder as a child process whose end pgokit controls.
  *
  * perf finishes its file itself when it gets SIGINT or SIGTERM (it stops the
  * events, kills the workload it started with SIGTERM, writes the header and
@@ -6,9 +6,10 @@
  * guest dies of a signal. So on Ctrl-C pgokit only has to make sure the
  * recorder got the signal, and wait for it rather than die first: the file
  * is read back and summarized after the recorder is gone. */
-#include "cli/record_run.h"
+#include "record/child.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,11 +78,20 @@ int pk_record_run_child(char **argv, int death_signal, pk_run_result *r, char *m
         sigaction(SIGINT, &act, NULL);
     sigaction(SIGTERM, &act, &old_term);
 
+    /* an exec that fails says why through this pipe (close-on-exec: an
+     * exec that succeeds closes it unwritten) */
+    int exec_err[2];
+    if (pipe2(exec_err, O_CLOEXEC) != 0) {
+        snprintf(msg, msg_size, "pipe: %s", strerror(errno));
+        goto fail;
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         snprintf(msg, msg_size, "fork: %s", strerror(e));
+        close(exec_err[0]);
+        close(exec_err[1]);
         goto fail;
     }
     if (pid == 0) {
@@ -95,9 +105,18 @@ int pk_record_run_child(char **argv, int death_signal, pk_run_result *r, char *m
             _exit(127);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(argv[0], argv);
-        fprintf(stderr, "pgokit record: cannot run %s: %s\n", argv[0], strerror(errno));
+        int e = errno;
+        ssize_t w = write(exec_err[1], &e, sizeof e);
+        (void)w;
         _exit(127);
     }
+    close(exec_err[1]);
+    int exec_errno = 0;
+    ssize_t got;
+    while ((got = read(exec_err[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+        ;
+    close(exec_err[0]);
+    r->exec_errno = got == (ssize_t)sizeof exec_errno ? exec_errno : 0;
     child_pid = pid;
     r->pid = pid;
     sigaction(SIGQUIT, &ign, &old_quit);
