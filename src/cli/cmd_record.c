@@ -300,7 +300,10 @@ static void on_note(void *ctx, enum pk_record_note_level level, const char *line
     const bool *quiet = ctx;
     if (level == PK_NOTE_PROGRESS && *quiet)
         return;
-    fprintf(stderr, "pgokit record: %s\n", line);
+    /* file names and the program's arguments reach the terminal escaped */
+    char buf[2048 * 4 + 1];
+    pk_escape(buf, sizeof buf, line, strnlen(line, 2048), PK_ESC_KEEP_UTF8);
+    fprintf(stderr, "pgokit record: %s\n", buf);
 }
 
 /* The processes that ran unrecorded (nothing when there are none). */
