@@ -33,8 +33,10 @@ static void usage(FILE *to)
             "modes (one line on stderr says which one was chosen and why):\n"
             "  (none)              hardware LBR when the PMU records branch stacks, else --ip\n"
             "  --ip                IP samples + frame-pointer call chains with perf record\n"
-            "                      (cycles:u where the PMU has it, else cpu-clock:u; user space\n"
-            "                      only; build-ids in the MMAP2 records where the kernel can)\n"
+            "                      (instructions:u every %d retired instructions where the PMU\n"
+            "                      counts them: samples in proportion to how often code runs;\n"
+            "                      else cpu-clock:u at %d Hz, in proportion to the time it takes;\n"
+            "                      user space only; build-ids in the MMAP2 records where the kernel can)\n"
             "  --hardware          LBR branch stacks + call chains from the PMU (perf record -b);\n"
             "                      fails without a PMU that records branch stacks\n"
             "  --emulate           exact LBR under qemu-x86_64 / qemu-aarch64 with the pgokit plugin (no PMU needed)\n"
@@ -49,7 +51,7 @@ static void usage(FILE *to)
             "                      bench/results/record-ip-overhead-*.md): lower it for production\n"
             "  --period N          events between samples: taken branches in the LBR modes\n"
             "                      (default %d), retired instructions with --emulate --ip\n"
-            "                      (default %d), cycles or cpu-clock nanoseconds with --ip (instead\n"
+            "                      (default %d), instructions or cpu-clock nanoseconds with --ip (instead\n"
             "                      of --freq). Emulation jitters it uniformly in [N/2, 3N/2]\n"
             "  --lbr-depth N       branch-stack entries per sample when emulated (1..64, default 32)\n"
             "  --no-callchain      no call chains\n"
@@ -80,7 +82,8 @@ static void usage(FILE *to)
             "default qemu-aarch64 -L /usr/aarch64-linux-gnu unless QEMU_LD_PREFIX is set or the host has\n"
             "libc6:arm64, whose own loader and libraries are used then), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
-            PK_RECORD_DEFAULT_FREQ, PK_RECORD_DEFAULT_PERIOD, PK_RECORD_DEFAULT_IP_PERIOD);
+            PK_RECORD_DEFAULT_INSN_PERIOD, PK_RECORD_DEFAULT_FREQ, PK_RECORD_DEFAULT_FREQ,
+            PK_RECORD_DEFAULT_PERIOD, PK_RECORD_DEFAULT_IP_PERIOD);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)

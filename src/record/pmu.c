@@ -113,6 +113,9 @@ void pk_record_probe_pmu(pk_pmu_info *info)
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     info->cycles = try_open(&a) == 0;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.sample_period = 500009;
+    info->instructions = try_open(&a) == 0;
 
     /* What `perf record --buildid-mmap` checks before it starts. */
     memset(&a, 0, sizeof a);
@@ -188,5 +191,22 @@ int pk_record_choose_mode(bool ip, bool emulate, bool hardware, const pk_pmu_inf
 
 const char *pk_record_ip_event(const pk_pmu_info *pmu)
 {
-    return pmu->cycles ? "cycles:u" : "cpu-clock:u";
+    return pmu->instructions ? "instructions:u" : "cpu-clock:u";
+}
+
+void pk_record_ip_rate(enum pk_record_mode mode, const pk_pmu_info *pmu, bool period_set, bool freq_set,
+                       pk_record_opts *o)
+{
+    if (period_set)
+        return;
+    if (mode == PK_MODE_PERF_IP && freq_set)
+        return;
+    if (mode == PK_MODE_PERF_IP && pmu->instructions) {
+        o->freq = 0;
+        o->period = PK_RECORD_DEFAULT_INSN_PERIOD;
+    } else if (mode == PK_MODE_PERF_IP) {
+        o->freq = PK_RECORD_DEFAULT_FREQ;
+    } else {
+        o->period = mode == PK_MODE_EMU_IP ? PK_RECORD_DEFAULT_IP_PERIOD : PK_RECORD_DEFAULT_PERIOD;
+    }
 }

@@ -285,13 +285,10 @@ static int prepare(pk_recording *r, pk_pmu_info *pmu, pk_err *err)
         pk_err_set(err, "--lbr-depth is for emulated LBR (%s chosen: %s)", pk_record_mode_name(r->mode), r->why);
         return fail(r, 2);
     }
-    if (!r->period_set)
-        o->period = r->mode == PK_MODE_EMU_IP ? PK_RECORD_DEFAULT_IP_PERIOD : PK_RECORD_DEFAULT_PERIOD;
+    pk_record_ip_rate(r->mode, pmu, r->period_set, r->freq_set, o);
     o->ip = r->mode == PK_MODE_EMU_IP;
     o->buildid_mmap = pmu->buildid_mmap;
-    if (r->mode == PK_MODE_PERF_IP && !r->period_set) {
-        if (!r->freq_set)
-            o->freq = PK_RECORD_DEFAULT_FREQ;
+    if (r->mode == PK_MODE_PERF_IP && o->freq) {
         if (pmu->max_sample_rate && o->freq > pmu->max_sample_rate) {
             pk_record_note(r, PK_NOTE_WARNING, "%" PRIu64 " Hz is above kernel.perf_event_max_sample_rate (%" PRIu32
                            "): sampling at %" PRIu32 " Hz (sysctl kernel.perf_event_max_sample_rate=N raises the "

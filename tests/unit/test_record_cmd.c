@@ -206,17 +206,60 @@ TEST(perf_ip_frequency_cpu_clock)
     pk_record_argv_free(&v);
 }
 
-TEST(perf_ip_period_cycles_attach_no_callchain)
+TEST(perf_ip_period_instructions_attach_no_callchain)
 {
     pk_pmu_info pmu;
     memset(&pmu, 0, sizeof pmu);
     pmu.cycles = true;
+    pmu.instructions = true;
     pk_record_opts o = {.output = "ip.data", .period = 1000003, .callchain = false, .pid = 17};
     pk_vec v;
     pk_err e;
     CHECK_OK(pk_record_perf_ip_argv(pk_record_ip_event(&pmu), &o, NULL, &v, &e), &e);
-    CHECK_STR(joined(&v), "perf record -e cycles:u -c 1000003 -o ip.data --no-buildid-cache --no-bpf-event -p 17");
+    CHECK_STR(joined(&v), "perf record -e instructions:u -c 1000003 -o ip.data --no-buildid-cache --no-bpf-event "
+                          "-p 17");
     pk_record_argv_free(&v);
+    /* cycles weigh code by its time, as cpu-clock does: without an
+     * instructions counter, the hrtimer is what every machine has */
+    pmu.instructions = false;
+    CHECK_STR(pk_record_ip_event(&pmu), "cpu-clock:u");
+}
+
+TEST(ip_rate_defaults)
+{
+    pk_pmu_info none, counts;
+    memset(&none, 0, sizeof none);
+    memset(&counts, 0, sizeof counts);
+    counts.cycles = counts.instructions = true;
+    pk_record_opts o;
+    /* perf IP where the PMU counts instructions: a fixed period of them, no frequency */
+    o = (pk_record_opts){.period = 1, .freq = 0};
+    pk_record_ip_rate(PK_MODE_PERF_IP, &counts, false, false, &o);
+    CHECK_EQ_U64(o.period, PK_RECORD_DEFAULT_INSN_PERIOD);
+    CHECK_EQ_U64(o.freq, 0);
+    /* without: cpu-clock at the default frequency */
+    o = (pk_record_opts){.period = 1, .freq = 0};
+    pk_record_ip_rate(PK_MODE_PERF_IP, &none, false, false, &o);
+    CHECK_EQ_U64(o.freq, PK_RECORD_DEFAULT_FREQ);
+    /* what the user asked stays */
+    o = (pk_record_opts){.period = 0, .freq = 99};
+    pk_record_ip_rate(PK_MODE_PERF_IP, &counts, false, true, &o);
+    CHECK_EQ_U64(o.freq, 99);
+    o = (pk_record_opts){.period = 777, .freq = 0};
+    pk_record_ip_rate(PK_MODE_PERF_IP, &counts, true, false, &o);
+    CHECK_EQ_U64(o.period, 777);
+    CHECK_EQ_U64(o.freq, 0);
+    /* the other modes count their own events */
+    o = (pk_record_opts){0};
+    pk_record_ip_rate(PK_MODE_EMU_IP, &counts, false, false, &o);
+    CHECK_EQ_U64(o.period, PK_RECORD_DEFAULT_IP_PERIOD);
+    o = (pk_record_opts){0};
+    pk_record_ip_rate(PK_MODE_EMU_LBR, &none, false, false, &o);
+    CHECK_EQ_U64(o.period, PK_RECORD_DEFAULT_PERIOD);
+    o = (pk_record_opts){0};
+    pk_record_ip_rate(PK_MODE_HW_LBR, &counts, false, false, &o);
+    CHECK_EQ_U64(o.period, PK_RECORD_DEFAULT_PERIOD);
+    CHECK_EQ_U64(o.freq, 0);
 }
 
 TEST(qemu_ip_mode_passes_ip_instead_of_period)
