@@ -166,8 +166,15 @@ typedef struct emu_setup {
     int alive[2];        /* the pipe every QEMU of the run watches (-1: none) */
 } emu_setup;
 
-static void emu_setup_free(emu_setup *s)
+/* Frees the setup and takes back what o borrowed from it (names, the
+ * session directory, the pipe), so that nothing in the caller's options
+ * points into freed memory. */
+static void emu_setup_free(emu_setup *s, pk_record_opts *o)
 {
+    o->comm = NULL;
+    o->argv0 = NULL;
+    o->session_dir = NULL;
+    o->alive_fd = 0;
     for (int i = 0; i < 2; i++)
         if (s->alive[i] >= 0)
             close(s->alive[i]);
@@ -434,7 +441,7 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     }
     if (rc != 0) {
         int status = r->emulated ? r->exit_status : 1;
-        emu_setup_free(&emu);
+        emu_setup_free(&emu, o);
         if (perf_tmp)
             unlink(perf_tmp);
         untrack_free(perf_tmp);
@@ -459,7 +466,7 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     pk_record_argv_free(&av);
     if (run_rc != 0) {
         pk_err_set(err, "%s", msg);
-        emu_setup_free(&emu);
+        emu_setup_free(&emu, o);
         if (perf_tmp)
             unlink(perf_tmp);
         untrack_free(perf_tmp);
@@ -486,8 +493,7 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     }
     /* the write end of the alive pipe closes here: a QEMU of the run still
      * going (it did not finish its file after the stop) ends with it */
-    emu_setup_free(&emu);
-    o->alive_fd = 0;
+    emu_setup_free(&emu, o);
     o->output = final_out;
     if (rc != 0)
         return -1;

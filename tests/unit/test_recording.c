@@ -134,6 +134,8 @@ TEST(emulated_ip_the_program_status_and_the_output)
     CHECK_EQ_U64(r.emu.missing.len, 0);
     CHECK_EQ_U64(r.o.period, PK_RECORD_DEFAULT_IP_PERIOD);
     CHECK_STR(r.o.output, out);
+    /* nothing in the options points into what the recording freed */
+    CHECK(r.o.comm == NULL && r.o.argv0 == NULL && r.o.session_dir == NULL && r.o.alive_fd == 0);
     /* one progress line before the run: the mode, how, and why */
     CHECK_EQ_U64(n.progress, 1);
     CHECK(strstr(n.first, "emulated IP sampling") != NULL);
