@@ -45,7 +45,7 @@ static void usage(FILE *to)
             "  -o FILE             output perf.data (default perf.data; an existing one is kept as\n"
             "                      FILE.old). -o - streams pipe-mode perf.data to standard output\n"
             "                      (the program's own standard output then goes to standard error)\n"
-            "  -F, --freq HZ       --ip with perf: samples per CPU-second (default %d; capped at\n"
+            "  -F, --freq HZ       --ip with perf: samples per CPU-second (cpu-clock default %d; capped at\n"
             "                      kernel.perf_event_max_sample_rate). Implies --ip. Each sample\n"
             "                      costs the program ~20 us on a PMU-less VM (about 10 %% at 4999 Hz,\n"
             "                      bench/results/record-ip-overhead-*.md): lower it for production\n"
