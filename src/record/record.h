@@ -433,10 +433,10 @@ size_t pk_exact_normalize(pk_exact_entry *e, size_t n);
  * sampling takes a fixed period of retired instructions where the PMU
  * counts them, else cpu-clock at PK_RECORD_DEFAULT_FREQ. Why: samples that
  * follow instructions (the emulator's IP mode) at the density of five
- * cpu-clock runs gave probe-only profiles that saved 0.4-0.8 points more
- * instructions on SQLite, Lua and bzip2 (three recordings each), and
- * call-site counts within 1.2x of the exact ones where cpu-clock's were
- * 1.6x off (median over SQLite's 200 busiest sites). Pure. */
+ * cpu-clock runs gave probe-only profiles that saved 0.4-1.0 points more
+ * instructions on SQLite, Lua and bzip2 (three to six recordings each),
+ * and call-site counts a median 1.26x off the exact ones where cpu-clock's
+ * were 1.72x off (SQLite's 200 busiest sites). Pure. */
 void pk_record_ip_rate(enum pk_record_mode mode, const pk_pmu_info *pmu, bool period_set, bool freq_set,
                        pk_record_opts *o);
 
