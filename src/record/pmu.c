@@ -107,14 +107,11 @@ void pk_record_probe_pmu(pk_pmu_info *info)
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.type = PERF_TYPE_HARDWARE;
-    a.config = PERF_COUNT_HW_CPU_CYCLES;
-    a.sample_period = 100003;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.sample_period = PK_RECORD_DEFAULT_INSN_PERIOD;
     a.sample_type = PERF_SAMPLE_IP;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    info->cycles = try_open(&a) == 0;
-    a.config = PERF_COUNT_HW_INSTRUCTIONS;
-    a.sample_period = 500009;
     info->instructions = try_open(&a) == 0;
 
     /* What `perf record --buildid-mmap` checks before it starts. */

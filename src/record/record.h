@@ -135,7 +135,6 @@ typedef struct pk_pmu_info {
     bool amd_lbr_v2;         /* cpuinfo flag: Zen 4 branch stacks */
     bool branch_stack;       /* perf_event_open accepted PERF_SAMPLE_BRANCH_STACK */
     char reason[256];        /* why branch stacks are unavailable */
-    bool cycles;             /* a user-mode cycles sampling event opens */
     bool instructions;       /* a user-mode retired-instructions sampling event opens */
     bool buildid_mmap;       /* the kernel writes build-ids into MMAP2 records
                                 (perf_event_attr.build_id, Linux 5.12+) */
@@ -153,8 +152,8 @@ enum pk_cpu_vendor pk_record_cpuinfo_vendor(const char *text, bool *amd_lbr_v2);
 bool pk_record_find_spe_pmu(const char *devices_dir, char *out, size_t out_size);
 
 /* Reads /proc/cpuinfo and /proc/sys/kernel/perf_event_max_sample_rate and
- * probes perf_event_open for a user-mode branch-stack sampling event,
- * cycles and instructions sampling events and MMAP2 build-ids. Never fails: the outcome is in
+ * probes perf_event_open for a user-mode branch-stack sampling event, an
+ * instructions sampling event and MMAP2 build-ids. Never fails: the outcome is in
  * *info. */
 void pk_record_probe_pmu(pk_pmu_info *info);
 /* kernel.perf_event_max_sample_rate now (the kernel lowers it by itself when

@@ -190,6 +190,18 @@ static void emu_setup_free(emu_setup *s, pk_record_opts *o)
     s->alive[0] = s->alive[1] = -1;
 }
 
+/* Gives up before the output is placed: the setup freed, perf's temporary
+ * removed, the caller's output name back; err holds the message. */
+static int abandon(pk_recording *r, emu_setup *emu, char *perf_tmp, const char *final_out, int status)
+{
+    emu_setup_free(emu, &r->o);
+    if (perf_tmp)
+        unlink(perf_tmp);
+    untrack_free(perf_tmp);
+    r->o.output = final_out;
+    return fail(r, status);
+}
+
 static int emu_argv(pk_recording *r, const char *final_out, emu_setup *s, pk_vec *av, pk_err *err)
 {
     pk_record_opts *o = &r->o;
@@ -324,34 +336,31 @@ static int prepare(pk_recording *r, pk_pmu_info *pmu, pk_err *err)
     return 0;
 }
 
-/* perf's file, once perf is gone: read back whole, then renamed into place. */
-static int place_perf_output(pk_recording *r, const pk_run_result *run, char *perf_tmp, const char *final_out,
+/* perf's file, once perf is gone: read back whole, then renamed into place
+ * (the caller removes it when this fails). */
+static int place_perf_output(pk_recording *r, const pk_run_result *run, const char *perf_tmp, const char *final_out,
                              int fail_status, pk_err *err)
 {
     struct stat st;
     if (stat(perf_tmp, &st) != 0 || st.st_size == 0) { /* created here, empty until perf writes */
         pk_err_set(err, "perf wrote no profile (it exited with status %d)", run->status);
-        unlink(perf_tmp);
         return fail(r, fail_status);
     }
     pk_err e2;
     if (pk_record_tally_file(perf_tmp, &r->tally, &e2) != 0) {
         pk_err_set(err, "perf left an unreadable file (removed): %s", e2.msg);
-        unlink(perf_tmp);
         return fail(r, 1);
     }
     if (!r->tally.samples && run->status && !run->signal) {
         /* perf failed (it writes its header even when the workload or an
          * event could not start): an empty file would hide that */
         pk_err_set(err, "perf exited with status %d and recorded no sample: nothing written", run->status);
-        unlink(perf_tmp);
         pk_record_tally_free(&r->tally);
         return fail(r, run->status);
     }
     free(keep_old_output(r, final_out));
     if (rename(perf_tmp, final_out) != 0) {
         pk_err_errno(err, "rename %s to %s", perf_tmp, final_out);
-        unlink(perf_tmp);
         pk_record_tally_free(&r->tally);
         return fail(r, 1);
     }
@@ -439,15 +448,8 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     } else {
         rc = emu_argv(r, final_out, &emu, &av, err);
     }
-    if (rc != 0) {
-        int status = r->emulated ? r->exit_status : 1;
-        emu_setup_free(&emu, o);
-        if (perf_tmp)
-            unlink(perf_tmp);
-        untrack_free(perf_tmp);
-        o->output = final_out;
-        return fail(r, status);
-    }
+    if (rc != 0)
+        return abandon(r, &emu, perf_tmp, final_out, r->emulated ? r->exit_status : 1);
     char attach[96] = "";
     if (o->pid && o->duration > 0)
         snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, o->duration);
@@ -466,12 +468,7 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     pk_record_argv_free(&av);
     if (run_rc != 0) {
         pk_err_set(err, "%s", msg);
-        emu_setup_free(&emu, o);
-        if (perf_tmp)
-            unlink(perf_tmp);
-        untrack_free(perf_tmp);
-        o->output = final_out;
-        return fail(r, 1);
+        return abandon(r, &emu, perf_tmp, final_out, 1);
     }
     r->signal = run.signal;
     if (run.signal)
@@ -484,6 +481,8 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     int fail_status = run.status && !run.signal ? run.status : 1;
     if (!r->emulated) {
         rc = place_perf_output(r, &run, perf_tmp, final_out, fail_status, err);
+        if (rc != 0)
+            unlink(perf_tmp);
         untrack_free(perf_tmp);
     } else {
         rc = place_emu_output(r, &run, emu.session, final_out, fail_status, err);

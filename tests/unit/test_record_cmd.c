@@ -210,7 +210,6 @@ TEST(perf_ip_period_instructions_attach_no_callchain)
 {
     pk_pmu_info pmu;
     memset(&pmu, 0, sizeof pmu);
-    pmu.cycles = true;
     pmu.instructions = true;
     pk_record_opts o = {.output = "ip.data", .period = 1000003, .callchain = false, .pid = 17};
     pk_vec v;
@@ -219,8 +218,8 @@ TEST(perf_ip_period_instructions_attach_no_callchain)
     CHECK_STR(joined(&v), "perf record -e instructions:u -c 1000003 -o ip.data --no-buildid-cache --no-bpf-event "
                           "-p 17");
     pk_record_argv_free(&v);
-    /* cycles weigh code by its time, as cpu-clock does: without an
-     * instructions counter, the hrtimer is what every machine has */
+    /* without an instructions counter (cycles would weigh code by its
+     * time, as cpu-clock does), the hrtimer is what every machine has */
     pmu.instructions = false;
     CHECK_STR(pk_record_ip_event(&pmu), "cpu-clock:u");
 }
@@ -230,7 +229,7 @@ TEST(ip_rate_defaults)
     pk_pmu_info none, counts;
     memset(&none, 0, sizeof none);
     memset(&counts, 0, sizeof counts);
-    counts.cycles = counts.instructions = true;
+    counts.instructions = true;
     pk_record_opts o;
     /* perf IP where the PMU counts instructions: a fixed period of them, no frequency */
     o = (pk_record_opts){.period = 1, .freq = 0};
