@@ -45,17 +45,14 @@ die() { echo "ip_weighting: FAILED: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 FIRST_PERIOD=1000003
 
-# samples in the scoreboard's cpu-clock recordings of one training binary
-cpu_clock_samples() { # dir kind
+# samples in perf.data files (one line per sample: no call chains printed)
+samples_in() {
   local f n=0
-  for f in "$1"/rec/ip-"$2"-*.data; do
+  for f in "$@"; do
     n=$((n + $(perf script -i "$f" -F pid 2>/dev/null | wc -l)))
   done
   echo "$n"
 }
-
-# the samples a recording holds, from record's closing line
-samples_of() { sed -nE 's/.*: wrote .*: ([0-9]+) samples .*/\1/p' "$1" | tail -n 1; }
 
 for w in "${workloads[@]}"; do
   D=$WORK/$w SB_DIR=$WORK/$w
@@ -68,7 +65,7 @@ for w in "${workloads[@]}"; do
   done
   for kind in base probe-fp; do
     bin_dir=$(sb_dir "$kind")
-    target=$(cpu_clock_samples "$D" "$kind")
+    target=$(samples_in "$D"/rec/ip-"$kind"-*.data)
     [ "$target" -gt 0 ] || die "$w/$kind: the cpu-clock recordings hold no samples"
     # instructions per training run, from a first emulated recording: the
     # period that gives as many samples as the cpu-clock runs hold
@@ -76,9 +73,9 @@ for w in "${workloads[@]}"; do
     while read -r cmd; do
       i=$((i + 1))
       # shellcheck disable=SC2086
-      "$PGOKIT" record --emulate --ip --period $FIRST_PERIOD -o "$M/first-$kind-$i.data" -- $cmd \
-        >/dev/null 2>"$M/first-$kind-$i.log" || die "$w/$kind: emulated recording failed on: $cmd"
-      insns=$((insns + $(samples_of "$M/first-$kind-$i.log") * FIRST_PERIOD))
+      "$PGOKIT" record -q --emulate --ip --period $FIRST_PERIOD -o "$M/first-$kind-$i.data" -- $cmd \
+        >/dev/null || die "$w/$kind: emulated recording failed on: $cmd"
+      insns=$((insns + $(samples_in "$M/first-$kind-$i.data") * FIRST_PERIOD))
       rm -f "$M/first-$kind-$i.data"
     done < <(wl_train "$w" "$bin_dir")
     period=$(( (insns / target) | 1 ))
