@@ -7,16 +7,10 @@
 #include "cli/record_stream.h"
 #include "record/record.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 const char pk_cmd_record_summary[] = "record samples of a program or a process: LBR or IP + call chains (perf.data)";
 
