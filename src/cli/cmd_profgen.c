@@ -591,12 +591,14 @@ int pk_cmd_profgen(int argc, char **argv)
         rc = pk_cli_fail(cmd, &err);
         goto done;
     }
-    /* llvm-profgen's density check: too few samples for the hot code */
+    /* llvm-profgen's density check: too few samples for the hot code. Not
+     * for IP samples: their profile's counts are inferred flow, not samples
+     * (their own density, samples per hot instruction, is in the summary) */
     uint32_t cutoff = rq.density_cutoff ? rq.density_cutoff : 990000;
     if (!quiet && rep.mode != PK_MODE_RAW && rep.density == 0)
         fprintf(stderr, "profgen: warning: the output profile is empty or --profile-density-cutoff-hot is set "
                 "too low\n");
-    else if (!quiet && rep.mode != PK_MODE_RAW && rep.density < density_threshold)
+    else if (!quiet && rep.mode != PK_MODE_RAW && !rep.from_ip && rep.density < density_threshold)
         fprintf(stderr, "profgen: warning: sample PGO is estimated to optimize better with %.1fx more samples "
                 "(profile density %.1f, under %.0f): sample more often or longer\n",
                 density_threshold / rep.density, rep.density, density_threshold);

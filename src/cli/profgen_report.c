@@ -43,6 +43,9 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     if (f->cfg_failed || f->hits_dropped)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
                 (unsigned long long)f->hits_dropped);
+    if (f->hot_instructions)
+        fprintf(stderr, "; %.2f samples per hot instruction (%llu instructions ran %.0f %% of the work)",
+                pk_ip_density(f), (unsigned long long)f->hot_instructions, 100 * PK_IP_HOT_SHARE);
     fprintf(stderr, "\n");
     const pk_base_shape_stats *b = &rep->base_shape;
     if (b->profiles)
@@ -51,6 +54,8 @@ static void print_ip_summary(const pk_pipeline_report *rep)
                 (unsigned long long)b->profiles, (unsigned long long)(b->profiles + b->no_flat));
     char fp[512];
     if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
+        fprintf(stderr, "profgen: warning: %s\n", fp);
+    if (pk_ip_density_warning(f, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
 }
 

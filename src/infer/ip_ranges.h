@@ -72,7 +72,44 @@ typedef struct pk_ip_infer_stats {
     uint64_t ijumps_resolved, ijumps_unresolved;
     uint64_t sites_raised;       /* call-site blocks raised to their callees' entries */
     uint64_t ranges, branches;   /* distinct ranges and branches written */
+    /* How thinly the samples cover the code they show hot (pk_ip_density):
+     * the samples inferred from, and the instructions of the hottest blocks
+     * (a function's contexts summed) that ran PK_IP_HOT_SHARE of the
+     * inferred instructions. */
+    uint64_t samples_inferred;
+    uint64_t hot_instructions;
 } pk_ip_infer_stats;
+
+/* Sampling density: the samples that fell in the hot code per instruction of
+ * it, PK_IP_HOT_SHARE x samples / hot instructions. Below about one, what a
+ * probe-only or CSSPGO profile from cpu-clock samples is worth is set by how
+ * many samples there are: tcc (a C compiler) at 0.4-0.5 (5 runs merged)
+ * gave 80 / 75 % of the same kind's LBR gain, at 1.2-1.4 (20 runs) 87 /
+ * 93 %; Duktape at 0.5, 85 / 77 %; the scoreboard's programs and expat, at
+ * 2.1 to 7.9, 82 to 100 % (bench/results/ip-generalize-2026-11-28.md).
+ * AutoFDO's share depends on the samples' time weighting more than on their
+ * number. 0 when nothing was inferred. */
+#define PK_IP_HOT_SHARE 0.9
+double pk_ip_density(const pk_ip_infer_stats *st);
+
+/* Below this density, pk_ip_density_warning warns (the measurements above). */
+#define PK_IP_THIN_DENSITY 1.0
+
+/* A warning for the user when the density is below PK_IP_THIN_DENSITY
+ * (buf: the text, without a prefix); 0, buf empty, when it is not. */
+int pk_ip_density_warning(const pk_ip_infer_stats *st, char *buf, size_t cap);
+
+/* A block as the density sees it: inferred count x instructions, and its
+ * instructions. */
+typedef struct pk_ip_block_mass {
+    double mass;
+    uint32_t ninsns;
+} pk_ip_block_mass;
+
+/* The instructions of the fewest blocks, heaviest first, whose mass reaches
+ * `share` of the total (b is sorted in place; ties by fewer instructions
+ * first, so the answer does not depend on the input order). */
+uint64_t pk_ip_hot_instructions(pk_ip_block_mass *b, size_t n, double share);
 
 /* A context with few samples cannot show its function's shape: most of its
  * blocks have no hit by chance, and flow inference takes each such block for

@@ -109,6 +109,31 @@ for k in afdo probe cs; do
   check "emulated IP $k: inference beats raw weights (${a:-?} > ${n:-?})" awk -v a="${a:-0}" -v b="${n:-1}" 'BEGIN{exit !(a > b)}'
 done
 
+# sampling density: samples per instruction of the hot code, in the
+# summary; a recording too thin for its hot code is warned about (and still
+# gives its profile). The same run sampled 50 times less often (about 2,000
+# samples against 104,000) has about a fiftieth of the density; 50 samples
+# are thin even for this small program.
+dens() { sed -n 's/.*; \([0-9.]*\) samples per hot instruction.*/\1/p' "$1"; }
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/eip.data" -o "$T/d-dense.afdo" 2>"$T/d-dense.log"
+"$PGOKIT" record -q --emulate --ip --period 1000003 -o "$T/eip50.data" -- "$T/demo" 60 >/dev/null 2>&1 ||
+  fail "record --emulate --ip, period 1000003"
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/eip50.data" -o "$T/d-50.afdo" 2>"$T/d-50.log"
+"$PGOKIT" record -q --emulate --ip --period 40000003 -o "$T/eipthin.data" -- "$T/demo" 60 >/dev/null 2>&1 ||
+  fail "record --emulate --ip, period 40000003"
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/eipthin.data" -o "$T/d-thin.afdo" 2>"$T/d-thin.log"
+check_eq "a thin recording still gives its profile" 0 $?
+d1=$(dens "$T/d-dense.log") d50=$(dens "$T/d-50.log") dthin=$(dens "$T/d-thin.log")
+echo "density, samples per hot instruction: every 20,011 instructions ${d1:-?}, every 1,000,003 ${d50:-?}, every 40,000,003 ${dthin:-?}"
+check "the summary states the density" test -n "$d1"
+check "a fiftieth of the samples, about a fiftieth of the density (${d1:-?} / ${d50:-?})" \
+  awk -v a="${d1:-0}" -v b="${d50:-0}" 'BEGIN{exit !(b > 0 && a / b > 25 && a / b < 100)}'
+check "no thin-samples warning at ${d1:-?} and ${d50:-?}" bash -c "! grep -q 'thin IP samples' '$T/d-dense.log' '$T/d-50.log'"
+check "thin samples (${dthin:-?} per hot instruction) are warned about" \
+  grep -qE "warning: thin IP samples: ${dthin:-x} samples per hot instruction .*merge more runs or record longer" "$T/d-thin.log"
+check "the thin profile is written" test -s "$T/d-thin.afdo"
+check "llvm-profgen's density warning is not given for IP samples" bash -c "! grep -q 'optimize better with' '$T/d-thin.log'"
+
 # CSSPGO: a base profile (a function's contexts the pre-inliner did not
 # inline, merged) takes the shape of the function inferred from all its
 # samples at once: its own body is the probe-only profile's, scaled to its

@@ -7,6 +7,7 @@
  * the time per function of 1,000 and 5,000 blocks (printed, not asserted). */
 #include "infer_random.h"
 #include "infer_util.h"
+#include "infer/ip_ranges.h"
 
 #include <time.h>
 
@@ -246,6 +247,117 @@ TEST(sparse_context_borrows_function_shape)
     /* a strong prior: the flat shape at the context's own mass (12) */
     pk_flow_shrink_weights(w, 3, 0, flat, 64);
     CHECK(w[0] == 4 && w[1] == 4 && w[2] == 4);
+}
+
+TEST(ip_density_hot_instructions)
+{
+    /* the fewest blocks, heaviest first, that reach the share: 80 + 15 of
+     * 100 for 90 %, 80 alone for 80 %; the input order does not matter */
+    pk_ip_block_mass a[] = {{5, 1}, {80, 4}, {15, 10}}, b[] = {{15, 10}, {5, 1}, {80, 4}};
+    CHECK_EQ_U64(pk_ip_hot_instructions(a, 3, 0.9), 14);
+    CHECK_EQ_U64(pk_ip_hot_instructions(b, 3, 0.9), 14);
+    CHECK_EQ_U64(pk_ip_hot_instructions(a, 3, 0.8), 4);
+    CHECK_EQ_U64(pk_ip_hot_instructions(a, 3, 1.0), 15);
+    /* equal masses: the block of fewer instructions first, whatever the order */
+    pk_ip_block_mass t1[] = {{50, 7}, {50, 3}}, t2[] = {{50, 3}, {50, 7}};
+    CHECK_EQ_U64(pk_ip_hot_instructions(t1, 2, 0.5), 3);
+    CHECK_EQ_U64(pk_ip_hot_instructions(t2, 2, 0.5), 3);
+    /* nothing ran: no hot code */
+    pk_ip_block_mass z[] = {{0, 5}};
+    CHECK_EQ_U64(pk_ip_hot_instructions(z, 1, 0.9), 0);
+    CHECK_EQ_U64(pk_ip_hot_instructions(z, 0, 0.9), 0);
+
+    /* density = share x samples / hot instructions; the warning below the
+     * threshold names the figures, and none at or above it or with nothing */
+    char buf[512];
+    pk_ip_infer_stats st = {.samples_inferred = 1000, .hot_instructions = 900};
+    CHECK(fabs(pk_ip_density(&st) - PK_IP_HOT_SHARE * 1000 / 900) < 1e-12);
+    st.hot_instructions = (uint64_t)(PK_IP_HOT_SHARE * 1000 / PK_IP_THIN_DENSITY);
+    CHECK(pk_ip_density(&st) >= PK_IP_THIN_DENSITY);
+    CHECK(pk_ip_density_warning(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    st.hot_instructions = 4000;
+    CHECK(pk_ip_density_warning(&st, buf, sizeof buf) > 0);
+    CHECK(strstr(buf, "0.23 samples per hot instruction") && strstr(buf, "1000 samples") && strstr(buf, "4000 instr"));
+    pk_ip_infer_stats empty = {0};
+    CHECK(pk_ip_density(&empty) == 0 && pk_ip_density_warning(&empty, buf, sizeof buf) == 0);
+    /* a short buffer keeps a terminated prefix */
+    char small[16];
+    CHECK(pk_ip_density_warning(&st, small, sizeof small) == 15 && small[15] == 0);
+}
+
+/* The hot code's instructions, from counts per block. */
+static uint64_t hot_of(const pk_cfg *c, const uint64_t *count)
+{
+    pk_ip_block_mass *m = calloc(c->nblocks + 1, sizeof *m);
+    size_t k = 0;
+    for (size_t b = 0; b < c->nblocks; b++)
+        if (count[b])
+            m[k++] = (pk_ip_block_mass){(double)count[b] * c->blocks[b].ninsns, c->blocks[b].ninsns};
+    uint64_t h = pk_ip_hot_instructions(m, k, PK_IP_HOT_SHARE);
+    free(m);
+    return h;
+}
+
+/* Density as profgen measures it (the hot code found from the inferred
+ * counts) against the true one (the same samples over the hot code of the
+ * exact counts), on random functions sampled at two rates: close to it at
+ * either rate (the inference neither spreads the hot code out nor shrinks
+ * it much), and it grows with the samples as the true one does. */
+TEST(ip_density_from_inferred_counts)
+{
+    const double rates[2] = {0.002, 0.008};
+    double measured[2] = {0, 0}, truth[2] = {0, 0};
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng r = {seed * 7919};
+        size_t n;
+        pk_insn *insns = random_function(&r, 150, 8, &n);
+        pk_cfg c;
+        pk_err err;
+        if (pk_cfg_build(&c, insns, n, insns[0].addr, NULL, &err) != 0) {
+            pk_test_failed_checks++;
+            free(insns);
+            continue;
+        }
+        size_t nb = c.nblocks;
+        uint64_t *tb = calloc(nb, 8), *te = calloc(c.nedges + 1, 8), *bc = calloc(nb, 8), *ec = calloc(c.nedges + 1, 8);
+        uint64_t *addrs = malloc(n * 8), *hits = malloc(n * 8);
+        int64_t *w = malloc(nb * 8);
+        random_walks(&r, &c, 200, 200000, tb, te);
+        uint64_t hot_true = hot_of(&c, tb);
+        for (int k = 0; k < 2; k++) {
+            sample_hits(&r, &c, insns, n, tb, rates[k], addrs, hits);
+            uint64_t samples = 0;
+            for (size_t i = 0; i < n; i++)
+                samples += hits[i];
+            CHECK_EQ_U64(pk_flow_block_weights(&c, addrs, hits, n, 64, w), 0);
+            pk_flow_opts o;
+            pk_flow_defaults(&o);
+            o.weight_scale = 64;
+            o.cost_model = PK_FLOW_COSTS_POISSON;
+            o.convex_costs = true;
+            CHECK_OK(pk_flow_infer(&c, w, PK_FLOW_UNKNOWN, &o, bc, ec, &err), &err);
+            pk_ip_infer_stats st = {.samples_inferred = samples, .hot_instructions = hot_of(&c, bc)};
+            pk_ip_infer_stats st_true = {.samples_inferred = samples, .hot_instructions = hot_true};
+            measured[k] += pk_ip_density(&st) / 20;
+            truth[k] += pk_ip_density(&st_true) / 20;
+        }
+        free(tb);
+        free(te);
+        free(bc);
+        free(ec);
+        free(addrs);
+        free(hits);
+        free(w);
+        pk_cfg_free(&c);
+        free(insns);
+    }
+    for (int k = 0; k < 2; k++)
+        printf("sampling rate %.3f: density %.3f from the inferred counts, %.3f from the true ones\n", rates[k],
+               measured[k], truth[k]);
+    for (int k = 0; k < 2; k++)
+        CHECK(measured[k] > 0.75 * truth[k] && measured[k] < 1.33 * truth[k]);
+    double grows = measured[1] / measured[0], grows_true = truth[1] / truth[0];
+    CHECK(grows_true > 2.5 && grows > 0.75 * grows_true && grows < 1.33 * grows_true);
 }
 
 static double cpu_now(void)
