@@ -327,7 +327,7 @@ int pk_ip_density_warning(const pk_ip_infer_stats *st, char *buf, size_t cap)
     int n = snprintf(buf, cap,
                      "thin IP samples: %.2f samples per hot instruction (%llu samples; %llu instructions ran %.0f %% "
                      "of the work), below %.1f: probe-only and CSSPGO profiles this thin have given 75 to 85 %% of "
-                     "the gain of LBR profiles of the same runs, against 82 to 100 %% at 1.2 and above; merge more "
+                     "the gain of LBR profiles of the same runs, against 82 %% or more at 1.2 and above; merge more "
                      "runs or record longer",
                      d, (unsigned long long)st->samples_inferred, (unsigned long long)st->hot_instructions,
                      100 * PK_IP_HOT_SHARE, PK_IP_THIN_DENSITY);

@@ -257,16 +257,38 @@ static bool mem_form(const ZydisDecodedOperand *o, unsigned scale)
            o->mem.segment != ZYDIS_REGISTER_FS && o->mem.segment != ZYDIS_REGISTER_GS;
 }
 
-/* The address a `lea T(%rip), reg` defining reg before insns[from] loads. */
-static bool rip_lea(jt_ctx *c, size_t from, ZydisRegister reg, uint64_t *addr)
+static bool is_rip_lea(const jt_insn *d)
+{
+    return d->in.mnemonic == ZYDIS_MNEMONIC_LEA && d->op[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+           d->op[1].mem.base == ZYDIS_REGISTER_RIP && d->op[1].mem.index == ZYDIS_REGISTER_NONE;
+}
+
+enum { LEA_NONE, LEA_NEAREST, LEA_PAST_OTHERS };
+
+/* The address a `lea T(%rip), reg` defining reg before insns[from] loads.
+ * LEA_NEAREST: it is the nearest definition in address order.
+ * LEA_PAST_OTHERS: other definitions lie between in address order, on
+ * other paths as far as this scan can tell: a loop's table base is set once
+ * before the loop, and code placed between (a case that returns, an
+ * inlined callee's other use of the register) may write the register too.
+ * The caller then asks more of the table (pk_jtable_resolve). */
+static int rip_lea(jt_ctx *c, size_t from, ZydisRegister reg, uint64_t *addr)
 {
     jt_insn d;
-    size_t i = find_def(c, from, reg, &d, JT_SCAN_BASE);
-    if (i == SIZE_MAX || d.in.mnemonic != ZYDIS_MNEMONIC_LEA || d.op[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-        d.op[1].mem.base != ZYDIS_REGISTER_RIP || d.op[1].mem.index != ZYDIS_REGISTER_NONE)
-        return false;
-    *addr = c->insns[i].addr + c->insns[i].len + (uint64_t)d.op[1].mem.disp.value;
-    return true;
+    int found = LEA_NEAREST;
+    for (size_t left = JT_SCAN_BASE; left > 0;) {
+        size_t i = find_def(c, from, reg, &d, left);
+        if (i == SIZE_MAX)
+            return LEA_NONE;
+        if (is_rip_lea(&d)) {
+            *addr = c->insns[i].addr + c->insns[i].len + (uint64_t)d.op[1].mem.disp.value;
+            return found;
+        }
+        found = LEA_PAST_OTHERS;
+        left -= from - i < left ? from - i : left;
+        from = i;
+    }
+    return LEA_NONE;
 }
 
 static bool is_insn(const pk_insn *insns, size_t n, uint64_t addr)
@@ -320,6 +342,7 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
         return 0;
     const ZydisDecodedOperand *o = &j.op[0];
     int form;
+    bool strict = false;
     uint64_t table;
     ZydisRegister idx;
     size_t load;   /* the instruction reading the table */
@@ -356,12 +379,18 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
                     base = other;
                 }
             }
-            if (mi == SIZE_MAX || !rip_lea(&c, mi, base, &table))
+            int how = mi == SIZE_MAX ? LEA_NONE : rip_lea(&c, mi, base, &table);
+            if (how == LEA_NONE)
                 return 0;
             /* The base must not change between the load and the add. */
             uint64_t t2;
-            if (!rip_lea(&c, i, base, &t2) || t2 != table)
+            if (rip_lea(&c, i, base, &t2) == LEA_NONE || t2 != table)
                 return 0;
+            /* a base found past other definitions: only a table with a
+             * bound check whose every entry is an instruction of this
+             * function (entries read from another table's base land
+             * elsewhere) */
+            strict = how == LEA_PAST_OTHERS;
             form = REL32;
             idx = wide(m.op[1].mem.index);
             load = mi;
@@ -378,8 +407,10 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
      * are relative to another base, and other data rarely lands on
      * instruction starts. */
     x86_form f = {form, table};
-    return pk_jt_read(elf, insns, n, table, form == ABS8 ? 8 : 4, find_bound(&c, load, idx), true, x86_entry, &f,
-                      targets, err);
+    uint32_t bound = find_bound(&c, load, idx);
+    if (strict && bound == 0)
+        return 0;
+    return pk_jt_read(elf, insns, n, table, form == ABS8 ? 8 : 4, bound, !strict, x86_entry, &f, targets, err);
 }
 
 int pk_jt_read(const pk_elf *elf, const pk_insn *insns, size_t n, uint64_t table, size_t esize, uint32_t count,

@@ -101,6 +101,66 @@ __attribute__((noinline)) void check(int v)
     }
 }
 
+#if defined(__x86_64__)
+/* A switch in a loop whose table base is set once before the loop, with
+ * code placed between them in address order (a path that returns) writing
+ * the same register: walking back from the table load, that other
+ * definition comes first. As clang lays out expat's tokenizer loops. */
+int jt_hoisted(const char *s, int n);
+__asm__("    .text\n"
+        "    .globl jt_hoisted\n"
+        "    .type jt_hoisted,@function\n"
+        "jt_hoisted:\n"
+        "    push %r12\n"
+        "    xor %eax, %eax\n"
+        "    lea .Ljt_tab(%rip), %r12\n"
+        "    test %esi, %esi\n"
+        "    jle .Ljt_done\n"
+        "    jmp .Ljt_loop\n"
+        ".Ljt_other:\n"
+        "    mov %rdx, %r12\n"
+        "    mov %r12d, %eax\n"
+        "    pop %r12\n"
+        "    ret\n"
+        ".Ljt_loop:\n"
+        "    movzbl (%rdi), %ecx\n"
+        "    and $7, %ecx\n"
+        "    cmp $3, %ecx\n"
+        "    ja .Ljt_next\n"
+        "    movslq (%r12,%rcx,4), %rcx\n"
+        "    add %r12, %rcx\n"
+        "    jmp *%rcx\n"
+        ".Ljt_c0:\n"
+        "    add $1, %eax\n"
+        "    jmp .Ljt_next\n"
+        ".Ljt_c1:\n"
+        "    add $2, %eax\n"
+        "    jmp .Ljt_next\n"
+        ".Ljt_c2:\n"
+        "    add $3, %eax\n"
+        "    jmp .Ljt_next\n"
+        ".Ljt_c3:\n"
+        "    sub $1, %eax\n"
+        ".Ljt_next:\n"
+        "    inc %rdi\n"
+        "    dec %esi\n"
+        "    jg .Ljt_loop\n"
+        ".Ljt_done:\n"
+        "    cmp $-1000000, %eax\n"
+        "    je .Ljt_other\n"
+        "    pop %r12\n"
+        "    ret\n"
+        "    .size jt_hoisted, .-jt_hoisted\n"
+        "    .section .rodata\n"
+        "    .p2align 2\n"
+        ".Ljt_tab:\n"
+        "    .long .Ljt_c0-.Ljt_tab\n"
+        "    .long .Ljt_c1-.Ljt_tab\n"
+        "    .long .Ljt_c2-.Ljt_tab\n"
+        "    .long .Ljt_c3-.Ljt_tab\n"
+        "    .text\n");
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc > 2)
@@ -113,6 +173,10 @@ int main(int argc, char **argv)
         acc += op_enum((enum shape)(i % 7), i);
         if (i % 10 == 0)
             acc += op_char(text + (i % 7));
+#if defined(__x86_64__)
+        if (i % 10 == 5)
+            acc += jt_hoisted(text + (i % 7), 12);
+#endif
         if (i % 50 == 0)
             acc += depth(i % 17) + nested(i % 23);
         check((int)acc);
