@@ -185,7 +185,11 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
  * table's base register, which may be set once at the top of a function):
  *   non-PIE:  jmp *T(,%idx,8)                  or  mov T(,%idx,8),%r; jmp *%r
  *   PIE:      lea T(%rip),%b; movslq (%b,%idx,4),%r; add %b,%r; jmp *%r
- *             (the lea may be hoisted out of a loop; `add %r,%b; jmp *%b` too)
+ *             (the lea may be hoisted out of a loop; `add %r,%b; jmp *%b` too;
+ *             when other writes of %b lie between in address order, on
+ *             paths that do not reach the jump, the lea past them is taken,
+ *             and then only a table with a bound check and every entry an
+ *             instruction of insns[0..n))
  * The number of entries comes from the bound check on the index:
  * `cmp $N,%idx` and then (maybe after a few moves, which leave the flags)
  * ja/jbe (N+1 entries) or jae/jb (N entries), or `and $2^k-1,%idx`; the
