@@ -34,11 +34,12 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     count_part(", %llu with a skipped caller put back", s->frames_repaired);
     count_part(", %llu frames were return address - 1", s->frames_minus_one);
     fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "
-            "blocks raised to their callees' entries; jump tables %llu resolved, %llu not; "
-            "%llu ranges and %llu branches synthesized",
+            "blocks raised to their callees' entries; jump tables %llu resolved, %llu not",
             (unsigned long long)f->contexts, (unsigned long long)f->functions, (unsigned long long)f->blocks,
             (unsigned long long)f->sites_raised, (unsigned long long)f->ijumps_resolved,
-            (unsigned long long)f->ijumps_unresolved, (unsigned long long)f->ranges,
+            (unsigned long long)(f->ijumps_unresolved - f->ijumps_untabled));
+    count_part(" (and %llu indirect jumps through pointers: calls in tail position)", f->ijumps_untabled);
+    fprintf(stderr, "; %llu ranges and %llu branches synthesized", (unsigned long long)f->ranges,
             (unsigned long long)f->branches);
     if (f->cfg_failed || f->hits_dropped)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,

@@ -276,6 +276,17 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                       .taken = taken.data, .ntaken = taken.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);
     pk_vec_free(&taken);
+    if (rc == 0 && cfg->ijumps_unresolved && arch == &pk_arch_x86_64) {
+        /* the jumps left unresolved that are no switch at all */
+        for (size_t i = 0; i < n; i++) {
+            if (in[i].cls != PK_INSN_IJMP || pk_jtable_form(elf, in, n, i))
+                continue;
+            bool resolved = false;
+            for (size_t t = 0; t < tables.len && !resolved; t++)
+                resolved = PK_VEC_AT(&tables, pk_cfg_jtable, t).ijmp == in[i].addr;
+            cfg->ijumps_untabled += !resolved;
+        }
+    }
     if (rc != 0)
         pk_err_prefix(err, "%s", pk_elf_path(elf));
 out:

@@ -110,6 +110,10 @@ typedef struct pk_cfg {
     size_t nedges;
     uint32_t ijumps_resolved, ijumps_unresolved;
     uint32_t ijumps_guessed;   /* of the resolved: table size guessed (see pk_jtable_resolve) */
+    uint32_t ijumps_untabled;  /* of the unresolved: no table form (pk_jtable_form), so
+                                  calls through pointers in tail position, not
+                                  switches the resolver missed (x86-64; set by
+                                  pk_cfg_build_binary) */
 } pk_cfg;
 
 /* What the instructions alone do not say, found by reading the binary. */
@@ -211,6 +215,12 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr,
  * OOM. */
 int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t ijmp_index,
                       pk_vec *targets, pk_err *err);
+/* Whether the x86-64 indirect jmp at insns[ijmp_index] takes its target
+ * from a table: through memory with an index register, or from a register
+ * loaded so (walking back as above), directly or added to a base. false:
+ * a pointer loaded without an index (`mov 0x18(%rbx),%rax; ...; jmp *%rax`,
+ * `jmp *p(%rip)`): a call in tail position, not a switch. */
+bool pk_jtable_form(const pk_elf *elf, const pk_insn *insns, size_t n, size_t ijmp_index);
 /* The same for AArch64 code (jumptable_a64.c): compressed tables of 1-, 2-
  * or 4-byte word offsets from an adr'd base label, bounded by cmp #N and an
  * unsigned b.cond (clang-19 and gcc-12 forms). */

@@ -69,6 +69,7 @@ static int func_index(ipr *r, uint64_t entry, uint32_t *out, pk_err *err)
     r->st->blocks += f->cfg.nblocks;
     r->st->ijumps_resolved += f->cfg.ijumps_resolved;
     r->st->ijumps_unresolved += f->cfg.ijumps_unresolved;
+    r->st->ijumps_untabled += f->cfg.ijumps_untabled;
     return 0;
 }
 

@@ -70,6 +70,7 @@ typedef struct pk_ip_infer_stats {
     uint64_t cfg_failed;         /* functions without a usable CFG: their hits dropped */
     uint64_t hits_dropped;       /* samples at addresses no block covers */
     uint64_t ijumps_resolved, ijumps_unresolved;
+    uint64_t ijumps_untabled;    /* of the unresolved: calls through pointers (pk_cfg.ijumps_untabled) */
     uint64_t sites_raised;       /* call-site blocks raised to their callees' entries */
     uint64_t ranges, branches;   /* distinct ranges and branches written */
     /* How thinly the samples cover the code they show hot (pk_ip_density):

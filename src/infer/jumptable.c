@@ -413,6 +413,42 @@ int pk_jtable_resolve(const pk_elf *elf, const pk_insn *insns, size_t n, size_t 
     return pk_jt_read(elf, insns, n, table, form == ABS8 ? 8 : 4, bound, !strict, x86_entry, &f, targets, err);
 }
 
+static bool indexed_load(const jt_insn *d)
+{
+    for (unsigned k = 0; k < d->in.operand_count_visible; k++)
+        if (d->op[k].type == ZYDIS_OPERAND_TYPE_MEMORY && d->op[k].mem.index != ZYDIS_REGISTER_NONE &&
+            (d->op[k].actions & ZYDIS_OPERAND_ACTION_MASK_READ))
+            return true;
+    return false;
+}
+
+bool pk_jtable_form(const pk_elf *elf, const pk_insn *insns, size_t n, size_t k)
+{
+    jt_ctx c = {.elf = elf, .insns = insns, .n = n};
+    ZydisDecoderInit(&c.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    jt_insn j, d, m;
+    if (k >= n || insns[k].cls != PK_INSN_IJMP || !decode(&c, k, &j))
+        return false;
+    const ZydisDecodedOperand *o = &j.op[0];
+    if (o->type == ZYDIS_OPERAND_TYPE_MEMORY)
+        return o->mem.index != ZYDIS_REGISTER_NONE;
+    if (!is_reg(o))
+        return false;
+    size_t i = find_def(&c, k, wide(o->reg.value), &d, JT_SCAN);
+    if (i == SIZE_MAX)
+        return false;
+    if (indexed_load(&d))
+        return true;
+    if (d.in.mnemonic != ZYDIS_MNEMONIC_ADD || !is_reg(&d.op[0]) || !is_reg(&d.op[1]))
+        return false;
+    for (int side = 0; side < 2; side++) {
+        size_t t = find_def(&c, i, wide(d.op[side].reg.value), &m, JT_SCAN);
+        if (t != SIZE_MAX && indexed_load(&m))
+            return true;
+    }
+    return false;
+}
+
 int pk_jt_read(const pk_elf *elf, const pk_insn *insns, size_t n, uint64_t table, size_t esize, uint32_t count,
                bool cold_ok, pk_jt_entry_fn entry, const void *form, pk_vec *targets, pk_err *err)
 {

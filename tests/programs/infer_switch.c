@@ -101,6 +101,12 @@ __attribute__((noinline)) void check(int v)
     }
 }
 
+/* A call through a pointer in tail position: an indirect jump that is no
+ * switch (`mov tail_target(%rip),%rax; ...; jmp *%rax`). */
+static int twice(int x) { return 2 * x; }
+int (*volatile tail_target)(int) = twice;
+__attribute__((noinline)) int tail_ptr(int x) { return tail_target(x + 1); }
+
 #if defined(__x86_64__)
 /* A switch in a loop whose table base is set once before the loop, with
  * code placed between them in address order (a path that returns) writing
@@ -179,6 +185,8 @@ int main(int argc, char **argv)
 #endif
         if (i % 50 == 0)
             acc += depth(i % 17) + nested(i % 23);
+        if (i % 20 == 3)
+            acc += tail_ptr(i);
         check((int)acc);
     }
     printf("%ld\n", acc);

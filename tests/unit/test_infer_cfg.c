@@ -550,8 +550,14 @@ static void check_binary(const char *name, const char *cc, const char *flags)
         if (is_switch) {
             CHECK_EQ_U64(c.ijumps_resolved, 1);
             CHECK_EQ_U64(c.ijumps_unresolved, 0);
+            CHECK_EQ_U64(c.ijumps_untabled, 0);
             /* op_enum's switch has no bound check: its size is guessed */
             CHECK_EQ_U64(c.ijumps_guessed, !strcmp(f->name, "op_enum"));
+        }
+        if (!strcmp(f->name, "tail_ptr")) {   /* a tail call through a pointer: no switch */
+            CHECK_EQ_U64(c.ijumps_resolved, 0);
+            CHECK_EQ_U64(c.ijumps_unresolved, 1);
+            CHECK_EQ_U64(c.ijumps_untabled, 1);
         }
         if (!strcmp(f->name, "check")) {   /* abort() does not return */
             bool stop = false;
