@@ -69,7 +69,7 @@ build_from() { # workload dir profile flags...
 }
 # The instructions of a binary's measured run, counted once per binary.
 count_cached() { # workload dir
-  local sum; sum=$(sha256sum < "$2/$(bin_name "$1")")
+  local sum; sum="$(sha256sum < "$2/$(bin_name "$1")") reps=$(count_reps "$1")"
   if [ "$(head -n 1 "$2/.count" 2>/dev/null)" != "$sum" ]; then
     printf '%s\n%s\n' "$sum" "$(count "$2" "$1")" > "$2/.count.tmp" && mv "$2/.count.tmp" "$2/.count"
   fi

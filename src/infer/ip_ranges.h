@@ -86,8 +86,8 @@ typedef struct pk_ip_infer_stats {
  * probe-only or CSSPGO profile from cpu-clock samples is worth is set by how
  * many samples there are: tcc (a C compiler) at 0.4-0.5 (5 runs merged)
  * gave 80 / 75 % of the same kind's LBR gain, at 1.2-1.4 (20 runs) 87 /
- * 93 %; Duktape at 0.5, 85 / 77 %; the scoreboard's programs and expat, at
- * 2.1 to 7.9, 82 to 111 % (bench/results/ip-generalize-2026-11-28.md).
+ * 93 %; Duktape at 0.5, 84 / 79 %; the scoreboard's programs, expat and
+ * Duktape (20 runs), at 1.9 to 7.9, 82 to 111 % (bench/results/ip-generalize-2026-11-28.md).
  * AutoFDO's share depends on the samples' time weighting more than on their
  * number. 0 when nothing was inferred. */
 #define PK_IP_HOT_SHARE 0.9
