@@ -215,6 +215,7 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
      * pointers are set once it is complete). */
     pk_vec starts;
     pk_vec_init(&starts, sizeof(size_t));
+    uint32_t untabled = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t *s = NULL;
         /* Jump tables of x86-64 and AArch64 code; elsewhere an indirect
@@ -227,6 +228,9 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                 pk_vec_free(&starts);
                 goto out;
             }
+            /* left unresolved and no switch at all: a call through a pointer */
+            if (r == 0 && arch == &pk_arch_x86_64 && !pk_jtable_form(elf, in, n, i))
+                untabled++;
             if (r > 0) {
                 pk_cfg_jtable *t = pk_vec_push(&tables);
                 size_t *st = pk_vec_push(&starts);
@@ -276,17 +280,8 @@ int pk_cfg_build_binary(pk_cfg *cfg, pk_binary *bin, const pk_cfg_noreturn *nr, 
                       .taken = taken.data, .ntaken = taken.len};
     rc = pk_cfg_build(cfg, in, n, entry, &h, err);
     pk_vec_free(&taken);
-    if (rc == 0 && cfg->ijumps_unresolved && arch == &pk_arch_x86_64) {
-        /* the jumps left unresolved that are no switch at all */
-        for (size_t i = 0; i < n; i++) {
-            if (in[i].cls != PK_INSN_IJMP || pk_jtable_form(elf, in, n, i))
-                continue;
-            bool resolved = false;
-            for (size_t t = 0; t < tables.len && !resolved; t++)
-                resolved = PK_VEC_AT(&tables, pk_cfg_jtable, t).ijmp == in[i].addr;
-            cfg->ijumps_untabled += !resolved;
-        }
-    }
+    if (rc == 0)
+        cfg->ijumps_untabled = untabled;
     if (rc != 0)
         pk_err_prefix(err, "%s", pk_elf_path(elf));
 out:
