@@ -78,12 +78,7 @@ count_cached() { # workload dir
 # (xargs runs the counts two at a time through this script)
 if [ "${workloads[0]}" = count_cached ]; then count_cached "${workloads[2]}" "${workloads[1]}"; exit; fi
 obtain
-# samples in perf.data files (one line per sample: no call chains printed)
-samples_in() {
-  local f n=0
-  for f in "$@"; do n=$((n + $(perf script -i "$f" -F pid 2>/dev/null | wc -l))); done
-  echo "$n"
-}
+source "$PK_ROOT/bench/lib/ip_density.sh"
 gen() { # name binary-kind profgen-options...: one profile of $w from $D's binaries
   local name=$1 kind=$2; shift 2
   "$PGOKIT" profgen --binary "$D/$kind/$b" "$@" -o "$I/$name.prof" 2> "$I/$name.log" ||
@@ -144,24 +139,17 @@ for w in "${workloads[@]}"; do
     done
     touch "$I/ip$k.done"
   done
+  declare -A insns=()
   for ((k = 1; emulated && k <= sets; k++)); do
     [ -f "$I/eip$k.done" ] && continue
     for kind in base probe-fp; do
-      # instructions per training run, from a first emulated recording
-      insns=0 i=0 first=1000003
-      while read -r cmd; do
-        i=$((i + 1))
-        # shellcheck disable=SC2086
-        "$PGOKIT" record -q --emulate --ip --period $first -o "$I/first.data" -- $cmd >/dev/null ||
-          die "$w: emulated recording failed: $cmd"
-        insns=$((insns + $(samples_in "$I/first.data") * first))
-        rm -f "$I/first.data" "$I/first.data.old"
-      done < <(train_cmds "$w" "$D/$kind/$b")
+      # instructions per training run (once per binary), from a first emulated recording
+      [ -n "${insns[$kind]:-}" ] || insns[$kind]=$(train_cmds "$w" "$D/$kind/$b" | emulated_insns "$I/first.data")
+      [ "${insns[$kind]:-0}" -gt 0 ] || die "$w/$kind: no instructions counted (emulated recording)"
       target=$(samples_in "$I"/ip$k-$kind-*.data)
-      period=$(( (insns / (target > 0 ? target : 1)) | 1 ))
-      [ "$period" -ge 1001 ] || period=1001
+      period=$(period_for "${insns[$kind]}" "$target")
       log "$w: set $k, $kind: $target cpu-clock samples; instruction samples every $period"
-      echo "$target $insns $period" > "$I/eip$k-$kind.density"
+      echo "$target ${insns[$kind]} $period" > "$I/eip$k-$kind.density"
       i=0
       while read -r cmd; do
         i=$((i + 1))

@@ -43,16 +43,7 @@ WL_DIR=$("$PK_ROOT/scripts/workloads.sh" dir)
 export WL_DIR
 die() { echo "ip_weighting: FAILED: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
-FIRST_PERIOD=1000003
-
-# samples in perf.data files (one line per sample: no call chains printed)
-samples_in() {
-  local f n=0
-  for f in "$@"; do
-    n=$((n + $(perf script -i "$f" -F pid 2>/dev/null | wc -l)))
-  done
-  echo "$n"
-}
+source "$PK_ROOT/bench/lib/ip_density.sh"
 
 for w in "${workloads[@]}"; do
   D=$WORK/$w SB_DIR=$WORK/$w
@@ -69,17 +60,9 @@ for w in "${workloads[@]}"; do
     [ "$target" -gt 0 ] || die "$w/$kind: the cpu-clock recordings hold no samples"
     # instructions per training run, from a first emulated recording: the
     # period that gives as many samples as the cpu-clock runs hold
-    insns=0 i=0
-    while read -r cmd; do
-      i=$((i + 1))
-      # shellcheck disable=SC2086
-      "$PGOKIT" record -q --emulate --ip --period $FIRST_PERIOD -o "$M/first-$kind-$i.data" -- $cmd \
-        >/dev/null || die "$w/$kind: emulated recording failed on: $cmd"
-      insns=$((insns + $(samples_in "$M/first-$kind-$i.data") * FIRST_PERIOD))
-      rm -f "$M/first-$kind-$i.data"
-    done < <(wl_train "$w" "$bin_dir")
-    period=$(( (insns / target) | 1 ))
-    [ "$period" -ge 1001 ] || period=1001
+    insns=$(wl_train "$w" "$bin_dir" | emulated_insns "$M/first-$kind.data")
+    [ "${insns:-0}" -gt 0 ] || die "$w/$kind: no instructions counted (emulated recording)"
+    period=$(period_for "$insns" "$target")
     log "$w/$kind: $target cpu-clock samples, ~$insns instructions per run: a sample every $period instructions"
     echo "$target $insns $period" > "$M/density-$kind.txt"
     for ((s = 1; s <= seeds; s++)); do
