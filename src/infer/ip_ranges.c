@@ -327,7 +327,7 @@ int pk_ip_density_warning(const pk_ip_infer_stats *st, char *buf, size_t cap)
         return 0;
     int n = snprintf(buf, cap,
                      "thin IP samples: %.2f samples per hot instruction (%llu samples; %llu instructions ran %.0f %% "
-                     "of the work), below %.1f: probe-only and CSSPGO profiles this thin have given 75 to 85 %% of "
+                     "of the work), below %.1f: probe-only and CSSPGO profiles this thin have given 75 to 84 %% of "
                      "the gain of LBR profiles of the same runs, against 82 %% or more at 1.2 and above; merge more "
                      "runs or record longer",
                      d, (unsigned long long)st->samples_inferred, (unsigned long long)st->hot_instructions,
