@@ -78,6 +78,13 @@ typedef struct pk_agg_target {
     size_t nsegs;
 } pk_agg_target;
 
+/* The target as a binary describes itself: path, build-id, preferred base
+ * and PT_LOAD segments (*segs: allocated here, freed by the caller once
+ * the aggregators using t are gone). */
+struct pk_elf;
+int pk_agg_target_of_elf(pk_agg_target *t, pk_agg_segment **segs, const struct pk_elf *elf, const char *path,
+                         pk_err *err);
+
 /* ---- counters reported in the closing summary ---- */
 enum pk_agg_range_drop {
     PK_RANGE_DROP_BACKWARDS,     /* start after end */

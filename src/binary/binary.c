@@ -1,6 +1,7 @@
 /* binary.c — the profiled binary: executable + where its DWARF lives +
  * per-function instruction arrays decoded on first use. */
 #include "binary/binary.h"
+#include "binary/cfi.h"
 #include "binary/elf_internal.h"
 
 #include <elf.h>
@@ -21,6 +22,7 @@ struct pk_binary {
     char *origin;         /* pk_binary_debug_origin */
     char *why_not;        /* no debug file: what debuginfod said, or NULL */
     pk_symbolizer *sym;
+    pk_cfi *cfi;          /* .eh_frame index, opened on first use */
     pk_u64map decoded;    /* func index → slot in `slots` + 1 */
     pk_vec slots;         /* func_insns */
 };
@@ -157,6 +159,7 @@ void pk_binary_close(pk_binary *b)
     if (!b)
         return;
     pk_symbolizer_close(b->sym);
+    pk_cfi_free(b->cfi);
     for (size_t i = 0; i < b->slots.len; i++)
         free(PK_VEC_AT(&b->slots, func_insns, i).insns);
     pk_vec_free(&b->slots);
@@ -193,6 +196,14 @@ void pk_binary_drop_caches(pk_binary *b)
 }
 
 pk_elf *pk_binary_elf(pk_binary *b) { return b->elf; }
+
+int pk_binary_cfi(pk_binary *b, const struct pk_cfi **out, pk_err *err)
+{
+    if (!b->cfi && pk_cfi_open(&b->cfi, b->elf, err))
+        return -1;
+    *out = b->cfi;
+    return 0;
+}
 pk_elf *pk_binary_debug_elf(pk_binary *b) { return b->debug; }
 const pk_arch *pk_binary_arch(const pk_binary *b) { return pk_elf_arch(b->elf); }
 

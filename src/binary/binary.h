@@ -542,6 +542,10 @@ void pk_binary_drop_caches(pk_binary *bin);
 void pk_binary_drop_insns(pk_binary *bin);
 
 pk_elf *pk_binary_elf(pk_binary *bin);        /* the executable */
+/* The executable's call-frame information (binary/cfi.h: .eh_frame, kept in
+ * stripped binaries), indexed on first call and owned by bin. */
+struct pk_cfi;
+int pk_binary_cfi(pk_binary *bin, const struct pk_cfi **cfi, pk_err *err);
 /* Its instruction set (from e_machine); NULL when pgokit cannot decode it,
  * and then every decoding call below fails. */
 const pk_arch *pk_binary_arch(const pk_binary *bin);

@@ -3,6 +3,7 @@
  * target), for inspection and for comparing the decoders with
  * `llvm-objdump -d` (tests/e2e/binary_decode_a64.sh). */
 #include "binary/binary.h"
+#include "binary/cfi.h"
 #include "cli/cli.h"
 
 #include <getopt.h>
@@ -12,9 +13,58 @@
 
 const char pk_cmd_decode_summary[] = "list the instructions of a section: length, branch class, direct target";
 
+/* One rule as readelf --debug-dump=frames-interp writes it. */
+static const char *rule_text(const pk_cfi *cfi, const pk_cfi_rule *r, char *buf, size_t cap)
+{
+    char reg[16];
+    switch (r->kind) {
+    case PK_CFI_OFFSET: snprintf(buf, cap, "c%+lld", (long long)r->offset); break;
+    case PK_CFI_VAL_OFFSET: snprintf(buf, cap, "v%+lld", (long long)r->offset); break;
+    case PK_CFI_REGISTER: snprintf(buf, cap, "%s", pk_cfi_reg_name(cfi, r->reg, reg, sizeof reg)); break;
+    case PK_CFI_EXPRESSION: snprintf(buf, cap, "exp"); break;
+    case PK_CFI_UNDEFINED: snprintf(buf, cap, "undef"); break;
+    default: snprintf(buf, cap, "same"); break;
+    }
+    return buf;
+}
+
+/* --cfi: every FDE's rows: "FDE BEGIN..END", then "LOC CFA REG=RULE..." for
+ * the registers whose rule is not "same" (ra: the return-address column). */
+static int print_cfi(pk_binary *bin, pk_err *err)
+{
+    const pk_cfi *cfi;
+    if (pk_binary_cfi(bin, &cfi, err))
+        return -1;
+    for (size_t i = 0; i < pk_cfi_num_fdes(cfi); i++) {
+        uint64_t begin, end;
+        pk_cfi_fde_range(cfi, i, &begin, &end);
+        printf("FDE 0x%" PRIx64 "..0x%" PRIx64 "\n", begin, end);
+        for (uint64_t at = begin; at < end;) {
+            pk_cfi_row row;
+            if (pk_cfi_row_at(cfi, at, &row, err) < 0)
+                return -1;
+            char reg[16], rule[32];
+            if (row.cfa_expression)
+                printf("0x%" PRIx64 " exp", at);
+            else
+                printf("0x%" PRIx64 " %s%+lld", at, pk_cfi_reg_name(cfi, row.cfa_reg, reg, sizeof reg),
+                       (long long)row.cfa_offset);
+            for (unsigned k = 0; k < PK_CFI_NREGS; k++) {
+                if (row.regs[k].kind == PK_CFI_SAME && k != row.ra_reg)
+                    continue;
+                printf(" %s=%s", k == row.ra_reg ? "ra" : pk_cfi_reg_name(cfi, k, reg, sizeof reg),
+                       rule_text(cfi, &row.regs[k], rule, sizeof rule));
+            }
+            printf("\n");
+            at = row.end > at ? row.end : end;
+        }
+    }
+    return 0;
+}
+
 static void help(void)
 {
-    printf("usage: pgokit decode --binary BIN [--section NAME] [--stats] [--time N]\n"
+    printf("usage: pgokit decode --binary BIN [--section NAME] [--stats] [--time N] [--cfi]\n"
            "Decodes a section from its start to its end, one instruction after the\n"
            "other (x86-64 or AArch64, chosen from the ELF header), and prints\n"
            "  ADDR LEN CLASS TARGET\n"
@@ -24,18 +74,24 @@ static void help(void)
            "  --section NAME   the section to decode (default .text)\n"
            "  --stats          print the architecture and counts per class instead\n"
            "  --time N         decode the section N times; print instructions/s to stderr\n"
+           "  --cfi            print the call-frame table of .eh_frame instead, FDE by FDE:\n"
+           "                   \"FDE BEGIN..END\", then a line per row: LOC, the CFA (register\n"
+           "                   +offset, or exp), and REG=RULE for each register whose rule is not\n"
+           "                   \"same\" (c-8: saved at CFA-8; ra: the return-address column), the\n"
+           "                   rows readelf --debug-dump=frames-interp prints\n"
            "  -q, --quiet      accepted (decode prints no progress)\n");
 }
 
 int pk_cmd_decode(int argc, char **argv)
 {
     const char *binary = NULL, *section = ".text";
-    bool stats = false;
+    bool stats = false, cfi = false;
     long reps = 0;
     static const struct option opts[] = {
         {"binary", required_argument, 0, 'b'}, {"section", required_argument, 0, 's'},
         {"stats", no_argument, 0, 'S'},        {"time", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},         {"quiet", no_argument, 0, 'q'},
+        {"cfi", no_argument, 0, 'C'},
         {0, 0, 0, 0},
     };
     int c;
@@ -50,6 +106,7 @@ int pk_cmd_decode(int argc, char **argv)
                 return pk_cli_usage("decode", "--time wants a positive count");
             break;
         case 'q': break;
+        case 'C': cfi = true; break;
         case 'h': help(); return 0;
         default: return pk_cli_usage("decode", "unknown option");
         }
@@ -64,6 +121,10 @@ int pk_cmd_decode(int argc, char **argv)
     int rc = 1;
     pk_insn *insns = NULL;
     size_t n = 0;
+    if (cfi) {
+        rc = print_cfi(bin, &err) ? 1 : 0;
+        goto out;
+    }
     const pk_elf_section *sec = pk_elf_section_by_name(pk_binary_elf(bin), section);
     if (!sec) {
         pk_err_set(&err, "%s: no section %s", binary, section);

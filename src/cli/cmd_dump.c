@@ -9,6 +9,7 @@
  * input llvm-profgen reads best. */
 #include "cli/cli.h"
 #include "perf/perf_data.h"
+#include "unwind/stack_cfi.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -386,9 +387,37 @@ static bool looks_like_text(const char *path)
     return true;
 }
 
+static int print_unwound(void *ctx, const pk_sample *s, const uint64_t *frames, size_t n, pk_stack_stop stop)
+{
+    FILE *out = ctx;
+    fprintf(out, "%u %s", s->pid, pk_stack_stop_name(stop));
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i] == UINT64_MAX)
+            fputs(" -", out);
+        else
+            fprintf(out, " %" PRIx64, frames[i]);
+    }
+    fputc('\n', out);
+    return 0;
+}
+
+static int dump_unwound(const char *file, const char *binary)
+{
+    pk_err err;
+    pk_binary *bin;
+    if (pk_binary_open(&bin, binary, NULL, &err))
+        return pk_cli_fail("dump", &err);
+    int rc = pk_stack_unwind_file(file, bin, binary, print_unwound, stdout, &err);
+    pk_binary_close(bin);
+    fflush(stdout);
+    if (rc)
+        return pk_cli_fail("dump", &err);
+    return ferror(stdout) ? (fprintf(stderr, "pgokit dump: write error on standard output\n"), 1) : 0;
+}
+
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: pgokit dump [--stats] [--script] [--perfscript] [-q] FILE\n"
+    fprintf(to, "usage: pgokit dump [--stats] [--script] [--perfscript] [--unwind BINARY] [-q] FILE\n"
                 "  Lists the records of a perf.data file (FILE \"-\": standard input, pipe mode).\n"
                 "  --stats       only print the statistics (every sample is still decoded)\n"
                 "  --script      FILE is `perf script` text (LBR-only or stack+LBR form);\n"
@@ -396,6 +425,11 @@ static void usage(FILE *to)
                 "  --perfscript  write what `perf script -F ip,brstack --show-mmap-events` prints,\n"
                 "                with absolute call-chain addresses (perf 6.1 prints them relative\n"
                 "                to their file): the input llvm-profgen --perfscript reads best\n"
+                "  --unwind BINARY\n"
+                "                only the samples that carry a stack copy (perf record --call-graph\n"
+                "                dwarf): their call chains unwound with BINARY's CFI (.eh_frame), one\n"
+                "                line each: pid, where unwinding stopped, then BINARY's link-time\n"
+                "                addresses, leaf first (\"-\": a frame in other code)\n"
                 "  -q, --quiet   quiet, as in every command (dump prints nothing but its listing\n"
                 "                and errors). Compatibility: -q used to mean --stats; use --stats.\n");
 }
@@ -403,7 +437,7 @@ static void usage(FILE *to)
 int pk_cmd_dump(int argc, char **argv)
 {
     bool stats_only = false, script = false, perfscript = false;
-    const char *file = NULL;
+    const char *file = NULL, *unwind_bin = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--stats"))
@@ -414,6 +448,11 @@ int pk_cmd_dump(int argc, char **argv)
             script = true;
         else if (!strcmp(a, "--perfscript"))
             perfscript = true;
+        else if (!strcmp(a, "--unwind")) {
+            if (++i == argc)
+                return pk_cli_usage("dump", "--unwind needs a binary");
+            unwind_bin = argv[i];
+        }
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -426,6 +465,11 @@ int pk_cmd_dump(int argc, char **argv)
     }
     if (!file)
         return pk_cli_usage("dump", "no input file");
+    if (unwind_bin) {
+        if (stats_only || script || perfscript)
+            return pk_cli_usage("dump", "--unwind lists chains only (not with --stats, --script or --perfscript)");
+        return dump_unwound(file, unwind_bin);
+    }
     dump_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         fprintf(stderr, "pgokit dump: out of memory\n");

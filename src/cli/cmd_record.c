@@ -18,7 +18,8 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: pgokit record [-o FILE] [--ip] [--emulate | --hardware] [--freq HZ | --period N]\n"
-            "                     [--lbr-depth N] [--no-callchain] [--exact-counts FILE] [--seed N] [-q]\n"
+            "                     [--lbr-depth N] [--no-callchain | --call-graph fp|dwarf[,BYTES]]\n"
+            "                     [--exact-counts FILE] [--seed N] [-q]\n"
             "                     -- CMD ARGS...\n"
             "       pgokit record [-o FILE] [--ip | --hardware] [--freq HZ | --period N]\n"
             "                     --pid PID [--duration SECONDS]\n"
@@ -49,6 +50,11 @@ static void usage(FILE *to)
             "                      of --freq). Emulation jitters it uniformly in [N/2, 3N/2]\n"
             "  --lbr-depth N       branch-stack entries per sample when emulated (1..64, default 32)\n"
             "  --no-callchain      no call chains\n"
+            "  --call-graph MODE   --ip's call chains: fp (default) follows frame pointers; dwarf[,BYTES]\n"
+            "                      copies BYTES (default 8192) of the user stack into each sample,\n"
+            "                      unwound by profgen with the binary's CFI (.eh_frame): whole chains\n"
+            "                      through code built without frame pointers (-O2's default), at the\n"
+            "                      cost of larger files and a slower recording. Implies --ip\n"
             "  --exact-counts FILE also write the exact count of every taken branch and fall-through\n"
             "                      range of the run (format in src/record/record.h). Implies --emulate\n"
             "  --print-exact FILE  print an exact-counts file readably and exit\n"
@@ -156,7 +162,7 @@ static void print_summary(enum pk_record_mode mode, const char *path, const pk_r
 
 typedef struct rec_args {
     pk_record_opts o;
-    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set;
+    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set, dwarf_set;
     char **cmd;
 } rec_args;
 
@@ -220,6 +226,19 @@ static int parse(int argc, char **argv, rec_args *a)
             a->ip = true;
         } else if (!strcmp(s, "--no-callchain")) {
             a->o.callchain = false;
+        } else if (!strcmp(s, "--call-graph") && next) {
+            const char *m = argv[++i];
+            if (!strcmp(m, "fp")) {
+                a->o.dwarf_stack = 0;
+            } else if (!strcmp(m, "dwarf")) {
+                a->o.dwarf_stack = 8192;
+            } else if (!strncmp(m, "dwarf,", 6) && parse_u64(m + 6, &v) && v >= 8 && v <= 65528) {
+                a->o.dwarf_stack = (uint32_t)(v & ~7ull); /* perf takes multiples of 8 */
+            } else {
+                return pk_cli_usage("record", "--call-graph wants fp, dwarf or dwarf,BYTES (8 .. 65528), not '%s'",
+                                    m);
+            }
+            a->dwarf_set = a->o.dwarf_stack != 0;
         } else if (!strcmp(s, "-q")) {
             a->quiet = true;
         } else if (s[0] == '-') {
@@ -259,6 +278,14 @@ static int parse(int argc, char **argv, rec_args *a)
         return pk_cli_usage("record", "--lbr-depth is for LBR recording; --ip records no branch stacks");
     if (a->seed_set && !a->emu)
         return pk_cli_usage("record", "--seed is for emulated recording (--emulate)");
+    if (a->dwarf_set && (a->emu || a->hw))
+        return pk_cli_usage("record", "--call-graph dwarf is for IP sampling with perf (--ip): %s",
+                            a->emu ? "the emulator records exact call chains" :
+                                     "LBR unwinding reads frame-pointer chains");
+    if (a->dwarf_set && !a->o.callchain)
+        return pk_cli_usage("record", "--call-graph dwarf and --no-callchain exclude each other");
+    if (a->dwarf_set)
+        a->ip = true;
     return -1;
 }
 

@@ -75,6 +75,14 @@ typedef struct pk_sample {
     uint64_t file_offset;       /* where the record starts (in the decompressed
                                    stream for compressed files; the line
                                    number for perf script text) */
+    /* perf record --call-graph dwarf: the user registers (regs_abi 0: none;
+     * one value per bit of regs_mask, in bit order, may be unaligned) and
+     * the copy of the user stack from the stack pointer up (stack_size
+     * valid bytes: the dynamic size perf recorded, not the reserved one) */
+    uint64_t regs_abi, regs_mask;
+    const uint8_t *regs_user;
+    uint64_t stack_size;
+    const uint8_t *stack_user;
     uint64_t weight;            /* Added: how many identical samples this one
                                    stands for (a perf script repeat count); 0
                                    or 1: one. Above 1 only for callbacks that

@@ -496,18 +496,28 @@ static int do_sample(pk_reader *r, const uint8_t *rec, size_t size, uint64_t off
         p += each * nr;
         r->st->branch_entries += nr;
     }
-    if (st & PK_SAMPLE_REGS_USER)
+    if (st & PK_SAMPLE_REGS_USER) {
+        if ((size_t)(end - p) >= 8 && pk_ld64(p)) {
+            s.regs_abi = pk_ld64(p);
+            s.regs_mask = at->sample_regs_user;
+            s.regs_user = p + 8;
+        }
         if (skip_regs(r, rec, size, off, &p, end, at->sample_regs_user, "REGS_USER"))
             return -1;
+    }
     if (st & PK_SAMPLE_STACK_USER) {
         NEED(8, "STACK_USER");
         uint64_t n = pk_ld64(p);
         p += 8;
         if (n) {
             NEED(n, "STACK_USER");
+            const uint8_t *data = p;
             p += n;
             NEED(8, "STACK_USER dyn_size");
+            uint64_t dyn = pk_ld64(p);
             p += 8;
+            s.stack_user = data;
+            s.stack_size = dyn < n ? dyn : n;
         }
     }
     static const uint64_t simple[] = {

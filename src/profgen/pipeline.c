@@ -72,7 +72,8 @@ static int aggregate_one(const pk_pipeline_request *req, const pk_pipeline_input
     pk_agg *a = pk_agg_new(t, &ao, err);
     if (!a)
         return -1;
-    pk_feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin)};
+    pk_feed f = {.agg = a, .req = req, .err = err, .path = in->path, .ip = ip, .elf = pk_binary_elf(bin),
+                 .bin = bin};
     pk_vec_init(&f.late, sizeof(uint64_t));
     uint64_t ip_before = ip ? ip->stats.used : 0;
     pk_unwind_code pe_code;
@@ -196,24 +197,8 @@ static int open_target(run *r, pk_err *err)
     if (pk_binary_open_opts(&r->bin, req->binary, &req->debug, err))
         return -1;
     snprintf(r->rep->debug_origin, sizeof r->rep->debug_origin, "%s", pk_binary_debug_origin(r->bin));
-    pk_elf *elf = pk_binary_elf(r->bin);
-    size_t nseg;
-    const pk_elf_segment *es = pk_elf_segments(elf, &nseg);
-    if (!(r->segs = calloc(nseg + 1, sizeof *r->segs))) {
-        pk_err_set(err, "out of memory");
+    if (pk_agg_target_of_elf(&r->target, &r->segs, pk_binary_elf(r->bin), req->binary, err))
         return -1;
-    }
-    for (size_t i = 0; i < nseg; i++)
-        r->segs[i] = (pk_agg_segment){es[i].vaddr, es[i].memsz, es[i].offset, es[i].filesz, es[i].flags};
-    const uint8_t *bid;
-    size_t bid_len;
-    pk_elf_build_id(elf, &bid, &bid_len);
-    if (bid_len > 20)
-        bid_len = 20;
-    r->target = (pk_agg_target){.path = req->binary, .build_id_size = (uint8_t)bid_len,
-                                .preferred_base = pk_elf_preferred_base(elf), .segs = r->segs, .nsegs = nseg};
-    if (bid_len)
-        memcpy(r->target.build_id, bid, bid_len);
     if (pk_rawprof_init(&r->raw, req->binary, r->target.build_id, r->target.build_id_size,
                         r->target.preferred_base, err))
         return -1;

@@ -2,6 +2,7 @@
  * progress, llvm-profgen's sample scaling, IP samples to the IP profile and
  * samples with a stack to the unwinder. */
 #include "profgen/pipeline_feed.h"
+#include "unwind/stack_cfi.h"
 
 #include <stdlib.h>
 
@@ -20,10 +21,59 @@ static int frames_room(pk_feed *f, size_t need)
     return 0;
 }
 
+#define MAX_UNWOUND 1024 /* frames of one chain: 8 KiB of stack hold at most 512 */
+
+typedef struct link_ctx {
+    pk_agg *agg;
+    uint32_t pid;
+} link_ctx;
+
+static uint64_t to_link(void *ctx, uint64_t runtime)
+{
+    const link_ctx *l = ctx;
+    return pk_agg_translate(l->agg, l->pid, runtime); /* PK_AGG_EXTERNAL is UINT64_MAX */
+}
+
+/* A sample with the user registers and a stack copy (perf record
+ * --call-graph dwarf): its chain unwound with the binary's CFI. 1: the
+ * sample has none, or its leaf is not (yet) in the binary: left to the
+ * other paths. */
+static int unwound_sample(pk_feed *f, const pk_sample *s, uint64_t w)
+{
+    pk_user_regs regs;
+    if (!f->bin || !s->stack_size ||
+        !pk_user_regs_from_perf(&regs, pk_elf_machine(f->elf), s->regs_abi, s->regs_mask, s->regs_user))
+        return 1;
+    link_ctx l = {f->agg, s->pid};
+    if (to_link(&l, regs.pc) == PK_AGG_EXTERNAL)
+        return 1;
+    const pk_cfi *cfi;
+    if (pk_binary_cfi(f->bin, &cfi, f->err) || frames_room(f, 2 * MAX_UNWOUND))
+        return -1;
+    uint64_t *raw = f->frames + MAX_UNWOUND;
+    pk_stack_stop stop;
+    size_t n = pk_stack_unwind(cfi, to_link, &l, &regs, s->stack_user, s->stack_size, raw, MAX_UNWOUND, &stop,
+                               f->err);
+    if (stop == PK_STACK_BAD_CFI)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        f->frames[i] = to_link(&l, raw[i]);
+    f->ip->stats.stacks_unwound += w;
+    if (stop != PK_STACK_END && stop != PK_STACK_EXTERNAL)
+        f->ip->stats.stacks_unwound_short += w;
+    return pk_ipraw_add_unwound(f->ip, f->frames, n, w, f->err);
+}
+
 static int ip_sample(pk_feed *f, const pk_sample *s)
 {
     if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
         return 0;
+    if (s->stack_size) {
+        uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
+        int u = unwound_sample(f, s, w);
+        if (u <= 0)
+            return u;
+    }
     if (frames_room(f, s->callchain_nr + 1))
         return -1;
     size_t n;

@@ -30,6 +30,7 @@ typedef struct pk_feed {
     const char *path;
     uint64_t size, n;
     const pk_elf *elf;           /* the target (--sample-period counts its entries) */
+    pk_binary *bin;              /* the target: its CFI unwinds samples that carry a stack copy */
     /* not NULL: samples with a stack that do not go to the unwinder are left
      * out when their leaf is in a prologue or epilogue (drop_prolog_epilog_flat) */
     const pk_unwind_code *drop_pe;

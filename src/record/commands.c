@@ -52,7 +52,8 @@ static int push_perf_tail(pk_vec *argv, const pk_record_opts *o, char *const *cm
 {
     if (push(argv, "-o") || push(argv, "%s", o->output))
         return -1;
-    if (o->callchain && (push(argv, "--call-graph") || push(argv, "fp")))
+    if (o->callchain && (push(argv, "--call-graph") ||
+                         (o->dwarf_stack ? push(argv, "dwarf,%u", o->dwarf_stack) : push(argv, "fp"))))
         return -1;
     /* --buildid-mmap: the kernel puts each mapping's build-id into its MMAP2
      * record (perf synthesizes them for mappings that exist at attach), so

@@ -185,6 +185,10 @@ typedef struct pk_record_opts {
                                 or nanoseconds of cpu-clock) */
     unsigned lbr_depth;      /* emulated ring size */
     bool callchain;
+    /* perf IP: call chains as user-stack copies of this many bytes per
+     * sample (perf record --call-graph dwarf,N), unwound later with the
+     * binary's CFI; 0: frame-pointer chains */
+    uint32_t dwarf_stack;
     const char *exact_counts;/* emulated only: NULL for none */
     uint64_t seed;           /* jitter PRNG seed (emulated) */
     const char *comm;        /* emulated: process name for COMM (NULL: basename of cmd[0]) */

@@ -439,12 +439,16 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     } else if (r->mode == PK_MODE_PERF_IP) {
         const char *event = pk_record_ip_event(&pmu);
         rc = pk_record_perf_ip_argv(event, o, r->cmd, &av, err);
+        char chains[96] = "";
+        if (o->callchain && o->dwarf_stack)
+            snprintf(chains, sizeof chains, ", call chains as %u-byte stack copies (DWARF)", o->dwarf_stack);
+        else if (o->callchain)
+            snprintf(chains, sizeof chains, ", frame-pointer call chains");
         if (o->freq)
-            snprintf(r->details, sizeof r->details, "perf record -e %s at %" PRIu64 " Hz%s", event, o->freq,
-                     o->callchain ? ", frame-pointer call chains" : "");
+            snprintf(r->details, sizeof r->details, "perf record -e %s at %" PRIu64 " Hz%s", event, o->freq, chains);
         else
             snprintf(r->details, sizeof r->details, "perf record -e %s every %" PRIu64 " events%s", event,
-                     o->period, o->callchain ? ", frame-pointer call chains" : "");
+                     o->period, chains);
     } else {
         rc = emu_argv(r, final_out, &emu, &av, err);
     }

@@ -48,7 +48,9 @@ static int on_sample(void *ctx, const pk_sample *s)
     /* a user frame: an address after the [user] marker (or before any
      * marker: chains from perf script text have none) */
     bool user = true;
-    for (uint64_t i = 0; i < s->callchain_nr; i++) {
+    if (s->stack_size) /* --call-graph dwarf: the chain is in the stack copy */
+        c->t->with_callchain++;
+    for (uint64_t i = 0; i < s->callchain_nr && !s->stack_size; i++) {
         uint64_t a = pk_ld64(&s->callchain[i]);
         if (a >= PK_CONTEXT_MAX) {
             user = a == PK_CONTEXT_USER;

@@ -243,7 +243,19 @@ static int intern_ctx(pk_ipraw *r, const uint64_t *inner_sites, size_t n, uint64
     return rc;
 }
 
+static int add_chain(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, bool unwound, pk_err *err);
+
 int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err)
+{
+    return add_chain(r, frames, n, weight, false, err);
+}
+
+int pk_ipraw_add_unwound(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err)
+{
+    return add_chain(r, frames, n, weight, true, err);
+}
+
+static int add_chain(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, bool unwound, pk_err *err)
 {
     r->stats.samples += weight;
     if (!n) {
@@ -269,9 +281,9 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
     uint64_t repaired = 0;
     /* a chain that ends at a leaf whose function keeps no frame pointer:
      * the unwinder found no frame to follow (its caller is unknown) */
-    if (n == 1 && r->elf && frame_ready(r, entry) == entry)
+    if (!unwound && n == 1 && r->elf && frame_ready(r, entry) == entry)
         r->stats.no_frame_pointer += weight;
-    if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
+    if (!unwound && n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         uint64_t t = direct_target(r, frames[1]);
         repaired = t && fits(r, t) ? unique_call_site(r, t, entry) : 0;
     }
@@ -281,7 +293,7 @@ int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight,
         if (frame_ready(r, entry) == entry)
             r->stats.no_frame_pointer += weight;
         key[m++] = repaired;
-    } else if (n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
+    } else if (!unwound && n > 1 && caller_skipped(r, leaf, entry, frames[1])) {
         r->stats.stack_cut_frame += weight;
         if (frame_ready(r, entry) == entry)
             r->stats.no_frame_pointer += weight;
@@ -617,9 +629,10 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
     int n = snprintf(buf, cap,
                      "%.1f %% of the samples (%llu of %llu) are in functions that set up no frame pointer: call "
                      "chains through them skip their callers, so contexts and call counts lose them (%llu samples "
-                     "with no known caller); rebuild with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer (or "
-                     "record branch stacks: pgokit record --emulate); line-based AutoFDO needs only the sampled "
-                     "addresses",
+                     "with no known caller); record the stacks instead (pgokit record --ip --call-graph dwarf: "
+                     "profgen unwinds them with the binary's CFI), rebuild with -fno-omit-frame-pointer "
+                     "-mno-omit-leaf-frame-pointer, or record branch stacks (pgokit record --emulate); line-based "
+                     "AutoFDO needs only the sampled addresses",
                      100.0 * (double)s->no_frame_pointer / (double)s->used, (unsigned long long)s->no_frame_pointer,
                      (unsigned long long)s->used, (unsigned long long)s->stack_cut_frame);
     return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;

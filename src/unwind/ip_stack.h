@@ -45,6 +45,11 @@ typedef struct pk_ip_stats {
                                     a ret: pk_ip_frame_pointer_warning */
     uint64_t recursion_compressed, depth_trimmed;
     uint64_t distinct_stacks;
+    /* (appended: raw profiles keep these counters by position) */
+    uint64_t stacks_unwound;     /* chains unwound from the sample's stack copy with the binary's CFI
+                                    (perf record --call-graph dwarf) */
+    uint64_t stacks_unwound_short; /* ... that stopped inside the binary: no FDE, a saved value outside
+                                    the copy (a deep stack), a rule not evaluated */
 } pk_ip_stats;
 
 typedef struct pk_ipraw {
@@ -81,6 +86,11 @@ int pk_ipraw_init(pk_ipraw *r, const pk_unwind_code *code, uint64_t base, int ma
 void pk_ipraw_free(pk_ipraw *r);
 /* One sample: frames leaf first (translated), weight = how many samples. */
 int pk_ipraw_add(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err);
+/* The same for a chain unwound with CFI (unwind/stack_cfi.h): every frame
+ * is the caller of the one below, so none of a frame-pointer chain's
+ * repairs apply (a leaf in a prologue or without a frame pointer keeps its
+ * direct caller). */
+int pk_ipraw_add_unwound(pk_ipraw *r, const uint64_t *frames, size_t n, uint64_t weight, pk_err *err);
 /* Builds the call observations of every distinct stack seen so far, and
  * shares the hits whose callers are unknown (a prologue or a ret under a
  * frame-pointer chain) out over their function's contexts in proportion to

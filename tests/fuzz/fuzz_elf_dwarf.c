@@ -5,13 +5,15 @@
  * DWARF: the symbolizer (units, abbreviations, line tables, ranges, inline
  * trees), the inline frames of addresses in every function, the code-size
  * walk (pk_symbolize_spans) and the DWARF function list; the pseudo-probes
- * of the binary when it has some (probe_loader.c). Errors must name the
+ * of the binary when it has some (probe_loader.c); the call-frame table of
+ * .eh_frame and its rows (cfi.c). Errors must name the
  * input and an offset. Work per input is capped (functions, addresses and
  * span widths), so a slow input shows as a timeout of the reader, not of
  * the harness. */
 #include "fuzz_util.h"
 #include "binary/binary.h"
 #include "binary/probe_loader.h"
+#include "binary/cfi.h"
 
 #include <stdlib.h>
 
@@ -122,6 +124,36 @@ static void probes(pk_elf *elf, pk_fuzz_digest *d)
     pk_probe_info_free(&info);
 }
 
+/* The call-frame table: indexed, then the rows of a few addresses in every
+ * FDE (instructions are read on demand, row by row). */
+static void cfi(pk_elf *elf, pk_fuzz_digest *d)
+{
+    pk_err err = {{0}};
+    pk_cfi *c;
+    if (pk_cfi_open(&c, elf, &err)) {
+        pk_fuzz_check_error(&err, NULL);
+        return;
+    }
+    size_t n = pk_cfi_num_fdes(c);
+    for (size_t i = 0; i < n && i < MAX_FUNCS; i++) {
+        uint64_t begin, end;
+        pk_cfi_fde_range(c, i, &begin, &end);
+        for (uint64_t at = begin, k = 0; at < end && k < 16; k++) {
+            pk_cfi_row row;
+            int r = pk_cfi_row_at(c, at, &row, &err);
+            if (r < 0) {
+                pk_fuzz_check_error(&err, NULL);
+                break;
+            }
+            if (r > 0)
+                break;
+            pk_fuzz_digest_u64(d, (uint64_t)row.cfa_offset ^ row.cfa_reg ^ (uint64_t)row.regs[row.ra_reg % PK_CFI_NREGS].offset);
+            at = row.end > at ? row.end : end;
+        }
+    }
+    pk_cfi_free(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -180,6 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dwarf(elf, &d);
     if (pk_elf_has_pseudo_probes(elf))
         probes(elf, &d);
+    cfi(elf, &d);
     pk_elf_close(elf);
     return 0;
 }

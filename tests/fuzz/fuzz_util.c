@@ -76,6 +76,9 @@ static int on_sample(void *ctx, const pk_sample *s)
     pk_fuzz_digest_bytes(d, f, sizeof f);
     pk_fuzz_digest_bytes(d, s->callchain, 8 * (size_t)s->callchain_nr);
     pk_fuzz_digest_bytes(d, s->branches, sizeof(pk_branch) * (size_t)s->branch_nr);
+    if (s->regs_user)
+        pk_fuzz_digest_bytes(d, s->regs_user, 8 * (size_t)__builtin_popcountll(s->regs_mask));
+    pk_fuzz_digest_bytes(d, s->stack_user, (size_t)s->stack_size);
     if (s->attr)
         pk_fuzz_digest_u64(d, s->attr->sample_type);
     return 0;

@@ -206,6 +206,20 @@ TEST(perf_ip_frequency_cpu_clock)
     pk_record_argv_free(&v);
 }
 
+TEST(perf_ip_dwarf_stacks)
+{
+    pk_pmu_info pmu;
+    memset(&pmu, 0, sizeof pmu);
+    pk_record_opts o = {.output = "ip.data", .freq = 999, .callchain = true, .dwarf_stack = 16384};
+    pk_vec v;
+    pk_err e;
+    CHECK_OK(pk_record_perf_ip_argv(pk_record_ip_event(&pmu), &o, cmd, &v, &e), &e);
+    /* the stack copies instead of frame-pointer chains */
+    CHECK_STR(joined(&v), "perf record -e cpu-clock:u -F 999 -o ip.data --call-graph dwarf,16384 --no-buildid-cache "
+                          "--no-bpf-event -- ./app -x in put");
+    pk_record_argv_free(&v);
+}
+
 TEST(perf_ip_period_instructions_attach_no_callchain)
 {
     pk_pmu_info pmu;
