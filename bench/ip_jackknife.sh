@@ -10,7 +10,8 @@
 #     after `bench/scoreboard.sh` ran the IP variants of WORKLOAD (its
 #     recordings and builds are reused; nothing of it is changed)
 #     --variants: comma list of afdo-ip-pgokit,probe-ip-pgokit,cs-ip-pgokit
-#                 (default: all three)
+#                 (default: all three), and of dw-afdo-ip,dw-probe-ip,dw-cs-ip
+#                 (the same kinds from bench/ip_dwarf.sh's stack copies)
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG.
 #   Prints a Markdown table per workload: instructions vs -O2 of the full
 #   set, and the subsets' mean, minimum and maximum.
@@ -50,18 +51,28 @@ for w in "${workloads[@]}"; do
   mkdir -p "$D/jk"
   names=(base) specs=()
   for v in "${want[@]}"; do
+    # the recordings: the scoreboard's (frame-pointer chains), or
+    # bench/ip_dwarf.sh's stack copies of the builds the profiles are for
+    rec="$D/rec/ip-"
     case $v in
       afdo-ip-pgokit) kind=base opts=() ;;
       probe-ip-pgokit) kind=probe-fp opts=(--ignore-stack-samples) ;;
       cs-ip-pgokit) kind=probe-fp opts=() ;;
+      dw-afdo-ip) kind=base opts=() rec="$D/dwarf/" ;;
+      dw-probe-ip) kind=probe opts=(--ignore-stack-samples) rec="$D/dwarf/" ;;
+      dw-cs-ip) kind=probe opts=() rec="$D/dwarf/" ;;
       *) die "unknown variant $v" ;;
     esac
-    [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built by the scoreboard"
+    [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built (by the scoreboard, or by bench/ip_dwarf.sh for dw-*)"
     names+=("$v")
-    flags=$(sb_variant_field "$v" 3)
+    case $v in
+      dw-afdo-ip) flags="-fprofile-sample-use=@P" ;;
+      dw-*) flags="-fpseudo-probe-for-profiling -fprofile-sample-use=@P" ;;
+      *) flags=$(sb_variant_field "$v" 3) ;;
+    esac
     for ((k = 1; k <= runs; k++)); do
       data=()
-      for f in "$D"/rec/ip-$kind-*.data; do [[ $f == *-$k.data ]] || data+=(--perf "$f"); done
+      for f in "$rec"$kind-*.data; do [[ $f == *-$k.data ]] || data+=(--perf "$f"); done
       prof="$D/jk/$v-$k.prof"
       "$PGOKIT" profgen -q --binary "$(sb_bin "$w" "$kind")" "${data[@]}" "${opts[@]}" -o "$prof" ||
         die "$w/$v without run $k: profgen failed"

@@ -16,7 +16,9 @@
 #    indirect call's target (uw_hot, called through a pointer in uw_frame),
 #    which a frame-pointer recording of the same binary cannot name;
 #  - a corrupt .eh_frame: decode and profgen fail naming the file and the
-#    section offset, and write no profile.
+#    section offset, and write no profile;
+#  - record refuses --call-graph dwarf where it has no meaning (emulation)
+#    and values it does not know, before running anything.
 source "$(dirname "$0")/../lib.sh"
 need perf clang-19 gcc readelf llvm-readelf-19 llvm-nm-19 llvm-profdata-19 python3
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -63,6 +65,15 @@ printf '\x09' | dd of="$T/uw_bad" bs=1 seek=$((off + 8)) conv=notrunc 2>/dev/nul
 "$PGOKIT" decode --binary "$T/uw_bad" --cfi > /dev/null 2> "$T/bad.err"
 check "decode --cfi fails on a corrupt CIE" test $? -ne 0
 check "... naming the file and the section offset" grep -q "uw_bad: .eh_frame offset 0: CIE version" "$T/bad.err"
+
+# ---- record's option ----
+"$PGOKIT" record --emulate --call-graph dwarf -o "$T/x.data" -- true > /dev/null 2> "$T/opt1.err"
+check_eq "record --emulate --call-graph dwarf: a usage error" 2 $?
+check "... saying the emulator's chains are exact" grep -q 'call-graph dwarf is for IP sampling with perf (--ip): the emulator records exact call chains' "$T/opt1.err"
+"$PGOKIT" record --call-graph lbr -o "$T/x.data" -- true > /dev/null 2> "$T/opt2.err"
+check_eq "record --call-graph lbr: a usage error" 2 $?
+check "... naming the values it takes" grep -q "wants fp, dwarf or dwarf,BYTES" "$T/opt2.err"
+check "no recording was made" test ! -e "$T/x.data"
 
 # ---- chains against perf's unwinder ----
 if ! perf record -q -e cpu-clock -o "$T/probe.data" true >/dev/null 2>&1; then
