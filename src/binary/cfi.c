@@ -1,6 +1,7 @@
 /* cfi.c — .eh_frame: the FDE index and the row of one address (see cfi.h). */
 #include "binary/cfi.h"
 
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,9 @@ const char *pk_cfi_reg_name(const pk_cfi *c, unsigned reg, char *buf, size_t cap
 {
     static const char *const x86[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
                                       "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
-    if (c->machine == 62 && reg < sizeof x86 / sizeof x86[0])
+    if (c->machine == EM_X86_64 && reg < sizeof x86 / sizeof x86[0])
         snprintf(buf, cap, "%s", x86[reg]);
-    else if (c->machine == 183 && reg <= 31)
+    else if (c->machine == EM_AARCH64 && reg <= 31)
         snprintf(buf, cap, reg == 31 ? "sp" : "x%u", reg);
     else
         snprintf(buf, cap, "r%u", reg);

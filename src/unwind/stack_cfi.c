@@ -2,11 +2,9 @@
 #include "unwind/stack_cfi.h"
 #include "aggregate/aggregate.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EM_X86_64_ 62
-#define EM_AARCH64_ 183
 
 /* DWARF numbers of the registers unwinding uses. */
 typedef struct abi_regs {
@@ -15,11 +13,11 @@ typedef struct abi_regs {
 
 static bool abi_of(uint16_t machine, abi_regs *a)
 {
-    if (machine == EM_X86_64_) {
+    if (machine == EM_X86_64) {
         *a = (abi_regs){7, 6};
         return true;
     }
-    if (machine == EM_AARCH64_) {
+    if (machine == EM_AARCH64) {
         *a = (abi_regs){31, 29};
         return true;
     }
@@ -38,9 +36,9 @@ static const int8_t x86_dwarf[24] = {
 
 uint64_t pk_user_regs_mask(uint16_t machine)
 {
-    if (machine == EM_X86_64_)
+    if (machine == EM_X86_64)
         return 1ull << 6 | 1ull << 7 | 1ull << X86_PERF_IP;
-    if (machine == EM_AARCH64_)
+    if (machine == EM_AARCH64)
         return 1ull << 29 | 1ull << 30 | 1ull << 31 | 1ull << A64_PERF_PC;
     return 0;
 }
@@ -57,14 +55,14 @@ bool pk_user_regs_from_perf(pk_user_regs *out, uint16_t machine, uint64_t abi, u
             continue;
         uint64_t val = pk_ld64(v + 8 * i++);
         int dw = -1;
-        if (machine == EM_X86_64_) {
+        if (machine == EM_X86_64) {
             if (bit == X86_PERF_IP) {
                 out->pc = val;
                 have_pc = true;
             } else if (bit < sizeof x86_dwarf) {
                 dw = x86_dwarf[bit];
             }
-        } else if (machine == EM_AARCH64_) {
+        } else if (machine == EM_AARCH64) {
             if (bit == A64_PERF_PC) {
                 out->pc = val;
                 have_pc = true;
