@@ -38,19 +38,20 @@ struct pk_cfi {
     const uint8_t *data;      /* .eh_frame bytes */
     size_t size;
     uint64_t vaddr;           /* .eh_frame's sh_addr: pc-relative pointers */
-    cie *cies;
-    size_t ncies, cap_cies;
-    fde *fdes;                /* sorted by begin */
-    size_t nfdes, cap_fdes;
+    pk_vec cies;              /* cie, in section order */
+    pk_vec fdes;              /* fde, sorted by begin once all are read */
 };
 
-size_t pk_cfi_num_fdes(const pk_cfi *c) { return c ? c->nfdes : 0; }
+#define CIE(c, i) PK_VEC_AT(&(c)->cies, cie, i)
+#define FDE(c, i) PK_VEC_AT(&(c)->fdes, fde, i)
+
+size_t pk_cfi_num_fdes(const pk_cfi *c) { return c ? c->fdes.len : 0; }
 uint16_t pk_cfi_machine(const pk_cfi *c) { return c ? c->machine : 0; }
 
 void pk_cfi_fde_range(const pk_cfi *c, size_t i, uint64_t *begin, uint64_t *end)
 {
-    *begin = c->fdes[i].begin;
-    *end = c->fdes[i].end;
+    *begin = FDE(c, i).begin;
+    *end = FDE(c, i).end;
 }
 
 const char *pk_cfi_reg_name(const pk_cfi *c, unsigned reg, char *buf, size_t cap)
@@ -70,8 +71,8 @@ void pk_cfi_free(pk_cfi *c)
 {
     if (!c)
         return;
-    free(c->cies);
-    free(c->fdes);
+    pk_vec_free(&c->cies);
+    pk_vec_free(&c->fdes);
     free(c);
 }
 
@@ -121,16 +122,9 @@ static bool skip_pointer(const pk_cfi *c, pk_cursor *cur, uint8_t enc)
 
 static int parse_cie(pk_cfi *c, uint64_t off, pk_cursor *cur, uint64_t end, pk_err *err)
 {
-    if (c->ncies == c->cap_cies) {
-        size_t cap = c->cap_cies ? 2 * c->cap_cies : 16;
-        cie *n = realloc(c->cies, cap * sizeof *n);
-        if (!n)
-            return pk_err_set(err, "out of memory");
-        c->cies = n;
-        c->cap_cies = cap;
-    }
-    cie *e = &c->cies[c->ncies];
-    memset(e, 0, sizeof *e);
+    cie *e = pk_vec_push(&c->cies);
+    if (!e)
+        return pk_err_set(err, "out of memory");
     e->offset = off;
     e->fde_enc = PE_ABSPTR;
     uint8_t version = pk_cursor_u8(cur);
@@ -185,21 +179,20 @@ static int parse_cie(pk_cfi *c, uint64_t off, pk_cursor *cur, uint64_t end, pk_e
     }
     e->insns = (uint64_t)(cur->pos - c->data);
     e->insns_end = end;
-    c->ncies++;
     return 0;
 }
 
 static int cie_at(const pk_cfi *c, uint64_t off, uint32_t *out)
 {
-    size_t lo = 0, hi = c->ncies;
+    size_t lo = 0, hi = c->cies.len;
     while (lo < hi) { /* CIEs are parsed in section order */
         size_t mid = (lo + hi) / 2;
-        if (c->cies[mid].offset < off)
+        if (CIE(c, mid).offset < off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < c->ncies && c->cies[lo].offset == off) {
+    if (lo < c->cies.len && CIE(c, lo).offset == off) {
         *out = (uint32_t)lo;
         return 0;
     }
@@ -212,7 +205,7 @@ static int parse_fde(pk_cfi *c, uint64_t off, uint64_t cie_off, pk_cursor *cur, 
     uint32_t ci;
     if (cie_at(c, cie_off, &ci))
         return bad(c, off, err, "FDE's CIE pointer names no CIE");
-    const cie *e = &c->cies[ci];
+    const cie *e = &CIE(c, ci);
     uint64_t begin, range;
     if (!read_pointer(c, cur, e->fde_enc, &begin) || !read_pointer(c, cur, (uint8_t)(e->fde_enc & 0x0f), &range))
         return bad(c, off, err, "FDE address range does not decode (pointer encoding)");
@@ -224,15 +217,10 @@ static int parse_fde(pk_cfi *c, uint64_t off, uint64_t cie_off, pk_cursor *cur, 
     }
     if (range == 0)
         return 0; /* an empty range (discarded code) */
-    if (c->nfdes == c->cap_fdes) {
-        size_t cap = c->cap_fdes ? 2 * c->cap_fdes : 64;
-        fde *n = realloc(c->fdes, cap * sizeof *n);
-        if (!n)
-            return pk_err_set(err, "out of memory");
-        c->fdes = n;
-        c->cap_fdes = cap;
-    }
-    c->fdes[c->nfdes++] = (fde){begin, begin + range, (uint64_t)(cur->pos - c->data), end, ci};
+    fde *f = pk_vec_push(&c->fdes);
+    if (!f)
+        return pk_err_set(err, "out of memory");
+    *f = (fde){begin, begin + range, (uint64_t)(cur->pos - c->data), end, ci};
     return 0;
 }
 
@@ -289,6 +277,8 @@ int pk_cfi_open(pk_cfi **out, pk_elf *elf, pk_err *err)
     pk_cfi *c = calloc(1, sizeof *c);
     if (!c)
         return pk_err_set(err, "out of memory");
+    pk_vec_init(&c->cies, sizeof(cie));
+    pk_vec_init(&c->fdes, sizeof(fde));
     c->path = pk_elf_path(elf);
     c->machine = pk_elf_machine(elf);
     const pk_elf_section *sec = pk_elf_section_by_name(elf, ".eh_frame");
@@ -302,8 +292,8 @@ int pk_cfi_open(pk_cfi **out, pk_elf *elf, pk_err *err)
             pk_cfi_free(c);
             return -1;
         }
-        if (c->nfdes)
-            qsort(c->fdes, c->nfdes, sizeof *c->fdes, by_begin);
+        if (c->fdes.len)
+            qsort(c->fdes.data, c->fdes.len, sizeof(fde), by_begin);
     }
     *out = c;
     return 0;
@@ -448,18 +438,18 @@ static int run(runner *r, uint64_t from, uint64_t to, pk_err *err)
 
 int pk_cfi_row_at(const pk_cfi *c, uint64_t vaddr, pk_cfi_row *row, pk_err *err)
 {
-    size_t lo = 0, hi = c ? c->nfdes : 0;
+    size_t lo = 0, hi = c ? c->fdes.len : 0;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (c->fdes[mid].begin <= vaddr)
+        if (FDE(c, mid).begin <= vaddr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0 || vaddr >= c->fdes[lo - 1].end)
+    if (lo == 0 || vaddr >= FDE(c, lo - 1).end)
         return 1;
-    const fde *f = &c->fdes[lo - 1];
-    const cie *e = &c->cies[f->cie];
+    const fde *f = &FDE(c, lo - 1);
+    const cie *e = &CIE(c, f->cie);
     runner r;
     memset(&r, 0, sizeof r);
     r.c = c;
