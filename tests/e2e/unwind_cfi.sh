@@ -14,7 +14,8 @@
 #  - profgen: every sample of that recording unwound, none with its direct
 #    caller unknown, no frame-pointer warning; the AutoFDO profile has the
 #    indirect call's target (uw_hot, called through a pointer in uw_frame),
-#    which a frame-pointer recording of the same binary cannot name;
+#    which a frame-pointer recording of the same binary cannot name; the
+#    same from a stripped copy with its debug info in the unstripped file;
 #  - a corrupt .eh_frame: decode and profgen fail naming the file and the
 #    section offset, and write no profile;
 #  - record refuses --call-graph dwarf where it has no meaning (emulation)
@@ -135,6 +136,16 @@ perf record -q -e cpu-clock:u --call-graph fp -o "$T/fp.data" -- "$b" 1 > /dev/n
 "$PGOKIT" profgen --binary "$b" --perf "$T/fp.data" -o "$T/fp.prof" 2> "$T/fp.err"
 check "frame-pointer chains: the warning names --call-graph dwarf" grep -q 'call-graph dwarf' "$T/fp.err"
 check_eq "frame-pointer chains: no target at the indirect call" 0 "$(target "$T/fp.prof")"
+
+# ---- a stripped binary (its .eh_frame stays), debug info in the unstripped file ----
+cp "$b" "$T/uw_strip" && strip "$T/uw_strip"
+"$PGOKIT" record -q --call-graph dwarf -o "$T/strip.data" -- "$T/uw_strip" 0.5 > /dev/null 2>&1
+"$PGOKIT" profgen --binary "$T/uw_strip" --debug-binary "$b" --perf "$T/strip.data" -o "$T/strip.prof" \
+    2> "$T/strip.err"
+check "stripped: profgen writes a profile" test -s "$T/strip.prof"
+check "stripped: no caller unknown" grep -q ' 0 with the direct caller unknown' "$T/strip.err"
+check "stripped: the chains unwound" grep -qE '; [1-9][0-9]* chains unwound from stack copies' "$T/strip.err"
+check "stripped: the indirect call's target" test "$(target "$T/strip.prof")" -ge 1
 
 # ---- profgen on the corrupt binary: an error, no profile ----
 "$PGOKIT" profgen --binary "$T/uw_bad" --perf "$b.data" -o "$T/bad.prof" 2> "$T/badgen.err"
