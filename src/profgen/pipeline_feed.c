@@ -21,8 +21,6 @@ static int frames_room(pk_feed *f, size_t need)
     return 0;
 }
 
-#define MAX_UNWOUND 1024 /* frames of one chain: 8 KiB of stack hold at most 512 */
-
 typedef struct link_ctx {
     pk_agg *agg;
     uint32_t pid;
@@ -48,11 +46,11 @@ static int unwound_sample(pk_feed *f, const pk_sample *s, uint64_t w)
     if (to_link(&l, regs.pc) == PK_AGG_EXTERNAL)
         return 1;
     const pk_cfi *cfi;
-    if (pk_binary_cfi(f->bin, &cfi, f->err) || frames_room(f, 2 * MAX_UNWOUND))
+    if (pk_binary_cfi(f->bin, &cfi, f->err) || frames_room(f, 2 * PK_STACK_MAX_FRAMES))
         return -1;
-    uint64_t *raw = f->frames + MAX_UNWOUND;
+    uint64_t *raw = f->frames + PK_STACK_MAX_FRAMES;
     pk_stack_stop stop;
-    size_t n = pk_stack_unwind(cfi, to_link, &l, &regs, s->stack_user, s->stack_size, raw, MAX_UNWOUND, &stop,
+    size_t n = pk_stack_unwind(cfi, to_link, &l, &regs, s->stack_user, s->stack_size, raw, PK_STACK_MAX_FRAMES, &stop,
                                f->err);
     if (stop == PK_STACK_BAD_CFI)
         return -1;

@@ -212,8 +212,6 @@ const char *pk_stack_stop_name(pk_stack_stop stop)
 
 /* ---- a whole file ---- */
 
-#define FILE_MAX_FRAMES 1024
-
 typedef struct file_unwind {
     pk_agg *agg;
     pk_binary *bin;
@@ -222,7 +220,7 @@ typedef struct file_unwind {
     void *ctx;
     pk_err *err;
     uint32_t pid;
-    uint64_t raw[FILE_MAX_FRAMES], link[FILE_MAX_FRAMES];
+    uint64_t raw[PK_STACK_MAX_FRAMES], link[PK_STACK_MAX_FRAMES];
 } file_unwind;
 
 static uint64_t file_to_link(void *ctx, uint64_t runtime)
@@ -250,7 +248,7 @@ static int fu_sample(void *ctx, const pk_sample *s)
     u->pid = s->pid;
     pk_stack_stop stop;
     size_t n = pk_stack_unwind(u->cfi, file_to_link, u, &regs, s->stack_user, s->stack_size, u->raw,
-                               FILE_MAX_FRAMES, &stop, u->err);
+                               PK_STACK_MAX_FRAMES, &stop, u->err);
     if (stop == PK_STACK_BAD_CFI)
         return -1;
     for (size_t i = 0; i < n; i++)

@@ -50,6 +50,11 @@ typedef enum pk_stack_stop {
     PK_STACK_BAD_CFI,            /* instructions that do not decode (err set) */
 } pk_stack_stop;
 
+/* The frames worth room for: a frame takes at least its 8-byte return
+ * address, so perf's default 8 KiB copy holds at most 1,024 (a longer
+ * chain ends PK_STACK_FULL). */
+#define PK_STACK_MAX_FRAMES 1024
+
 /* runtime address -> link-time address in the binary, or UINT64_MAX when
  * the address is in other code */
 typedef uint64_t (*pk_to_link_fn)(void *ctx, uint64_t runtime);
