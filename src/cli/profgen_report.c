@@ -59,6 +59,8 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     char fp[512];
     if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
+    if (pk_ip_cfi_warning(s, fp, sizeof fp))
+        fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_density_warning(f, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
 }

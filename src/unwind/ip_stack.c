@@ -637,3 +637,21 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
                      (unsigned long long)s->used, (unsigned long long)s->stack_cut_frame);
     return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
 }
+
+int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = 0;
+    /* a chain deeper than the copy ends early now and then (0.1-0.4 % on
+     * the scoreboard's programs): only a sizeable share is worth a line */
+    if (!s->stacks_unwound || s->stacks_unwound_short * 10 <= s->stacks_unwound)
+        return 0;
+    int n = snprintf(buf, cap,
+                     "%.1f %% of the stack copies (%llu of %llu) stopped inside the program: at an address no FDE of "
+                     "its .eh_frame covers (code built with -fno-asynchronous-unwind-tables), or at the end of a "
+                     "copy shorter than the stack (record with --call-graph dwarf,BYTES, up to 65528); the callers "
+                     "above are lost",
+                     100.0 * (double)s->stacks_unwound_short / (double)s->stacks_unwound,
+                     (unsigned long long)s->stacks_unwound_short, (unsigned long long)s->stacks_unwound);
+    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+}

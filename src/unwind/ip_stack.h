@@ -142,5 +142,8 @@ size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len);
  * the compiler flags that fix it. 0 and buf[0] = 0 when there is nothing to
  * say, else the length written (truncated to cap). */
 int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap);
+/* The same for stack copies (--call-graph dwarf) when more than 10 % of the
+ * unwound chains stopped inside the binary (no FDE, the copy too short). */
+int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap);
 
 #endif

@@ -12,7 +12,8 @@
 #    and >= 90 % of the samples in uw_hot read uw_hot <- uw_frame <- uw_outer
 #    <- main;
 #  - profgen: every sample of that recording unwound, none with its direct
-#    caller unknown, no frame-pointer warning; the AutoFDO profile has the
+#    caller unknown, no frame-pointer warning; code built without unwind
+#    tables gets one warning line; the AutoFDO profile has the
 #    indirect call's target (uw_hot, called through a pointer in uw_frame),
 #    which a frame-pointer recording of the same binary cannot name; the
 #    same from a stripped copy with its debug info in the unstripped file;
@@ -136,6 +137,15 @@ perf record -q -e cpu-clock:u --call-graph fp -o "$T/fp.data" -- "$b" 1 > /dev/n
 "$PGOKIT" profgen --binary "$b" --perf "$T/fp.data" -o "$T/fp.prof" 2> "$T/fp.err"
 check "frame-pointer chains: the warning names --call-graph dwarf" grep -q 'call-graph dwarf' "$T/fp.err"
 check_eq "frame-pointer chains: no target at the indirect call" 0 "$(target "$T/fp.prof")"
+
+check "no warning about stack copies that stopped early" bash -c "! grep -q 'warning: .*stack copies' '$T/dwarf.err'"
+# ---- code without unwind tables: the chains stop at the leaf, and profgen says so ----
+gcc -O2 -g -fno-asynchronous-unwind-tables -o "$T/uw_nocfi" "$SRC"
+"$PGOKIT" record -q --call-graph dwarf -o "$T/nocfi.data" -- "$T/uw_nocfi" 0.3 > /dev/null 2>&1
+"$PGOKIT" profgen --binary "$T/uw_nocfi" --perf "$T/nocfi.data" -o "$T/nocfi.prof" 2> "$T/nocfi.err"
+check "no unwind tables: a profile all the same" test -s "$T/nocfi.prof"
+check "no unwind tables: one warning line naming the flag" \
+    test "$(grep -c 'warning: .*stack copies .*-fno-asynchronous-unwind-tables' "$T/nocfi.err")" = 1
 
 # ---- a stripped binary (its .eh_frame stays), debug info in the unstripped file ----
 cp "$b" "$T/uw_strip" && strip "$T/uw_strip"
