@@ -22,7 +22,6 @@ typedef struct cie {
     uint16_t ra_reg;
     uint8_t fde_enc;          /* 'R' */
     bool has_aug_data;        /* 'z': FDEs carry an augmentation length */
-    bool signal_frame;        /* 'S' */
     uint64_t insns, insns_end;/* initial instructions, section offsets */
 } cie;
 
@@ -166,8 +165,7 @@ static int parse_cie(pk_cfi *c, uint64_t off, pk_cursor *cur, uint64_t end, pk_e
                     return bad(c, off, err, "CIE personality pointer does not decode");
                 break;
             }
-            case 'S': e->signal_frame = true; break;
-            case 'B': case 'G': break; /* AArch64 BTI / MTE marks: no data */
+            case 'S': case 'B': case 'G': break; /* signal frame, AArch64 BTI / MTE marks: no data */
             default:
                 return bad(c, off, err, "CIE augmentation has an unknown letter");
             }
@@ -476,7 +474,6 @@ int pk_cfi_row_at(const pk_cfi *c, uint64_t vaddr, pk_cfi_row *row, pk_err *err)
     row->cfa_offset = r.cur.cfa_offset;
     row->cfa_expression = r.cur.cfa_expression;
     row->ra_reg = e->ra_reg;
-    row->signal_frame = e->signal_frame;
     memcpy(row->regs, r.cur.regs, sizeof row->regs);
     return 0;
 }

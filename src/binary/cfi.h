@@ -53,7 +53,6 @@ typedef struct pk_cfi_row {
     int64_t cfa_offset;
     bool cfa_expression;  /* ... unless given by an expression (PLT entries) */
     uint16_t ra_reg;      /* the CIE's return-address column */
-    bool signal_frame;    /* augmentation "S": the address is not a return address */
     pk_cfi_rule regs[PK_CFI_NREGS];
 } pk_cfi_row;
 

@@ -162,7 +162,7 @@ static void print_summary(enum pk_record_mode mode, const char *path, const pk_r
 
 typedef struct rec_args {
     pk_record_opts o;
-    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set, dwarf_set;
+    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set;
     char **cmd;
 } rec_args;
 
@@ -238,7 +238,6 @@ static int parse(int argc, char **argv, rec_args *a)
                 return pk_cli_usage("record", "--call-graph wants fp, dwarf or dwarf,BYTES (8 .. 65528), not '%s'",
                                     m);
             }
-            a->dwarf_set = a->o.dwarf_stack != 0;
         } else if (!strcmp(s, "-q")) {
             a->quiet = true;
         } else if (s[0] == '-') {
@@ -278,13 +277,13 @@ static int parse(int argc, char **argv, rec_args *a)
         return pk_cli_usage("record", "--lbr-depth is for LBR recording; --ip records no branch stacks");
     if (a->seed_set && !a->emu)
         return pk_cli_usage("record", "--seed is for emulated recording (--emulate)");
-    if (a->dwarf_set && (a->emu || a->hw))
+    if (a->o.dwarf_stack && (a->emu || a->hw))
         return pk_cli_usage("record", "--call-graph dwarf is for IP sampling with perf (--ip): %s",
                             a->emu ? "the emulator records exact call chains" :
                                      "LBR unwinding reads frame-pointer chains");
-    if (a->dwarf_set && !a->o.callchain)
+    if (a->o.dwarf_stack && !a->o.callchain)
         return pk_cli_usage("record", "--call-graph dwarf and --no-callchain exclude each other");
-    if (a->dwarf_set)
+    if (a->o.dwarf_stack)
         a->ip = true;
     return -1;
 }

@@ -34,28 +34,23 @@ static uint64_t to_link(void *ctx, uint64_t runtime)
 
 /* A sample with the user registers and a stack copy (perf record
  * --call-graph dwarf): its chain unwound with the binary's CFI. 1: the
- * sample has none, or its leaf is not (yet) in the binary: left to the
- * other paths. */
+ * sample has no usable registers, or its leaf is not (yet) in the binary:
+ * left to the other paths. */
 static int unwound_sample(pk_feed *f, const pk_sample *s, uint64_t w)
 {
-    pk_user_regs regs;
-    if (!f->bin || !s->stack_size ||
-        !pk_user_regs_from_perf(&regs, pk_elf_machine(f->elf), s->regs_abi, s->regs_mask, s->regs_user))
-        return 1;
-    link_ctx l = {f->agg, s->pid};
-    if (to_link(&l, regs.pc) == PK_AGG_EXTERNAL)
-        return 1;
     const pk_cfi *cfi;
+    if (!f->bin)
+        return 1;
     if (pk_binary_cfi(f->bin, &cfi, f->err) || frames_room(f, 2 * PK_STACK_MAX_FRAMES))
         return -1;
-    uint64_t *raw = f->frames + PK_STACK_MAX_FRAMES;
+    link_ctx l = {f->agg, s->pid};
+    size_t n;
     pk_stack_stop stop;
-    size_t n = pk_stack_unwind(cfi, to_link, &l, &regs, s->stack_user, s->stack_size, raw, PK_STACK_MAX_FRAMES, &stop,
-                               f->err);
-    if (stop == PK_STACK_BAD_CFI)
+    if (pk_stack_unwind_sample(cfi, to_link, &l, s, f->frames + PK_STACK_MAX_FRAMES, f->frames, PK_STACK_MAX_FRAMES,
+                               &n, &stop, f->err))
         return -1;
-    for (size_t i = 0; i < n; i++)
-        f->frames[i] = to_link(&l, raw[i]);
+    if (!n || f->frames[0] == PK_AGG_EXTERNAL)
+        return 1;
     f->ip->stats.stacks_unwound += w;
     if (stop != PK_STACK_END && stop != PK_STACK_EXTERNAL)
         f->ip->stats.stacks_unwound_short += w;

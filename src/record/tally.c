@@ -37,6 +37,21 @@ static pk_record_proc *proc_of(tally_ctx *c, uint32_t pid)
     return p;
 }
 
+/* An address after the [user] marker (or before any marker: chains from
+ * perf script text have none). */
+static bool has_user_frame(const pk_sample *s)
+{
+    bool user = true;
+    for (uint64_t i = 0; i < s->callchain_nr; i++) {
+        uint64_t a = pk_ld64(&s->callchain[i]);
+        if (a >= PK_CONTEXT_MAX)
+            user = a == PK_CONTEXT_USER;
+        else if (user)
+            return true;
+    }
+    return false;
+}
+
 static int on_sample(void *ctx, const pk_sample *s)
 {
     tally_ctx *c = ctx;
@@ -45,20 +60,10 @@ static int on_sample(void *ctx, const pk_sample *s)
         return -1;
     p->samples++;
     c->t->samples++;
-    /* a user frame: an address after the [user] marker (or before any
-     * marker: chains from perf script text have none) */
-    bool user = true;
-    if (s->stack_size) /* --call-graph dwarf: the chain is in the stack copy */
+    /* a chain: a stack copy (--call-graph dwarf), or a user frame in the
+     * call chain */
+    if (s->stack_size || has_user_frame(s))
         c->t->with_callchain++;
-    for (uint64_t i = 0; i < s->callchain_nr && !s->stack_size; i++) {
-        uint64_t a = pk_ld64(&s->callchain[i]);
-        if (a >= PK_CONTEXT_MAX) {
-            user = a == PK_CONTEXT_USER;
-        } else if (user) {
-            c->t->with_callchain++;
-            break;
-        }
-    }
     if (s->branch_nr)
         c->t->with_branches++;
     return 0;

@@ -210,11 +210,27 @@ const char *pk_stack_stop_name(pk_stack_stop stop)
     return (unsigned)stop < sizeof names / sizeof names[0] ? names[stop] : "?";
 }
 
+int pk_stack_unwind_sample(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, const pk_sample *s, uint64_t *raw,
+                           uint64_t *link, size_t max, size_t *n, pk_stack_stop *stop, pk_err *err)
+{
+    pk_user_regs regs;
+    *n = 0;
+    *stop = PK_STACK_END;
+    if (!s->stack_size ||
+        !pk_user_regs_from_perf(&regs, pk_cfi_machine(cfi), s->regs_abi, s->regs_mask, s->regs_user))
+        return 0;
+    *n = pk_stack_unwind(cfi, to_link, ctx, &regs, s->stack_user, s->stack_size, raw, max, stop, err);
+    if (*stop == PK_STACK_BAD_CFI)
+        return -1;
+    for (size_t i = 0; i < *n; i++)
+        link[i] = to_link(ctx, raw[i]);
+    return 0;
+}
+
 /* ---- a whole file ---- */
 
 typedef struct file_unwind {
     pk_agg *agg;
-    pk_binary *bin;
     const pk_cfi *cfi;
     pk_unwound_fn each;
     void *ctx;
@@ -241,19 +257,12 @@ static int fu_build_id(void *ctx, const pk_build_id_event *b)
 static int fu_sample(void *ctx, const pk_sample *s)
 {
     file_unwind *u = ctx;
-    pk_user_regs regs;
-    if (!s->stack_size || !pk_user_regs_from_perf(&regs, pk_cfi_machine(u->cfi), s->regs_abi, s->regs_mask,
-                                                   s->regs_user))
-        return 0;
     u->pid = s->pid;
+    size_t n;
     pk_stack_stop stop;
-    size_t n = pk_stack_unwind(u->cfi, file_to_link, u, &regs, s->stack_user, s->stack_size, u->raw,
-                               PK_STACK_MAX_FRAMES, &stop, u->err);
-    if (stop == PK_STACK_BAD_CFI)
+    if (pk_stack_unwind_sample(u->cfi, file_to_link, u, s, u->raw, u->link, PK_STACK_MAX_FRAMES, &n, &stop, u->err))
         return -1;
-    for (size_t i = 0; i < n; i++)
-        u->link[i] = file_to_link(u, u->raw[i]);
-    return u->each(u->ctx, s, u->link, n, stop);
+    return n ? u->each(u->ctx, s, u->link, n, stop) : 0;
 }
 
 int pk_stack_unwind_file(const char *perf_path, pk_binary *bin, const char *bin_path, pk_unwound_fn each, void *ctx,
@@ -265,7 +274,7 @@ int pk_stack_unwind_file(const char *perf_path, pk_binary *bin, const char *bin_
     int rc = -1;
     if (!u)
         return pk_err_set(err, "out of memory");
-    *u = (file_unwind){.bin = bin, .each = each, .ctx = ctx, .err = err};
+    *u = (file_unwind){.each = each, .ctx = ctx, .err = err};
     if (pk_binary_cfi(bin, &u->cfi, err) || pk_agg_target_of_elf(&t, &segs, pk_binary_elf(bin), bin_path, err))
         goto out;
     pk_agg_opts ao = {.pid = -1};

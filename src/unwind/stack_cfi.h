@@ -66,6 +66,14 @@ size_t pk_stack_unwind(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, cons
                        const uint8_t *stack, uint64_t stack_size, uint64_t *out, size_t max, pk_stack_stop *stop,
                        pk_err *err);
 
+/* A perf sample's chain: its registers and stack copy unwound, each frame
+ * then in link-time addresses (UINT64_MAX: other code) into link[]; raw[]
+ * is scratch. Both hold max entries. 0 frames when the sample carries no
+ * stack copy or no usable registers for the binary's machine; -1 (err set)
+ * only for CFI instructions that do not decode. */
+int pk_stack_unwind_sample(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, const pk_sample *s, uint64_t *raw,
+                           uint64_t *link, size_t max, size_t *n, pk_stack_stop *stop, pk_err *err);
+
 /* Every sample of a perf.data file that carries registers and a stack copy,
  * unwound against `bin` (its mappings from the file's MMAP records): the
  * chain in link-time addresses of the binary (UINT64_MAX: a frame in other
