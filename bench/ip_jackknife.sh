@@ -4,7 +4,7 @@
 # made again from every leave-one-run-out subset of its SB_IP_RUNS perf
 # recordings (a jackknife: each subset 4/5 of the samples), built and
 # counted as the scoreboard counts (cachegrind, fixed time, fixed paths,
-# Lua at three stack offsets), beside -O2 and the full-set profile.
+# Lua with a fixed hash seed), beside -O2 and the full-set profile.
 #
 #   bench/ip_jackknife.sh [--variants LIST] WORKLOAD...
 #     after `bench/scoreboard.sh` ran the IP variants of WORKLOAD (its

@@ -62,7 +62,8 @@ build() { # workload out-binary extra-flags...
       clang-19 $CFLAGS_BASE "$@" -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_THREADSAFE=0 -I"$A" \
         "$(wldir)/src/sqlite3-3.40.1/test/speedtest1.c" "$A/sqlite3.c" -o "$o" -lm ;;
     lua) local L; L=$(ls -d "$(wldir)"/src/lua5.4-*/src | head -n 1)
-      clang-19 $CFLAGS_BASE "$@" -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -I"$L" \
+      # a fixed hash seed: see wl_xflags in workloads.sh
+      clang-19 $CFLAGS_BASE "$@" -DLUA_COMPAT_5_3 -DLUA_USE_LINUX '-Dluai_makeseed(L)=0U' -I"$L" \
         $(ls "$L"/*.c | grep -v -e '/luac.c$' -e '/onelua.c$') -o "$o" -lm -ldl ;;
   esac
 }

@@ -65,12 +65,13 @@ sb_bin() { echo "$(sb_dir "$2")/$(wl_bin "$1")"; } # workload variant
 # the flags, the bytes of the profile it uses. (Profiles get the same path on
 # every run, so the path in the flags alone says nothing.) --rebuild forces.
 sb_build_key() { # xflags [profile]
-  printf '%s|%s|%s' "$(clang-19 --version | head -n 1)" "$SB_DEBUG $1" \
+  printf '%s|%s|%s' "$(clang-19 --version | head -n 1)" "$SB_DEBUG $SB_WL_XFLAGS $1" \
     "$([ -n "${2:-}" ] && sha256sum < "$2" | cut -d' ' -f1)"
 }
 
 sb_build() { # workload variant xflags [profile]
   local w=$1 v=$2 x=$3 prof=${4:-} key stamp t0=$SECONDS
+  local SB_WL_XFLAGS; SB_WL_XFLAGS=$(wl_xflags "$w")
   stamp="$(sb_dir "$v")/.sb-key-$w"
   key=$(sb_build_key "$x" "$prof")
   if [ "${SB_REBUILD:-0}" != 1 ] && [ -x "$(sb_bin "$w" "$v")" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
@@ -79,7 +80,7 @@ sb_build() { # workload variant xflags [profile]
   fi
   rm -f "$stamp"
   log "build $w/$v ($x)"
-  XFLAGS="$SB_DEBUG $x" "$PK_ROOT/scripts/workloads.sh" build "$SB_TAG-$v" "$w" >/dev/null 2>"$SB_DIR/gen/build-$v.log" \
+  XFLAGS="$SB_DEBUG $SB_WL_XFLAGS $x" "$PK_ROOT/scripts/workloads.sh" build "$SB_TAG-$v" "$w" >/dev/null 2>"$SB_DIR/gen/build-$v.log" \
     || { tail -n 20 "$SB_DIR/gen/build-$v.log" >&2; die "$w/$v: build failed"; }
   [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: no binary after build"
   printf '%s' "$key" > "$stamp"
@@ -319,9 +320,9 @@ sb_count() { # workload dir-for-the-counts variant...
   # command (wl_count_reps times: the median counts); a variant's count is
   # the sum over its commands. The runs must repeat: each variant runs from
   # a path of the same length (M/x/NN, a link to its directory), in an
-  # empty environment, with time() fixed (fixed_time.c): Lua seeds its
-  # string hashes with the time and the address of a stack variable, which
-  # the lengths of argv and of the environment move.
+  # empty environment, with time() fixed (fixed_time.c), so that a program
+  # whose work depends on the time or on stack addresses (Lua's hash seed
+  # did, before wl_xflags fixed it) does the same work in every variant.
   rm -rf "$M/x"; mkdir -p "$M/x"
   cc -O2 -shared -fPIC -o "$M/fixed_time.so" "$PK_ROOT/bench/lib/fixed_time.c" || die "$w: building fixed_time.so failed"
   export SB_FIXED_TIME="$M/fixed_time.so"

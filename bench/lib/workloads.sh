@@ -13,6 +13,9 @@
 #                       code paths: every mode of the measured run is counted)
 #   wl_count_reps W CMD how many times CMD (a line of wl_count) is counted:
 #                       its median is used (1 for a deterministic run)
+#   wl_xflags W         compiler flags every build of W gets (a fixed hash
+#                       seed for Lua, so that its counted work is the same
+#                       in every binary)
 # Inputs come from ../shared/workloads (run.sh, lua_bench.lua, corpus.sh).
 # Training inputs are heads of the measured ones (as SQLite trains on --size 50
 # and is measured on --size 100), weighted like the measured run: a mode that
@@ -92,16 +95,21 @@ wl_count() {
 # than the gaps between variants: the median of 5 runs is used. The -12 and -d
 # runs vary by under 0.01% and are counted once.
 #
-# Lua seeds its string hashes with the address of a stack variable (and the
-# time, fixed while counting): one binary's count repeats exactly, but
-# another stack offset moves it by up to 0.7 % (one AutoFDO build: 12,874 M
-# and 12,960 M instructions with argv 2 bytes longer; the -O2 build 0.0003 %),
-# which is not the profile's doing. Each of its 3 counts runs at another
-# stack offset (SB_COUNT_REP, see sb_count), and the median is used.
+# Lua seeds its string hashes with time(NULL) and three addresses (the
+# lua_State, a stack variable, lua_newstate): the seed changes how often
+# tables collide and rehash, so two binaries' counts differed by up to 0.9 %
+# for that alone (the AutoFDO build at three stack offsets: 12,874 M to
+# 12,897 M; the -O2 build 12,978 M to 13,038 M), and the function's address
+# differs between binaries, which no choice of offsets averages away. Every
+# Lua binary of the bench is built with a fixed seed (wl_xflags): a binary's
+# count then repeats to 0.001 % at any stack offset, so it is counted once.
+wl_xflags() {
+  case $1 in lua) echo "-Dluai_makeseed(L)=0U" ;; esac
+}
+
 wl_count_reps() {
   case "$1:$2" in
     zstd:*" -3 "*) echo 5 ;;
-    lua:*) echo 3 ;;
     *) echo 1 ;;
   esac
 }

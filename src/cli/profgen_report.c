@@ -15,6 +15,15 @@ static void count_part(const char *fmt, uint64_t n)
         fprintf(stderr, fmt, (unsigned long long)n);
 }
 
+/* A line profile of a binary without discriminators (see
+ * pk_profgen_discriminator_warning). */
+static void print_discriminator_warning(const pk_pipeline_report *rep)
+{
+    char w[512];
+    if (rep->line_stats_valid && rep->mode == PK_MODE_LINE && pk_profgen_discriminator_warning(&rep->line, w, sizeof w))
+        fprintf(stderr, "profgen: warning: %s\n", w);
+}
+
 /* The samples of an IP profile: what was counted, what flow inference did. */
 static void print_ip_summary(const pk_pipeline_report *rep)
 {
@@ -63,6 +72,7 @@ static void print_ip_summary(const pk_pipeline_report *rep)
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_density_warning(f, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
+    print_discriminator_warning(rep);
 }
 
 void pk_profgen_print_summary(const pk_pipeline_report *rep)
@@ -116,6 +126,7 @@ void pk_profgen_print_summary(const pk_pipeline_report *rep)
                 (unsigned long long)g->functions_sampled, (unsigned long long)g->insns_decoded,
                 (unsigned long long)g->insns_symbolized, (unsigned long long)g->calls,
                 (unsigned long long)g->tail_calls, (unsigned long long)g->external_entries);
+    print_discriminator_warning(rep);
 }
 
 void pk_profgen_print_unwind(const pk_pipeline_report *rep)

@@ -9,6 +9,7 @@
  */
 #include "profgen/line_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 size_t pk_profgen_canonical_len(const char *name)
@@ -108,6 +109,34 @@ fn_range *pk_lg_range_for(gen *g, uint64_t addr, pk_err *err, int *failed)
     g->last = g->frs.len;
     g->st->insns_decoded += r.n;
     return dst;
+}
+
+void pk_lg_note_insn(gen *g, const pk_frames *fs, uint64_t count)
+{
+    for (size_t i = 0; i < fs->count; i++)
+        if (fs->frames[i].discriminator) {
+            g->st->insns_discriminated++;
+            break;
+        }
+    const pk_frame *in = &fs->frames[0];
+    if (g->prev_func == in->func && g->prev_line == in->line && g->prev_count != count)
+        g->st->insns_line_split++;
+    g->prev_func = in->func;
+    g->prev_line = in->line;
+    g->prev_count = count;
+}
+
+int pk_profgen_discriminator_warning(const pk_profgen_stats *s, char *buf, size_t cap)
+{
+    if (!s->insns_line_split || s->insns_discriminated)
+        return 0;
+    snprintf(buf, cap,
+             "none of the %llu sampled instructions has a DWARF discriminator: the binary was built without "
+             "-fdebug-info-for-profiling, so the blocks of a source line share one count (a loop's test and "
+             "increment, an 'if' and its body); clang's manual asks for it, with -funique-internal-linkage-names, "
+             "in the profiled build and in the build that uses the profile",
+             (unsigned long long)(s->insns_symbolized - s->insns_no_debug));
+    return 1;
 }
 
 /* Index of the instruction starting exactly at addr, or SIZE_MAX. */
@@ -320,6 +349,7 @@ static int emit_bodies(gen *g, pk_err *err)
         if (!r->sampled && !r->cover)
             continue;
         g->st->functions_sampled++;
+        g->prev_func = NULL;
         int64_t c = 0, covered = 0;
         for (size_t k = 0; k < r->n; k++) {
             c += r->delta[k];
@@ -335,6 +365,7 @@ static int emit_bodies(gen *g, pk_err *err)
                 g->st->insns_no_debug++;
                 continue;
             }
+            pk_lg_note_insn(g, &fs, c > 0 ? (uint64_t)c : 0);
             uint64_t count = c > 0 ? (uint64_t)c : 0;
             uint64_t bytes = g->o->total_mode == PK_TOTAL_PER_BYTE ? pk_sat_mul(count, in->len) : 0;
             pk_fprof *p = leaf_profile(g, fs.frames, fs.count, bytes, err);

@@ -151,6 +151,7 @@ static int cs_bodies(gen *g, const pk_csraw *raw, pk_vec *frames, pk_err *err)
         }
         for (size_t t = 0; t < touched.len; t++) {
             fn_range *r = &PK_VEC_AT(&g->frs, fn_range, PK_VEC_AT(&touched, size_t, t));
+            g->prev_func = NULL;
             int64_t c = 0;
             for (size_t k = 0; k < r->n; k++) {
                 c += r->delta[k];
@@ -165,6 +166,7 @@ static int cs_bodies(gen *g, const pk_csraw *raw, pk_vec *frames, pk_err *err)
                     g->st->insns_no_debug++;
                     continue;
                 }
+                pk_lg_note_insn(g, &fs, (uint64_t)c);
                 uint32_t d = fs.frames[0].discriminator;
                 uint64_t dup = g->fs || g->o->no_dup_factor ? 1 : pk_discr_dup_factor(d);
                 pk_fprof *p = cs_profile(g, frames, err);

@@ -38,6 +38,11 @@ typedef struct gen {
     pk_vec key;                  /* pk_ctx_frame: a context being shaped */
     bool fs;
     bool named;                  /* CS: the csraw's contexts are profile contexts, not addresses */
+    /* the instruction noted before (pk_lg_note_insn): its innermost
+     * location and count; func NULL at the start of a range */
+    const char *prev_func;
+    uint32_t prev_line;
+    uint64_t prev_count;
 } gen;
 
 int pk_lg_intern_canon(gen *g, const char *name, pk_name_id *id, pk_err *err);
@@ -54,6 +59,12 @@ int pk_lg_range_span(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit,
 int pk_lg_add_range(gen *g, uint64_t b, uint64_t e, uint64_t c, fn_range **hit, pk_err *err);
 uint32_t pk_lg_line_off(const pk_frame *f);
 uint32_t pk_lg_base_disc(const gen *g, uint32_t d);
+/* Counts a symbolized instruction with its count in the statistics the
+ * discriminator warning reads: whether a frame has a discriminator, and
+ * whether it ran another number of times than the instruction before it on
+ * the same source line (the line spans blocks). g->prev_func = NULL first
+ * at each range. */
+void pk_lg_note_insn(gen *g, const pk_frames *fs, uint64_t count);
 int pk_lg_call_kind(gen *g, uint64_t src, const pk_dwarf_func *callee, uint64_t c, pk_err *err);
 int pk_lg_gen_open(gen *g, pk_binary *bin, pk_profset *out, const pk_profgen_opts *opts,
                    pk_profgen_stats *stats, pk_err *err);

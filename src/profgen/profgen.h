@@ -79,6 +79,9 @@ typedef struct pk_profgen_stats {
     uint64_t functions_sampled;               /* DWARF function ranges decoded */
     uint64_t insns_decoded, insns_symbolized;
     uint64_t insns_no_debug;                  /* instructions without line info */
+    uint64_t insns_discriminated;             /* symbolized with a discriminator in some frame */
+    uint64_t insns_line_split;                /* ran another number of times than the one before
+                                                 them on the same line (a line over blocks) */
     uint64_t profiles;                        /* top-level profiles written */
     uint64_t total_samples;                   /* Σ top-level totals */
     uint64_t body_samples;                    /* Σ body counts */
@@ -120,6 +123,17 @@ typedef int (*pk_line_key_fn)(void *cb, pk_ctx_id key, int kind, uint64_t a, uin
                               bool leaf_inlined, pk_err *err);
 int pk_profgen_line_cs_keys(pk_binary *bin, const struct pk_csraw *raw, const pk_profgen_opts *opts,
                             pk_profset *names, pk_line_key_fn emit, void *cb, pk_profgen_stats *stats, pk_err *err);
+
+/* A warning for a line profile of a binary whose line table tells no
+ * block apart: lines whose instructions ran different numbers of times (so
+ * over several blocks), and not one instruction with a DWARF
+ * discriminator. clang emits discriminators only with
+ * -fdebug-info-for-profiling (gcc always does); without them the blocks of
+ * a source line share one count (the largest: a loop's test and increment,
+ * an `if` and its body), and the profile-use build, whose blocks have
+ * discriminators, finds none for all but one. Returns 1 and writes the
+ * text into buf (cap bytes) when it applies, else 0. */
+int pk_profgen_discriminator_warning(const pk_profgen_stats *s, char *buf, size_t cap);
 
 /* The name clang looks a function profile up by: trailing ".llvm.<n>"
  * (ThinLTO promotion) and ".part.<n>" (GCC partial inlining) components are

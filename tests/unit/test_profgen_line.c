@@ -250,4 +250,29 @@ TEST(line_profile_of_calls_fixture)
     pk_binary_close(f.bin);
 }
 
+/* The warning needs a line that ran over blocks and no discriminator at
+ * all: a binary without lines over blocks has nothing to lose, one with a
+ * discriminator somewhere was built with them. */
+TEST(discriminator_warning_conditions)
+{
+    char w[512];
+    pk_profgen_stats st = {0};
+    st.insns_symbolized = 5000;
+    CHECK(pk_profgen_discriminator_warning(&st, w, sizeof w) == 0);
+    st.insns_line_split = 1;
+    CHECK(pk_profgen_discriminator_warning(&st, w, sizeof w) == 1);
+    CHECK(strstr(w, "-fdebug-info-for-profiling") != NULL);
+    CHECK(strstr(w, "none of the 5000 sampled instructions") != NULL);
+    st.insns_no_debug = 1000;
+    CHECK(pk_profgen_discriminator_warning(&st, w, sizeof w) == 1);
+    CHECK(strstr(w, "none of the 4000 sampled instructions") != NULL);
+    st.insns_discriminated = 1;
+    CHECK(pk_profgen_discriminator_warning(&st, w, sizeof w) == 0);
+    /* a small buffer gets a cut, terminated text */
+    st.insns_discriminated = 0;
+    char small[16];
+    CHECK(pk_profgen_discriminator_warning(&st, small, sizeof small) == 1);
+    CHECK(strlen(small) == sizeof small - 1);
+}
+
 int main(void) { return pk_test_main(); }
