@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# AutoFDO from the build clang's manual asks for. The scoreboard's AutoFDO
-# variants (pgokit's, llvm-profgen's and AutoFDO's, from LBR and from IP
-# samples) are trained on its -O2 -g build, whose line table has no
-# discriminators: clang emits them only with -fdebug-info-for-profiling, and
-# without them the blocks of a source line (a loop's test and increment, an
-# `if` and its body) share one count, the largest, and the profile-use
-# build, whose blocks do have discriminators, finds a count for one of them.
-# clang's manual ("Using Sampling Profilers") asks for
-# -fdebug-info-for-profiling -funique-internal-linkage-names in the profiled
-# build and in the build that uses the profile. This builds that, records it
-# as the scoreboard records its base (one emulated LBR run per training
-# command; SB_IP_RUNS cpu-clock runs), makes the AutoFDO profiles of pgokit
-# (LBR and IP) and llvm-profgen-19 (LBR, from perf script's text), builds
-# each with the same flags and -fprofile-sample-use, and counts them beside
-# -O2 and the scoreboard's AutoFDO builds (cachegrind, as the scoreboard).
+# What AutoFDO loses without the build clang's manual asks for. The
+# scoreboard trains its AutoFDO variants (pgokit's, llvm-profgen's and
+# AutoFDO's; LBR and IP) on `afdo`, -O2 -g with -fdebug-info-for-profiling
+# -funique-internal-linkage-names ("Using Sampling Profilers"), and applies
+# them to builds with the same flags. Without -fdebug-info-for-profiling
+# clang writes no DWARF discriminators: the blocks of a source line (a
+# loop's test and increment, an `if` and its body) share one count, the
+# largest, and the profile-use build, whose blocks do have discriminators,
+# finds a count for one of them. This trains the same kinds on the plain
+# -O2 -g build (`base`), recorded as the scoreboard records (one emulated
+# LBR run per training command; SB_IP_RUNS cpu-clock runs), applies them to
+# -O2, and counts them beside the scoreboard's (cachegrind, as the
+# scoreboard counts).
 #
 #   bench/afdo_debug_info.sh WORKLOAD...
-#     after `bench/scoreboard.sh` ran WORKLOAD (its base and AutoFDO builds
-#     are counted again beside the new ones; builds it lacks are left out)
+#     after `bench/scoreboard.sh` ran WORKLOAD (its base, afdo and AutoFDO
+#     builds are counted again beside the new ones; builds it lacks are left
+#     out)
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG,
 #   SB_IP_RUNS, SB_IP_FREQ.
 #   Prints a Markdown table per workload: instructions vs -O2.
@@ -42,33 +41,25 @@ WL_DIR=$("$PK_ROOT/scripts/workloads.sh" dir)
 export WL_DIR
 die() { echo "afdo_debug_info: FAILED: $*" >&2; exit 1; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
-MANUAL="-fdebug-info-for-profiling -funique-internal-linkage-names"
 
 for w in "${workloads[@]}"; do
-  D=$WORK/$w SB_DIR=$WORK/$w X=$WORK/$w/difp
-  [ -x "$(sb_bin "$w" base)" ] || die "$w: no base build (run bench/scoreboard.sh $w first)"
-  mkdir -p "$X" "$D/gen"
-  sb_build_all "$w" "" "difp|$MANUAL|"
-  bin=$(sb_bin "$w" difp)
+  D=$WORK/$w SB_DIR=$WORK/$w X=$WORK/$w/plain
+  for v in base afdo; do
+    [ -x "$(sb_bin "$w" "$v")" ] || die "$w: no $v build (run bench/scoreboard.sh $w first)"
+  done
+  mkdir -p "$X"
+  bin=$(sb_bin "$w" base)
   rm -f "$X"/*.data "$X"/*.script
   i=0
   while read -r cmd; do
     i=$((i + 1))
-    log "record $w/difp #$i: $cmd"
+    log "record $w/base #$i: $cmd"
     # shellcheck disable=SC2086
     "$PGOKIT" record --emulate -q -o "$X/lbr-$i.data" -- $cmd >/dev/null || die "$w: pgokit record failed on: $cmd"
     perf script --show-mmap-events -F ip,brstack -i "$X/lbr-$i.data" >> "$X/lbr.script" 2>/dev/null ||
       die "$w: perf script failed"
-  done < <(wl_train "$w" "$(sb_dir difp)")
-  for ((k = 1; k <= SB_IP_RUNS; k++)); do
-    i=0
-    while read -r cmd; do
-      i=$((i + 1))
-      # shellcheck disable=SC2086
-      perf record -q -e cpu-clock:u -F "$SB_IP_FREQ" --call-graph fp -o "$X/ip-$i-$k.data" -- $cmd \
-        >/dev/null 2>"$X/ip-$i-$k.log" || die "$w: perf record failed on: $cmd"
-    done < <(wl_train "$w" "$(sb_dir difp)")
-  done
+  done < <(wl_train "$w" "$(sb_dir base)")
+  sb_record_ip_runs "$w" base "$X/ip"
   lbr=() ip=()
   for f in "$X"/lbr-*.data; do lbr+=(--perf "$f"); done
   for f in "$X"/ip-*.data; do ip+=(--perf "$f"); done
@@ -78,26 +69,26 @@ for w in "${workloads[@]}"; do
     > "$X/llvm-profgen.log" 2>&1 || die "$w: llvm-profgen-19 failed: $(tail -n 1 "$X/llvm-profgen.log")"
   specs=()
   for p in afdo-pgokit afdo-llvm afdo-ip-pgokit; do
-    sb_check_profile "difp-$p" "$X/$p.prof"
-    specs+=("difp-$p|$MANUAL -fprofile-sample-use=$X/$p.prof|$X/$p.prof")
+    sb_check_profile "plain-$p" "$X/$p.prof"
+    specs+=("plain-$p|-fprofile-sample-use=$X/$p.prof|$X/$p.prof")
   done
   sb_build_all "$w" "" "${specs[@]}"
-  names=(base difp)
+  names=(base afdo)
   for v in afdo-pgokit afdo-llvm afdo-ip-pgokit; do
+    names+=("plain-$v")
     [ -x "$(sb_bin "$w" "$v")" ] && names+=("$v")
-    names+=("difp-$v")
   done
   sb_count "$w" "$X" "${names[@]}"
-  python3 - "$w" "$X/counts.tsv" "$SB_IP_RUNS" <<'EOF'
+  python3 - "$w" "$X/counts.tsv" "$SB_IP_RUNS" <<'EOF2'
 import sys
 w, path, runs = sys.argv[1], sys.argv[2], sys.argv[3]
 c = {l.split("\t")[0]: int(l.split("\t")[1]) for l in open(path) if l.strip()}
 pct = lambda v: "%+.2f%%" % (100 * (c[v] / c["base"] - 1)) if v in c else "(not built)"
-print(f"\n### {w}: instructions vs -O2 (-O2 -g with the manual's flags and no profile: {pct('difp')})\n")
-print("| AutoFDO from | trained on -O2 -g (scoreboard) | trained on -O2 -g " + "-fdebug-info-for-profiling -funique-internal-linkage-names |")
+print(f"\n### {w}: instructions vs -O2 (-O2 -g with the manual's flags and no profile: {pct('afdo')})\n")
+print("| AutoFDO from | trained on -O2 -g, applied to -O2 | trained on and applied to the manual's build (scoreboard) |")
 print("|---|---:|---:|")
 for label, v in (("LBR, pgokit", "afdo-pgokit"), ("LBR, llvm-profgen-19", "afdo-llvm"),
                  (f"IP (cpu-clock, {runs} runs), pgokit", "afdo-ip-pgokit")):
-    print(f"| {label} | {pct(v)} | {pct('difp-' + v)} |")
-EOF
+    print(f"| {label} | {pct('plain-' + v)} | {pct(v)} |")
+EOF2
 done

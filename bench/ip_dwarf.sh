@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # IP profiles from stack copies of the builds the profiles are for. The
-# scoreboard's IP variants record frame-pointer chains: AutoFDO on the -O2
+# scoreboard's IP variants record frame-pointer chains: AutoFDO on its afdo
 # build, whose functions keep no frame pointer (chains skip callers: no
 # indirect-call targets, call counts from what is left), probe-only and
 # CSSPGO on a second build with -fno-omit-frame-pointer (applied to the
@@ -10,7 +10,7 @@
 #
 #   bench/ip_dwarf.sh [--runs N] [--bytes B] WORKLOAD...
 #     after `bench/scoreboard.sh` ran the IP variants of WORKLOAD (its
-#     builds and counts are reused: base, probe and the fp profiles' builds)
+#     builds and counts are reused: base, afdo, probe and the fp profiles' builds)
 #     --runs   perf runs of every training command (default: the scoreboard's)
 #     --bytes  stack bytes copied per sample (default 8192, perf's)
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG.
@@ -48,11 +48,11 @@ FREQ=${SB_IP_FREQ:-4999}
 for w in "${workloads[@]}"; do
   D=$WORK/$w SB_DIR=$WORK/$w
   n=${runs:-$(cat "$D/gen/ip-runs.txt" 2>/dev/null)} || die "$w: no IP recordings in $D (run bench/scoreboard.sh first)"
-  for v in base probe afdo-ip-pgokit probe-ip-pgokit cs-ip-pgokit; do
+  for v in base afdo probe afdo-ip-pgokit probe-ip-pgokit cs-ip-pgokit; do
     [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built by the scoreboard"
   done
   R=$D/dwarf; rm -rf "$R"; mkdir -p "$R"
-  for kind in base probe; do
+  for kind in afdo probe; do
     for ((k = 1; k <= n; k++)); do
       i=0
       while read -r cmd; do
@@ -73,17 +73,17 @@ for w in "${workloads[@]}"; do
       { cat "$R/$name.log" >&2; die "$w/$name: profgen failed"; }
     echo "$(date +%s.%N) $t0" | awk '{printf "%.2f\n", $1 - $2}' > "$R/$name.time"
   }
-  gen dw-afdo base
+  gen dw-afdo afdo
   gen dw-probe probe --ignore-stack-samples
   gen dw-cs probe
-  specs=("dw-afdo-ip|-fprofile-sample-use=$R/dw-afdo.prof|$R/dw-afdo.prof"
+  specs=("dw-afdo-ip|$SB_AFDO_FLAGS -fprofile-sample-use=$R/dw-afdo.prof|$R/dw-afdo.prof"
          "dw-probe-ip|-fpseudo-probe-for-profiling -fprofile-sample-use=$R/dw-probe.prof|$R/dw-probe.prof"
          "dw-cs-ip|-fpseudo-probe-for-profiling -fprofile-sample-use=$R/dw-cs.prof|$R/dw-cs.prof")
   log "$w: ${#specs[@]} builds"
   sb_build_all "$w" "" "${specs[@]}"
   sb_count "$w" "$R" base afdo-ip-pgokit dw-afdo-ip probe-ip-pgokit dw-probe-ip cs-ip-pgokit dw-cs-ip
   mb() { du -cm "$R"/$1-*.data | tail -n 1 | cut -f1; }
-  python3 - "$R/counts.tsv" "$w" "$n" "$bytes" "$(mb base)" "$(mb probe)" "$R" <<'PY'
+  python3 - "$R/counts.tsv" "$w" "$n" "$bytes" "$(mb afdo)" "$(mb probe)" "$R" <<'PY'
 import re, sys
 counts = {}
 for line in open(sys.argv[1]):

@@ -55,10 +55,10 @@ for w in "${workloads[@]}"; do
     # bench/ip_dwarf.sh's stack copies of the builds the profiles are for
     rec="$D/rec/ip-"
     case $v in
-      afdo-ip-pgokit) kind=base opts=() ;;
+      afdo-ip-pgokit) kind=afdo opts=() ;;
       probe-ip-pgokit) kind=probe-fp opts=(--ignore-stack-samples) ;;
       cs-ip-pgokit) kind=probe-fp opts=() ;;
-      dw-afdo-ip) kind=base opts=() rec="$D/dwarf/" ;;
+      dw-afdo-ip) kind=afdo opts=() rec="$D/dwarf/" ;;
       dw-probe-ip) kind=probe opts=(--ignore-stack-samples) rec="$D/dwarf/" ;;
       dw-cs-ip) kind=probe opts=() rec="$D/dwarf/" ;;
       *) die "unknown variant $v" ;;
@@ -66,7 +66,7 @@ for w in "${workloads[@]}"; do
     [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built (by the scoreboard, or by bench/ip_dwarf.sh for dw-*)"
     names+=("$v")
     case $v in
-      dw-afdo-ip) flags="-fprofile-sample-use=@P" ;;
+      dw-afdo-ip) flags="$SB_AFDO_FLAGS -fprofile-sample-use=@P" ;;
       dw-*) flags="-fpseudo-probe-for-profiling -fprofile-sample-use=@P" ;;
       *) flags=$(sb_variant_field "$v" 3) ;;
     esac

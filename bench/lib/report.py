@@ -123,7 +123,9 @@ def ip_section(rows, quality, ip_info):
         qn = quality.get(noinf) if noinf else None
         g = 1 - by[v]["ir_ratio"] if v in by else None
         gl = 1 - by[lbr]["ir_ratio"] if lbr in by else None
-        share = f"{g / gl * 100:.0f}%" if g is not None and gl else ""
+        # a share of a gain under 0.1 point (or of a loss) says nothing
+        share = f"{g / gl * 100:.0f}%" if g is not None and gl is not None and gl >= 0.001 else \
+            ("n/a: no LBR gain" if gl is not None else "")
         out.append(f"| {v} | {q:.4f} | " if q is not None else f"| {v} | | ")
         out[-1] += (f"{qn:.4f}" if qn is not None and v != "cs-ip-pgokit" else "") + " | "
         out[-1] += (f"{g * 100:+.1f}%" if g is not None else "") + f" | {lbr}: " + (f"{gl * 100:+.1f}%" if gl is not None else "?") + f" | {share} |"
@@ -194,7 +196,8 @@ def main():
           f"- {version(['clang-19', '--version'])}; {version(['llvm-profgen-19', '--version'])}",
           f"- {version(['uname', '-sr'])}, {os.cpu_count()} CPUs, no PMU (emulated LBR recordings)",
           "- variants: base = clang-19 -O2; probe = -O2 -fpseudo-probe-for-profiling (no profile); "
-          "instr = -fprofile-instr-generate/-use (the upper bound); afdo-* = AutoFDO from pgokit, "
+          "instr = -fprofile-instr-generate/-use (the upper bound); afdo-* = AutoFDO, trained on and applied to "
+          "builds with clang's manual's -fdebug-info-for-profiling -funique-internal-linkage-names, from pgokit, "
           "llvm-profgen-19 and AutoFDO 0.19 (afdo-cfp: its create_gcov, read by llvm-profdata-19, since "
           "Debian's create_llvm_prof 0.19 writes inlined callee names from freed memory, google/autofdo#95); "
           "probe-* = CSSPGO probe-only; cs-* = full CSSPGO (contexts, pre-inliner). "
@@ -206,8 +209,8 @@ def main():
           "(branch stacks are absolute in it). "
           "Every sample profile of a kind comes from the same emulated recording of the same training run. "
           "*-ip-* variants are trained instead on REAL `perf record -e cpu-clock:u --call-graph fp` runs of "
-          "the same training commands, several runs merged: AutoFDO on base itself (a line profile speaks of "
-          "the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
+          "the same training commands, several runs merged: AutoFDO on the build its LBR counterpart is "
+          "trained on (a line profile speaks of the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
           "(probe + -fno-omit-frame-pointer, for the call chains), applied to the ordinary probe builds; "
           "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files.",
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "

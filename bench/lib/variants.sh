@@ -1,12 +1,20 @@
 # variants.sh — the scoreboard's stages (sourced by scoreboard.sh).
-# Training binaries: base (-O2 -g), probe (+ -fpseudo-probe-for-profiling),
-# instr-gen (+ -fprofile-instr-generate). Every sample profile of a kind comes
-# from the same emulated recording: AutoFDO profiles from the recording of
-# `base`, probe/CSSPGO profiles from the recording of `probe`.
+# Training binaries: afdo (-O2 -g + SB_AFDO_FLAGS), probe (+
+# -fpseudo-probe-for-profiling), instr-gen (+ -fprofile-instr-generate); base
+# (-O2 -g) is the reference every variant is measured against. Every sample
+# profile of a kind comes from the same emulated recording: AutoFDO profiles
+# from the recording of `afdo`, probe/CSSPGO profiles from the recording of
+# `probe`.
 # Debug info is DWARF 4 throughout: valgrind 3.19 and create_llvm_prof cannot
 # read clang-19's default DWARF 5; the version does not change code generation.
 
 SB_DEBUG="-gdwarf-4"
+# AutoFDO's profiled build and profile-use builds, as clang's manual asks
+# for sampling profilers: discriminators tell the blocks of a source line
+# apart (without them they share one count; AutoFDO from LBR then gained
+# 2.7 points less on SQLite, for llvm-profgen-19 as for pgokit:
+# bench/afdo_debug_info.sh), unique names tell static functions apart.
+SB_AFDO_FLAGS="-fdebug-info-for-profiling -funique-internal-linkage-names"
 source "$PK_ROOT/bench/lib/variants_ip.sh"
 # Binaries go to $WL_DIR/out/$SB_TAG-VARIANT/: PK_BENCH_TAG keeps a private
 # run (with its own PK_BENCH_WORK) from overwriting another run's binaries.
@@ -16,16 +24,16 @@ SB_VARIANTS=(
   "base|-|"
   "probe|-|-fpseudo-probe-for-profiling"
   "instr|instr-gen|-fprofile-instr-use=@P"
-  "afdo-pgokit|base|-fprofile-sample-use=@P"
-  "afdo-llvm|base|-fprofile-sample-use=@P"
-  "afdo-cfp|base|-fprofile-sample-use=@P"
+  "afdo-pgokit|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
+  "afdo-llvm|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
+  "afdo-cfp|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
   "probe-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "afdo-ip-pgokit|base|-fprofile-sample-use=@P"
-  "afdo-ip-cfp|base|-fprofile-sample-use=@P"
+  "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
+  "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
   "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-ip-exact|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
@@ -110,7 +118,8 @@ sb_build_all() { # workload check-fn spec...
 
 sb_stage_build() { # workload dir
   local w=$1 D=$2
-  sb_build_all "$w" "" "base||" "probe|-fpseudo-probe-for-profiling|" "instr-gen|-fprofile-instr-generate|"
+  sb_build_all "$w" "" "base||" "afdo|$SB_AFDO_FLAGS|" "probe|-fpseudo-probe-for-profiling|" \
+    "instr-gen|-fprofile-instr-generate|"
   sb_stage_build_ip "$w" "$D"
   wl_prepare "$w" "$(sb_dir base)" || die "$w: preparing the inputs failed"
   # instrumentation PGO profile: the upper bound
@@ -127,7 +136,7 @@ sb_stage_record() { # workload dir: one emulated recording per training command 
   rm -f "$D"/rec/*
   # The recordings are deterministic (the emulator counts branches, not time)
   # and QEMU is one thread: the two kinds are recorded side by side.
-  for kind in base probe; do
+  for kind in afdo probe; do
     ( local i=0 cmd
       while read -r cmd; do
         i=$((i + 1))
@@ -179,30 +188,30 @@ sb_check_profile() { # name file
 
 sb_stage_profiles() { # workload dir
   local w=$1 D=$2 bin f
-  local base_bin probe_bin
-  base_bin=$(sb_bin "$w" base); probe_bin=$(sb_bin "$w" probe)
-  local base_data=() probe_data=() base_scripts=() probe_scripts=()
-  for f in "$D"/rec/base-*.data; do base_data+=(--perf "$f"); done
+  local afdo_bin probe_bin
+  afdo_bin=$(sb_bin "$w" afdo); probe_bin=$(sb_bin "$w" probe)
+  local afdo_data=() probe_data=() afdo_scripts=() probe_scripts=()
+  for f in "$D"/rec/afdo-*.data; do afdo_data+=(--perf "$f"); done
   for f in "$D"/rec/probe-*.data; do probe_data+=(--perf "$f"); done
-  for f in "$D"/rec/base-*.script; do base_scripts+=("$f"); done
+  for f in "$D"/rec/afdo-*.script; do afdo_scripts+=("$f"); done
   for f in "$D"/rec/probe-*.script; do probe_scripts+=("$f"); done
-  [ ${#base_scripts[@]} -gt 0 ] || die "$w: no recordings (run the record stage)"
-  cat "${base_scripts[@]}" > "$D/rec/all-base.script"
+  [ ${#afdo_scripts[@]} -gt 0 ] || die "$w: no recordings (run the record stage)"
+  cat "${afdo_scripts[@]}" > "$D/rec/all-afdo.script"
   cat "${probe_scripts[@]}" > "$D/rec/all-probe.script"
 
-  sb_timed afdo-pgokit "$D" "$PGOKIT" profgen -q --binary "$base_bin" "${base_data[@]}" \
+  sb_timed afdo-pgokit "$D" "$PGOKIT" profgen -q --binary "$afdo_bin" "${afdo_data[@]}" \
     -o "$D/prof/afdo-pgokit.prof" --format extbinary
-  sb_anchor afdo-llvm "$D" sb_timed afdo-llvm "$D" llvm-profgen-19 --binary "$base_bin" \
-    --perfscript "$D/rec/all-base.script" --ignore-stack-samples -o "$D/prof/afdo-llvm.prof" || true
+  sb_anchor afdo-llvm "$D" sb_timed afdo-llvm "$D" llvm-profgen-19 --binary "$afdo_bin" \
+    --perfscript "$D/rec/all-afdo.script" --ignore-stack-samples -o "$D/prof/afdo-llvm.prof" || true
   # AutoFDO reads perf.data itself, one file per run: merge afterwards.
   # Debian's create_llvm_prof 0.19 names inlined instances through a dangling
   # StringRef (google/autofdo#95: garbage or wrong callee names, in every
   # --format), so the AutoFDO anchor is its create_gcov, whose .afdo output
   # (version "407*") llvm-profdata reads natively; totals there are sums of line counts.
   local parts=() i=0 cfp_ok=1
-  for f in "$D"/rec/base-*.data; do
+  for f in "$D"/rec/afdo-*.data; do
     i=$((i + 1))
-    sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_gcov --binary="$base_bin" --profile="$f" \
+    sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_gcov --binary="$afdo_bin" --profile="$f" \
       --gcov="$D/prof/afdo-cfp-$i.afdo" || { cfp_ok=0; break; }
     parts+=("$D/prof/afdo-cfp-$i.afdo")
   done
@@ -257,7 +266,7 @@ sb_quality() { # workload dir
   local w=$1 D=$2 f kind exact=() out
   for f in $(sb_sample_profiles); do
     [ -f "$D/gen/$f.failed" ] && continue
-    case $f in afdo-*) kind=base ;; *) kind=probe ;; esac
+    case $f in afdo-*) kind=afdo ;; *) kind=probe ;; esac
     exact=(); for e in "$D"/rec/$kind-*.exact; do exact+=(--exact "$e"); done
     out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "$D/prof/$f.prof") \
       || die "$w/$f: block overlap against the exact counts failed"
@@ -266,10 +275,14 @@ sb_quality() { # workload dir
   done
 }
 
-# An ignored profile leaves the code unchanged: refuse to report it.
+# An ignored profile leaves the code unchanged: refuse to report it. The
+# reference is the build with the variant's flags and no profile.
+sb_unprofiled() { # variant
+  case $1 in afdo-*) echo afdo ;; probe-*|cs-*) echo probe ;; *) echo base ;; esac
+}
 sb_check_changed() { # workload variant
-  if cmp -s "$SB_DIR/gen/base.dis" <(objdump -d --no-show-raw-insn "$(sb_bin "$1" "$2")" | tail -n +3); then
-    die "$1/$2: code identical to the baseline: the profile was ignored"
+  if cmp -s "$SB_DIR/gen/$(sb_unprofiled "$2").dis" <(objdump -d --no-show-raw-insn "$(sb_bin "$1" "$2")" | tail -n +3); then
+    die "$1/$2: code identical to the build without profile: the profile was ignored"
   fi
 }
 
@@ -282,9 +295,12 @@ sb_stage_variants() { # workload dir: build every profile-use variant
     [ -s "$prof" ] || die "$w/$v: profile $prof missing (run the profiles stage)"
     specs+=("$v|${flags//@P/$prof}|$prof")
   done
-  objdump -d --no-show-raw-insn "$(sb_bin "$w" base)" | tail -n +3 > "$D/gen/base.dis"
+  local k
+  for k in base afdo probe; do
+    objdump -d --no-show-raw-insn "$(sb_bin "$w" "$k")" | tail -n +3 > "$D/gen/$k.dis"
+  done
   sb_build_all "$w" sb_check_changed "${specs[@]}"
-  rm -f "$D/gen/base.dis"
+  rm -f "$D"/gen/{base,afdo,probe}.dis
 }
 
 sb_stage_measure() { # workload dir reps

@@ -7,8 +7,9 @@
 # 32-entry LBR sample, so every training command is recorded SB_IP_RUNS
 # times (default 5) and the runs are merged, as a fleet merges many hosts.
 # Training binaries:
-#   - AutoFDO (afdo-ip-*) is trained on `base`, the very binary its LBR
-#     counterpart is trained on and the profile is applied to. A line profile
+#   - AutoFDO (afdo-ip-*) is trained on `afdo` (-O2 -g + SB_AFDO_FLAGS), the
+#     very binary its LBR counterpart is trained on, built with the flags of
+#     the builds the profile is applied to. A line profile
 #     speaks of the training binary's code: where the compiler merged two
 #     statements' tails, the merged block keeps one statement's lines, and a
 #     build with other flags merges differently. Measured on Lua: an AutoFDO
@@ -51,7 +52,7 @@ sb_stage_record_ip() { # workload dir
   local w=$1 D=$2 kind i k cmd
   sb_ip_wanted || return 0
   rm -f "$D"/rec/ip-* "$D"/rec/fp-* "$D"/rec/ipx-*
-  for kind in base probe-fp; do
+  for kind in afdo probe-fp; do
     # ground truth of the fp binaries: the emulator's exact counts
     i=0
     while read -r cmd; do
@@ -61,17 +62,23 @@ sb_stage_record_ip() { # workload dir
         >/dev/null || die "$w/$kind: exact counts failed on: $cmd"
       rm -f "$D/rec/ipx-$kind-$i.data"
     done < <(wl_train "$w" "$(sb_dir "$kind")")
-    # real IP + stack samples, SB_IP_RUNS runs of every training command
-    for ((k = 1; k <= SB_IP_RUNS; k++)); do
-      i=0
-      while read -r cmd; do
-        i=$((i + 1))
-        log "record (IP, perf cpu-clock) $w/$kind #$i run $k: $cmd"
-        # shellcheck disable=SC2086
-        perf record -q -e cpu-clock:u -F "$SB_IP_FREQ" --call-graph fp -o "$D/rec/ip-$kind-$i-$k.data" -- $cmd \
-          >/dev/null 2>"$D/rec/ip-$kind-$i-$k.log" || die "$w/$kind: perf record failed on: $cmd"
-      done < <(wl_train "$w" "$(sb_dir "$kind")")
-    done
+    sb_record_ip_runs "$w" "$kind" "$D/rec/ip-$kind"
+  done
+}
+
+# Real IP + stack samples of a build: SB_IP_RUNS runs of every training
+# command, into PREFIX-<command>-<run>.data (and .log).
+sb_record_ip_runs() { # workload variant prefix
+  local w=$1 kind=$2 out=$3 i k cmd
+  for ((k = 1; k <= SB_IP_RUNS; k++)); do
+    i=0
+    while read -r cmd; do
+      i=$((i + 1))
+      log "record (IP, perf cpu-clock) $w/$kind #$i run $k: $cmd"
+      # shellcheck disable=SC2086
+      perf record -q -e cpu-clock:u -F "$SB_IP_FREQ" --call-graph fp -o "$out-$i-$k.data" -- $cmd \
+        >/dev/null 2>"$out-$i-$k.log" || die "$w/$kind: perf record failed on: $cmd"
+    done < <(wl_train "$w" "$(sb_dir "$kind")")
   done
 }
 
@@ -79,8 +86,8 @@ sb_stage_profiles_ip() { # workload dir
   local w=$1 D=$2 f
   sb_ip_wanted || return 0
   local bbin pbin bdata=() pdata=()
-  bbin=$(sb_bin "$w" base); pbin=$(sb_bin "$w" probe-fp)
-  for f in "$D"/rec/ip-base-*.data; do bdata+=(--perf "$f"); done
+  bbin=$(sb_bin "$w" afdo); pbin=$(sb_bin "$w" probe-fp)
+  for f in "$D"/rec/ip-afdo-*.data; do bdata+=(--perf "$f"); done
   for f in "$D"/rec/ip-probe-fp-*.data; do pdata+=(--perf "$f"); done
   [ ${#bdata[@]} -gt 0 ] || die "$w: no IP recordings (run the record stage)"
   sb_timed afdo-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" -o "$D/prof/afdo-ip-pgokit.prof"
@@ -96,7 +103,7 @@ sb_stage_profiles_ip() { # workload dir
   # time (it reads one), merged by llvm-profdata (see variants.sh for why
   # create_gcov rather than create_llvm_prof)
   local parts=() n=0 ok=1
-  for f in "$D"/rec/ip-base-*.data; do
+  for f in "$D"/rec/ip-afdo-*.data; do
     n=$((n + 1))
     sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
       --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
@@ -116,11 +123,11 @@ sb_stage_profiles_ip() { # workload dir
   # binary (it builds the reference once); the probe one also writes its
   # reference out: the probe-ip-exact variant's profile
   local kind exact out f p profs ref
-  for kind in base probe-fp; do
+  for kind in afdo probe-fp; do
     profs=()
     for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
       [ -f "$D/gen/$f.failed" ] && continue
-      case $f in afdo-*) [ $kind = base ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
+      case $f in afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
     done
     exact=(); for e in "$D"/rec/ipx-$kind-*.exact; do exact+=(--exact "$e"); done
     ref=(); [ $kind = probe-fp ] && ref=(--write-reference "$D/prof/probe-ip-exact.prof")
