@@ -365,8 +365,8 @@ static int emit_bodies(gen *g, pk_err *err)
                 g->st->insns_no_debug++;
                 continue;
             }
-            pk_lg_note_insn(g, &fs, c > 0 ? (uint64_t)c : 0);
             uint64_t count = c > 0 ? (uint64_t)c : 0;
+            pk_lg_note_insn(g, &fs, count);
             uint64_t bytes = g->o->total_mode == PK_TOTAL_PER_BYTE ? pk_sat_mul(count, in->len) : 0;
             pk_fprof *p = leaf_profile(g, fs.frames, fs.count, bytes, err);
             if (!p)
