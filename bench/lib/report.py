@@ -198,7 +198,7 @@ def main():
           "- variants: base = clang-19 -O2; probe = -O2 -fpseudo-probe-for-profiling (no profile); "
           "instr = -fprofile-instr-generate/-use (the upper bound); afdo-* = AutoFDO, trained on and applied to "
           "builds with clang's manual's -fdebug-info-for-profiling -funique-internal-linkage-names, from pgokit, "
-          "llvm-profgen-19 and AutoFDO 0.19 (trained on and applied to -O2 -g, its best input) (afdo-cfp: its create_gcov, read by llvm-profdata-19, since "
+          "llvm-profgen-19 and AutoFDO 0.19 (its afdo-cfp from LBR trained on and applied to -O2 -g, its best input) (afdo-cfp: its create_gcov, read by llvm-profdata-19, since "
           "Debian's create_llvm_prof 0.19 writes inlined callee names from freed memory, google/autofdo#95); "
           "probe-* = CSSPGO probe-only; cs-* = full CSSPGO (contexts, pre-inliner). "
           "llvm-profgen-19's CSSPGO input (cs-llvm) is the text `perf script -F ip,brstack --show-mmap-events` "

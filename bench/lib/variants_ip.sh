@@ -52,9 +52,7 @@ sb_stage_record_ip() { # workload dir
   local w=$1 D=$2 kind i k cmd
   sb_ip_wanted || return 0
   rm -f "$D"/rec/ip-* "$D"/rec/fp-* "$D"/rec/ipx-*
-  local kinds=(afdo probe-fp)
-  sb_selected afdo-ip-cfp && kinds+=(base)   # AutoFDO 0.19's best input (see variants.sh)
-  for kind in "${kinds[@]}"; do
+  for kind in afdo probe-fp; do
     # ground truth of the fp binaries: the emulator's exact counts
     i=0
     while read -r cmd; do
@@ -105,9 +103,9 @@ sb_stage_profiles_ip() { # workload dir
   # time (it reads one), merged by llvm-profdata (see variants.sh for why
   # create_gcov rather than create_llvm_prof)
   local parts=() n=0 ok=1
-  for f in "$D"/rec/ip-base-*.data; do
+  for f in "$D"/rec/ip-afdo-*.data; do
     n=$((n + 1))
-    sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$(sb_bin "$w" base)" --profile="$f" \
+    sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
       --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
     parts+=("$D/prof/afdo-ip-cfp-$n.afdo")
   done
@@ -125,14 +123,12 @@ sb_stage_profiles_ip() { # workload dir
   # binary (it builds the reference once); the probe one also writes its
   # reference out: the probe-ip-exact variant's profile
   local kind exact out f p profs ref
-  for kind in afdo probe-fp base; do
+  for kind in afdo probe-fp; do
     profs=()
     for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
       [ -f "$D/gen/$f.failed" ] && continue
-      case $f in afdo-ip-cfp) [ $kind = base ] ;; afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe-fp ] ;; esac &&
-        profs+=("$D/prof/$f.prof")
+      case $f in afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
     done
-    [ ${#profs[@]} -gt 0 ] || continue
     exact=(); for e in "$D"/rec/ipx-$kind-*.exact; do exact+=(--exact "$e"); done
     ref=(); [ $kind = probe-fp ] && ref=(--write-reference "$D/prof/probe-ip-exact.prof")
     out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "${ref[@]}" "${profs[@]}") \
