@@ -49,16 +49,9 @@ for w in "${workloads[@]}"; do
   done
   mkdir -p "$X"
   bin=$(sb_bin "$w" base)
-  rm -f "$X"/*.data "$X"/*.script
-  i=0
-  while read -r cmd; do
-    i=$((i + 1))
-    log "record $w/base #$i: $cmd"
-    # shellcheck disable=SC2086
-    "$PGOKIT" record --emulate -q -o "$X/lbr-$i.data" -- $cmd >/dev/null || die "$w: pgokit record failed on: $cmd"
-    perf script --show-mmap-events -F ip,brstack -i "$X/lbr-$i.data" >> "$X/lbr.script" 2>/dev/null ||
-      die "$w: perf script failed"
-  done < <(wl_train "$w" "$(sb_dir base)")
+  rm -f "$X"/*.data "$X"/*.script "$X"/*.exact
+  sb_record_lbr_runs "$w" base "$X/lbr"
+  cat "$X"/lbr-*.script > "$X/lbr.script"
   sb_record_ip_runs "$w" base "$X/ip"
   lbr=() ip=()
   for f in "$X"/lbr-*.data; do lbr+=(--perf "$f"); done

@@ -136,6 +136,22 @@ sb_stage_build() { # workload dir
   llvm-profdata-19 merge -o "$D/prof/instr.profdata" "$D/prof/instr-raw"/*.profraw || die "$w: llvm-profdata merge failed"
 }
 
+# One emulated recording of every training command of a build, into
+# PREFIX-<command>.data, its exact counts (.exact) and perf script's text
+# of it (.script, llvm-profgen's input).
+sb_record_lbr_runs() { # workload variant prefix
+  local w=$1 kind=$2 out=$3 i=0 cmd
+  while read -r cmd; do
+    i=$((i + 1))
+    log "record $w/$kind #$i: $cmd"
+    # shellcheck disable=SC2086
+    "$PGOKIT" record --emulate -q -o "$out-$i.data" --exact-counts "$out-$i.exact" -- $cmd >/dev/null \
+      || die "$w/$kind: pgokit record failed on: $cmd"
+    perf script --show-mmap-events -F ip,brstack -i "$out-$i.data" > "$out-$i.script" 2>/dev/null \
+      || die "$w/$kind: perf script failed"
+  done < <(wl_train "$w" "$(sb_dir "$kind")")
+}
+
 sb_stage_record() { # workload dir: one emulated recording per training command and kind
   local w=$1 D=$2 kind pids=() fails=0 p
   rm -f "$D"/rec/*
@@ -144,16 +160,7 @@ sb_stage_record() { # workload dir: one emulated recording per training command 
   local kinds=(afdo probe)
   sb_selected afdo-cfp && kinds+=(base)
   for kind in "${kinds[@]}"; do
-    ( local i=0 cmd
-      while read -r cmd; do
-        i=$((i + 1))
-        log "record $w/$kind #$i: $cmd"
-        # shellcheck disable=SC2086
-        "$PGOKIT" record --emulate -q -o "$D/rec/$kind-$i.data" --exact-counts "$D/rec/$kind-$i.exact" -- $cmd >/dev/null \
-          || die "$w/$kind: pgokit record failed on: $cmd"
-        perf script --show-mmap-events -F ip,brstack -i "$D/rec/$kind-$i.data" > "$D/rec/$kind-$i.script" 2>/dev/null \
-          || die "$w/$kind: perf script failed"
-      done < <(wl_train "$w" "$(sb_dir "$kind")") ) &
+    sb_record_lbr_runs "$w" "$kind" "$D/rec/$kind" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
@@ -283,9 +290,12 @@ sb_quality() { # workload dir
 }
 
 # An ignored profile leaves the code unchanged: refuse to report it. The
-# reference is the build with the variant's flags and no profile.
+# reference is the build with the variant's flags and no profile: its
+# training build, but probe for probe-fp (the probe kinds from IP samples
+# are applied without frame pointers) and base for instr-gen.
 sb_unprofiled() { # variant
-  case $1 in afdo-cfp) echo base ;; afdo-*) echo afdo ;; probe-*|cs-*) echo probe ;; *) echo base ;; esac
+  local t; t=$(sb_variant_field "$1" 2)
+  case $t in probe-fp) echo probe ;; instr-gen|-|'') echo base ;; *) echo "$t" ;; esac
 }
 sb_check_changed() { # workload variant
   if cmp -s "$SB_DIR/gen/$(sb_unprofiled "$2").dis" <(objdump -d --no-show-raw-insn "$(sb_bin "$1" "$2")" | tail -n +3); then
