@@ -24,7 +24,9 @@
 #                    runs: tells "too few samples" from "samples weighted by
 #                    time" (bench/ip_weighting.sh does this for the scoreboard)
 #   Environment: PGOKIT, PK_BENCH_WORK as for cs_generalize.sh; IPG_FREQ
-#   (default 4999, perf's rate in Hz, as `pgokit record --ip` without a PMU).
+#   (default 4999, perf's rate in Hz, as `pgokit record --ip` without a PMU);
+#   SB_AFDO_USE (extra flags of the AutoFDO profile-use builds, as for the
+#   scoreboard: bench/lib/variants.sh).
 #
 # Training binaries as in the scoreboard (bench/lib/variants_ip.sh): AutoFDO
 # from IP samples of the -O2 build itself; probe-only and CSSPGO from IP
@@ -187,7 +189,8 @@ for w in "${workloads[@]}"; do
   log "$w: building the profiles' binaries (two at a time)"
   for f in "$I"/*.prof; do
     n=$(basename "$f" .prof)
-    case $n in afdo-*) fl=() ;; *) fl=(-fpseudo-probe-for-profiling) ;; esac
+    # shellcheck disable=SC2206
+    case $n in afdo-*) fl=(${SB_AFDO_USE:-}) ;; *) fl=(-fpseudo-probe-for-profiling) ;; esac
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
     build_from "$w" "$I/b-$n" "$f" "${fl[@]}" &
     dirs+=("$sub/b-$n")

@@ -15,6 +15,15 @@ SB_DEBUG="-gdwarf-4"
 # 2.7 points less on SQLite, for llvm-profgen-19 as for pgokit:
 # bench/afdo_debug_info.sh), unique names tell static functions apart.
 SB_AFDO_FLAGS="-fdebug-info-for-profiling -funique-internal-linkage-names"
+# Extra flags of AutoFDO's profile-use builds (environment; default none,
+# clang-19's defaults). SB_AFDO_USE=-fsample-profile-use-profi infers their
+# block counts with profi, as clang does by default from version 21 (clang-19
+# applies profi to probe-based profiles on its own, not to line-based ones).
+# Measured on seven programs it is no better on the whole, so the scoreboard
+# keeps clang-19's behaviour: from LBR it gained bzip2 3.0 points but cost
+# Duktape 2.0, Lua 1.9 and tcc 0.5; from IP samples it gained bzip2 6.7 and
+# SQLite 1.3 and cost Lua 1.9 and tcc 1.2 (bench/results/afdo-profi-2026-11-28.md).
+SB_AFDO_USE=${SB_AFDO_USE:-}
 # AutoFDO 0.19's create_gcov from LBR (afdo-cfp) does worse from such a
 # build (SQLite -1.8 % against -8.0 % from the -O2 -g build, bzip2 +6.0 %
 # against +0.5 %, Lua +1.4 against -0.9): it is trained on base, its best
@@ -29,16 +38,16 @@ SB_VARIANTS=(
   "base|-|"
   "probe|-|-fpseudo-probe-for-profiling"
   "instr|instr-gen|-fprofile-instr-use=@P"
-  "afdo-pgokit|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
-  "afdo-llvm|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
-  "afdo-cfp|base|-fprofile-sample-use=@P"
+  "afdo-pgokit|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
+  "afdo-llvm|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
+  "afdo-cfp|base|${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
   "probe-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
-  "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS -fprofile-sample-use=@P"
+  "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
+  "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
   "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-ip-exact|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
