@@ -45,6 +45,7 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     count_part(" (%llu of them stopped inside the binary: no FDE, a stack deeper than the copy)",
                s->stacks_unwound_short);
     count_part(", %llu frames were return address - 1", s->frames_minus_one);
+    count_part("; %llu from an event that fires on time", s->time_weighted);
     fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "
             "blocks raised to their callees' entries; jump tables %llu resolved, %llu not",
             (unsigned long long)f->contexts, (unsigned long long)f->functions, (unsigned long long)f->blocks,
@@ -65,13 +66,15 @@ static void print_ip_summary(const pk_pipeline_report *rep)
         fprintf(stderr, "profgen: base profiles: %llu of %llu take their function's shape inferred from all its "
                 "samples at once (--ip-base-shape contexts: the sum of their contexts' inferences)\n",
                 (unsigned long long)b->profiles, (unsigned long long)(b->profiles + b->no_flat));
-    char fp[512];
+    char fp[768];
     if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_cfi_warning(s, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_density_warning(f, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
+    if (pk_ip_time_weight_note(s, fp, sizeof fp))
+        fprintf(stderr, "profgen: note: %s\n", fp);
     print_discriminator_warning(rep);
 }
 

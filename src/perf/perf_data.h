@@ -90,6 +90,19 @@ typedef struct pk_sample {
 } pk_sample;
 /* The number of samples s stands for. */
 static inline uint64_t pk_sample_weight(const pk_sample *s) { return s->weight ? s->weight : 1; }
+/* Whether the event fires on time (cpu-clock, task-clock, CPU, bus or
+ * reference cycles): its samples land on code in proportion to the time it
+ * takes, not to how often it runs. The low half of config names the event;
+ * the upper half of a hardware event's config may carry a hybrid PMU's type. */
+static inline bool pk_perf_attr_counts_time(const pk_perf_attr *a)
+{
+    uint32_t event = (uint32_t)a->config;
+    if (a->type == 1)  /* PERF_TYPE_SOFTWARE: CPU_CLOCK, TASK_CLOCK */
+        return event == 0 || event == 1;
+    if (a->type == 0)  /* PERF_TYPE_HARDWARE: CPU_CYCLES, BUS_CYCLES, REF_CPU_CYCLES */
+        return event == 0 || event == 6 || event == 9;
+    return false;
+}
 /* Reader notes: without PK_SAMPLE_PERIOD in a fixed-period attr, period is
  * the attr's sample_period (as perf reports it). Samples from perf script
  * text have pid/tid/time 0, period 1, a callchain without context markers

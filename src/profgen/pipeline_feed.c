@@ -61,8 +61,10 @@ static int ip_sample(pk_feed *f, const pk_sample *s)
 {
     if (f->req->pid >= 0 && s->pid != (uint32_t)f->req->pid)
         return 0;
+    uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
+    if (s->attr && pk_perf_attr_counts_time(s->attr))
+        f->ip->stats.time_weighted += w;
     if (s->stack_size) {
-        uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
         int u = unwound_sample(f, s, w);
         if (u <= 0)
             return u;
@@ -78,7 +80,6 @@ static int ip_sample(pk_feed *f, const pk_sample *s)
     } else {
         n = 0;
     }
-    uint64_t w = (f->weight_is_period && s->period ? s->period : 1) * pk_sample_weight(s);
     if (n && f->frames[0] == PK_AGG_EXTERNAL && s->callchain_nr && f->late_samples < LATE_MAX) {
         /* raw user frames, to translate again once every mapping is known */
         size_t k = 0, at = f->late.len;

@@ -50,6 +50,8 @@ typedef struct pk_ip_stats {
                                     (perf record --call-graph dwarf) */
     uint64_t stacks_unwound_short; /* ... that stopped inside the binary: no FDE, a saved value outside
                                     the copy (a deep stack), a rule not evaluated */
+    uint64_t time_weighted;      /* of samples: from an event that fires on time (cpu-clock, cycles:
+                                    pk_perf_attr_counts_time), not on retired instructions */
 } pk_ip_stats;
 
 typedef struct pk_ipraw {
@@ -145,5 +147,9 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap);
 /* The same for stack copies (--call-graph dwarf) when more than 10 % of the
  * unwound chains stopped inside the binary (no FDE, the copy too short). */
 int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap);
+/* A note when most samples come from an event that fires on time: what it
+ * does to the counts, and the event that weighs code by execution instead
+ * (0 and buf[0] = 0 when there is nothing to say). */
+int pk_ip_time_weight_note(const pk_ip_stats *s, char *buf, size_t cap);
 
 #endif

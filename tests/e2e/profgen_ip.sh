@@ -34,6 +34,11 @@ for m in mcf propagate none; do
 done
 check "the summary says the profile came from IP samples" grep -q "from IP samples" "$T/pg-mcf.log"
 check "the summary reports flow inference" grep -q "flow inference:" "$T/pg-mcf.log"
+# cpu-clock fires on time: the summary counts such samples and says what
+# that does to the counts, and which event weighs code by execution
+check "the summary counts the samples of an event that fires on time" grep -q "from an event that fires on time" "$T/pg-mcf.log"
+check "a note on cpu-clock's time weighting names instruction sampling" \
+  grep -q "^profgen: note: 100 % of the samples .*fires on time.*instructions:u" "$T/pg-mcf.log"
 ov() { "$PGOKIT" overlap --exact "$1" --binary "$2" "$3" 2>/dev/null | sed -n 's/.*block overlap \([0-9.]*\).*/\1/p'; }
 o_mcf=$(ov "$T/ex" "$T/demo" "$T/ip-mcf.afdo"); o_none=$(ov "$T/ex" "$T/demo" "$T/ip-none.afdo")
 o_prop=$(ov "$T/ex" "$T/demo" "$T/ip-propagate.afdo")
@@ -101,6 +106,10 @@ for m in mcf none; do
   "$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --flow $m --ignore-stack-samples -o "$T/e-$m.probe"
   "$PGOKIT" profgen -q --binary "$T/demo_probe" --perf "$T/eipp.data" --flow $m -o "$T/e-$m.cs"
 done
+# instruction samples (the emulator's, as a PMU's) draw no such note
+"$PGOKIT" profgen --binary "$T/demo" --perf "$T/eip.data" -o "$T/e-note.afdo" 2>"$T/e-note.log"
+check "the summary of instruction samples says IP" grep -q "from IP samples" "$T/e-note.log"
+check "instruction samples: no time-weighting note" sh -c "! grep -q 'fires on time' '$T/e-note.log'"
 for k in afdo probe cs; do
   ex=$T/eexp; b=$T/demo_probe; [ $k = afdo ] && { ex=$T/eex; b=$T/demo; }
   a=$(ov "$ex" "$b" "$T/e-mcf.$k"); n=$(ov "$ex" "$b" "$T/e-none.$k")

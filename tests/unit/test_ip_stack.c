@@ -7,6 +7,7 @@
 #include "test.h"
 #include "unwind/ip_stack.h"
 #include "binary/binary.h"
+#include "perf/perf_data.h"
 
 static int fake_class(void *ctx, uint64_t a)
 {
@@ -166,6 +167,47 @@ TEST(recursion_is_compressed_and_children_found)
     CHECK_OK(pk_ipraw_child(&r, parent, 0x1010, 0x2000, &child, &err), &err);
     CHECK_STR(ctx_str(&r, child), "0x1010 0x2000");
     pk_ipraw_free(&r);
+}
+
+/* Which events weigh code by time: software clocks and cycle counters;
+ * retired instructions and branches count executions. */
+TEST(events_that_fire_on_time)
+{
+    pk_perf_attr a = {.type = 1, .config = 0}; /* cpu-clock */
+    CHECK(pk_perf_attr_counts_time(&a));
+    a.config = 1; /* task-clock */
+    CHECK(pk_perf_attr_counts_time(&a));
+    a.config = 2; /* page-faults */
+    CHECK(!pk_perf_attr_counts_time(&a));
+    a = (pk_perf_attr){.type = 0, .config = 0}; /* cycles */
+    CHECK(pk_perf_attr_counts_time(&a));
+    a.config = 9; /* ref-cycles */
+    CHECK(pk_perf_attr_counts_time(&a));
+    a.config = (8ull << 32) | 0; /* cycles of a hybrid PMU (type 8 in the upper half) */
+    CHECK(pk_perf_attr_counts_time(&a));
+    a.config = 1; /* instructions */
+    CHECK(!pk_perf_attr_counts_time(&a));
+    a.config = 4; /* branch-instructions */
+    CHECK(!pk_perf_attr_counts_time(&a));
+    a = (pk_perf_attr){.type = 4, .config = 0xc0}; /* a raw event: not known */
+    CHECK(!pk_perf_attr_counts_time(&a));
+}
+
+/* The note speaks when most samples are timed, and only then. */
+TEST(time_weight_note)
+{
+    pk_ip_stats st = {0};
+    char buf[768], small[16];
+    CHECK(pk_ip_time_weight_note(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    st.samples = 100;
+    st.time_weighted = 50;
+    CHECK(pk_ip_time_weight_note(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    st.time_weighted = 51;
+    int n = pk_ip_time_weight_note(&st, buf, sizeof buf);
+    CHECK(n > 0 && (size_t)n == strlen(buf));
+    CHECK(strstr(buf, "51 % of the samples (51 of 100)") != NULL);
+    CHECK(strstr(buf, "instructions") != NULL);
+    CHECK(pk_ip_time_weight_note(&st, small, sizeof small) == 15 && small[15] == 0);
 }
 
 int main(void) { return pk_test_main(); }
