@@ -212,7 +212,10 @@ def main():
           "the same training commands, several runs merged: AutoFDO on the build its LBR counterpart is "
           "trained on (a line profile speaks of the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
           "(probe + -fno-omit-frame-pointer, for the call chains), applied to the ordinary probe builds; "
-          "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files.",
+          "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files. "
+          + (f"AutoFDO's profile-use builds add {os.environ['SB_AFDO_USE']} (SB_AFDO_USE)."
+             if os.environ.get("SB_AFDO_USE") else
+             "AutoFDO's profile-use builds use clang-19's own count propagation (no -fsample-profile-use-profi)."),
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
           "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",
           ""]
