@@ -63,7 +63,7 @@ for w in "${workloads[@]}"; do
   specs=()
   for p in afdo-pgokit afdo-llvm afdo-ip-pgokit; do
     sb_check_profile "plain-$p" "$X/$p.prof"
-    specs+=("plain-$p|${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=$X/$p.prof|$X/$p.prof")
+    specs+=("plain-$p|$SB_AFDO_SAMPLE_USE=$X/$p.prof|$X/$p.prof")
   done
   sb_build_all "$w" "" "${specs[@]}"
   names=(base afdo)

@@ -76,7 +76,7 @@ for w in "${workloads[@]}"; do
   gen dw-afdo afdo
   gen dw-probe probe --ignore-stack-samples
   gen dw-cs probe
-  specs=("dw-afdo-ip|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=$R/dw-afdo.prof|$R/dw-afdo.prof"
+  specs=("dw-afdo-ip|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=$R/dw-afdo.prof|$R/dw-afdo.prof"
          "dw-probe-ip|-fpseudo-probe-for-profiling -fprofile-sample-use=$R/dw-probe.prof|$R/dw-probe.prof"
          "dw-cs-ip|-fpseudo-probe-for-profiling -fprofile-sample-use=$R/dw-cs.prof|$R/dw-cs.prof")
   log "$w: ${#specs[@]} builds"

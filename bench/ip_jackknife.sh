@@ -66,7 +66,7 @@ for w in "${workloads[@]}"; do
     [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built (by the scoreboard, or by bench/ip_dwarf.sh for dw-*)"
     names+=("$v")
     case $v in
-      dw-afdo-ip) flags="$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P" ;;
+      dw-afdo-ip) flags="$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P" ;;
       dw-*) flags="-fpseudo-probe-for-profiling -fprofile-sample-use=@P" ;;
       *) flags=$(sb_variant_field "$v" 3) ;;
     esac

@@ -24,6 +24,8 @@ SB_AFDO_FLAGS="-fdebug-info-for-profiling -funique-internal-linkage-names"
 # Duktape 2.0, Lua 1.9 and tcc 0.5; from IP samples it gained bzip2 6.7 and
 # SQLite 1.3 and cost Lua 1.9 and tcc 1.2 (bench/results/afdo-profi-2026-11-28.md).
 SB_AFDO_USE=${SB_AFDO_USE:-}
+# -fprofile-sample-use for AutoFDO, with those flags before it.
+SB_AFDO_SAMPLE_USE="${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use"
 # AutoFDO 0.19's create_gcov from LBR (afdo-cfp) does worse from such a
 # build (SQLite -1.8 % against -8.0 % from the -O2 -g build, bzip2 +6.0 %
 # against +0.5 %, Lua +1.4 against -0.9): it is trained on base, its best
@@ -38,16 +40,16 @@ SB_VARIANTS=(
   "base|-|"
   "probe|-|-fpseudo-probe-for-profiling"
   "instr|instr-gen|-fprofile-instr-use=@P"
-  "afdo-pgokit|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
-  "afdo-llvm|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
-  "afdo-cfp|base|${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
+  "afdo-pgokit|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
+  "afdo-llvm|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
+  "afdo-cfp|base|$SB_AFDO_SAMPLE_USE=@P"
   "probe-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
-  "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS ${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use=@P"
+  "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
+  "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
   "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "probe-ip-exact|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
@@ -313,20 +315,21 @@ sb_check_changed() { # workload variant
 }
 
 sb_stage_variants() { # workload dir: build every profile-use variant
-  local w=$1 D=$2 v flags specs=()
+  local w=$1 D=$2 v flags specs=() refs=" " k
   for v in $(sb_variant_names); do
     case $v in base|probe) continue ;; esac
     flags=$(sb_variant_field "$v" 3)
     local prof="$D/prof/$v.prof"; [ "$v" = instr ] && prof="$D/prof/instr.profdata"
     [ -s "$prof" ] || die "$w/$v: profile $prof missing (run the profiles stage)"
     specs+=("$v|${flags//@P/$prof}|$prof")
+    k=$(sb_unprofiled "$v"); [[ "$refs" == *" $k "* ]] || refs+="$k "
   done
-  local k
-  for k in base afdo probe; do
+  # the builds without profile that sb_check_changed compares with
+  for k in $refs; do
     objdump -d --no-show-raw-insn "$(sb_bin "$w" "$k")" | tail -n +3 > "$D/gen/$k.dis"
   done
   sb_build_all "$w" sb_check_changed "${specs[@]}"
-  rm -f "$D"/gen/{base,afdo,probe}.dis
+  for k in $refs; do rm -f "$D/gen/$k.dis"; done
 }
 
 sb_stage_measure() { # workload dir reps
