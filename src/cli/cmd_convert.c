@@ -19,6 +19,10 @@ static void usage(FILE *to)
             "  --format F     output format: text, binary, extbinary (default), gcc\n"
             "  --use-md5      extbinary: store MD5 GUIDs instead of names\n"
             "  --compress     extbinary: zlib-compress every section\n"
+            "  --mark-preinlined  extbinary: flag the profile pre-inlined (as profgen's option:\n"
+            "                 clang then uses its CSSPGO profile-use pipeline on an AutoFDO profile)\n"
+            "  --mark-all-context-preinlined  also every profile and inlinee ContextShouldBeInlined\n"
+            "                 (extbinary or text; llvm-profgen's option)\n"
             "Samples (perf.data is recognised by its magic, gzip-compressed pprof by gzip's):\n"
             "  perf.data -> pprof      --format pprof, or OUT ending in .pb.gz, .pprof, .pb\n"
             "  pprof -> perf.data      --format perf, or OUT ending in .data\n"
@@ -135,6 +139,7 @@ int pk_cmd_convert(int argc, char **argv)
     pk_pprof_opts ro;
     pk_pprof_opts_init(&ro);
     bool quiet = false;
+    int mark = PK_PREINLINED_NONE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -185,6 +190,11 @@ int pk_cmd_convert(int argc, char **argv)
             o.use_md5 = 1;
         } else if (!strcmp(a, "--compress") || !strcmp(a, "--compress-all-sections")) {
             o.compress = 1;
+        } else if (!strcmp(a, "--mark-preinlined")) {
+            if (mark != PK_PREINLINED_ALL)
+                mark = PK_PREINLINED_FLAG;
+        } else if (!strcmp(a, "--mark-all-context-preinlined")) {
+            mark = PK_PREINLINED_ALL;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (a[0] == '-' && a[1]) {
@@ -207,6 +217,9 @@ int pk_cmd_convert(int argc, char **argv)
         if (!pk_file_map(&f, in, &err)) {
             bool raw = pk_file_identify(f.data, f.size) == PK_KIND_RAWPROF;
             pk_file_unmap(&f);
+            if (raw && mark)
+                return pk_cli_usage("convert", "%s is a raw profile (samples): only a sample profile can be "
+                                    "marked pre-inlined", in);
             if (raw)
                 return convert_raw(in, out, format);
         }
@@ -223,6 +236,8 @@ int pk_cmd_convert(int argc, char **argv)
     bool sample_out = format ? !strcmp(format, "pprof") || !strcmp(format, "perf")
                              : pprof_name(out) || (kind != PK_SAMPLES_UNKNOWN && ends_with(out, ".data"));
     if (kind != PK_SAMPLES_UNKNOWN) {
+        if (mark)
+            return pk_cli_usage("convert", "%s holds samples: only a sample profile can be marked pre-inlined", in);
         if (format && !sample_out)
             return pk_cli_usage("convert", "samples convert to pprof or perf, not '%s' (a sample profile comes "
                                 "from `pgokit profgen`)", format);
@@ -232,12 +247,18 @@ int pk_cmd_convert(int argc, char **argv)
         return pk_cli_usage("convert", "%s is neither perf.data nor pprof (use --from for raw protobuf)", in);
     if (format && pk_prof_format_parse(format, &o.format))
         return pk_cli_usage("convert", "unknown format '%s'", format);
+    if (pk_prof_format_check_preinlined(o.format, mark, &err))
+        return pk_cli_usage("convert", "%s", err.msg);
 
     pk_profset ps;
     if (pk_profset_init(&ps, &err))
         return pk_cli_fail("convert", &err);
     int rc = 0;
-    if (pk_prof_read_file(&ps, in, PK_FMT_AUTO, NULL, &err) || pk_prof_write_file(&ps, &o, out, &err))
+    if (pk_prof_read_file(&ps, in, PK_FMT_AUTO, NULL, &err))
+        rc = pk_cli_fail("convert", &err);
+    if (!rc && mark)
+        pk_profset_mark_preinlined(&ps, mark == PK_PREINLINED_ALL);
+    if (!rc && pk_prof_write_file(&ps, &o, out, &err))
         rc = pk_cli_fail("convert", &err);
     pk_profset_free(&ps);
     return rc;

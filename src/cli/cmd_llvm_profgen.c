@@ -26,7 +26,7 @@ static const char *const same_bool[] = {
     "--use-md5", "--populate-profile-symbol-list", "--update-total-samples", "--show-density",
     "--skip-symbolization", "--use-offset", "--fill-zero-for-all-funcs", "--leading-ip-only",
     "--use-first-loadable-segment-as-base", "--show-mmap-events", "--show-detailed-warning",
-    "--use-context-cost-for-preinliner", "--csspgo-replay-preinline",
+    "--use-context-cost-for-preinliner", "--csspgo-replay-preinline", "--mark-all-context-preinlined",
 };
 /* Booleans that map to a pgokit flag when true. */
 static const struct {

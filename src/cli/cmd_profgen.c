@@ -84,6 +84,12 @@ PK_CLI_DEBUG_HELP
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
     "                      of body samples\n"
     "  --no-dup-factor     do not scale counts by the discriminator duplication factor\n"
+    "  --mark-preinlined   extbinary: flag the profile pre-inlined, no call site forced. clang 16+\n"
+    "                      then treats a line-based AutoFDO profile as it treats CSSPGO and probe\n"
+    "                      profiles: profi infers block counts, ext-TSP lays out blocks, the\n"
+    "                      priority-ordered sample inliner decides. Measured on 7 programs\n"
+    "                      (bench/results/afdo-preinlined-*.md): better on 5, worse on 2; build\n"
+    "                      with and without, and keep what runs faster\n"
     "  --ignore-stack-samples  no calling contexts even when samples have call stacks\n"
     "  --no-preinline      CSSPGO: keep the flat context profile (cold contexts merged),\n"
     "                      no pre-inliner, no nesting\n"
@@ -154,7 +160,12 @@ PK_CLI_DEBUG_HELP
     "  --profile-density-cutoff-hot N    the share of samples the density covers (990000)\n"
     "  --use-md5                         extbinary: MD5 name table\n"
     "  --populate-profile-symbol-list    extbinary: list every function of the binary, so the\n"
-    "                                    compiler tells \"not sampled\" from \"not profiled\"\n";
+    "                                    compiler tells \"not sampled\" from \"not profiled\"\n"
+    "  --mark-all-context-preinlined     every profile and inlinee ContextShouldBeInlined, the\n"
+    "                                    profile pre-inlined (llvm-profgen's option, after 19):\n"
+    "                                    clang inlines every nested inlinee it can, and uses its\n"
+    "                                    CSSPGO profile-use pipeline (see --mark-preinlined);\n"
+    "                                    extbinary or text\n";
 
 typedef struct progress {
     bool on;
@@ -401,6 +412,11 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.write.use_md5 = flag;
         } else if (bool_opt(a, "--populate-profile-symbol-list", &flag, &bad)) {
             rq.symbol_list = flag;
+        } else if (bool_opt(a, "--mark-all-context-preinlined", &flag, &bad)) {
+            rq.mark_preinlined = flag ? PK_PREINLINED_ALL : PK_PREINLINED_NONE;
+        } else if (!strcmp(a, "--mark-preinlined")) {
+            if (rq.mark_preinlined != PK_PREINLINED_ALL)
+                rq.mark_preinlined = PK_PREINLINED_FLAG;
         } else if (OPT("--compress-recursion") || OPT("--csprof-max-context-depth") ||
                    OPT("--csprof-max-cold-context-depth") || OPT("--profile-summary-hot-count") ||
                    OPT("--profile-summary-cold-count") || OPT("--profile-summary-cutoff-hot") ||

@@ -64,6 +64,8 @@ const char pk_llvm_profgen_help[] =
     "                                             this debug type)\n"
     "  --use-md5                                - extbinary: MD5 name table\n"
     "  --populate-profile-symbol-list           - extbinary: list every function of the binary\n"
+    "  --mark-all-context-preinlined            - Every profile and inlinee ContextShouldBeInlined, the\n"
+    "                                             profile pre-inlined (llvm-profgen's option after 19)\n"
     "  --update-total-samples                   - Line-based: totals are the sums of what is inside\n"
     "  --fill-zero-for-all-funcs                - Line-based: every function of the binary gets a profile\n"
     "  --show-density                           - Print the profile density\n"

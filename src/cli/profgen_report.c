@@ -191,6 +191,8 @@ void pk_profgen_print_written(const pk_pipeline_request *rq, const pk_pipeline_r
 {
     const char *fmt = pk_prof_format_name(rq->write.format);
     const char *shape = rq->no_preinline ? ", flat" : ", pre-inlined, nested";
+    const char *marked = rq->mark_preinlined == PK_PREINLINED_ALL ? ", marked pre-inlined, every context"
+                         : rq->mark_preinlined ? ", marked pre-inlined" : "";
     size_t gcc_funcs;
     uint64_t gcc_total;
     switch (rep->mode) {
@@ -201,13 +203,13 @@ void pk_profgen_print_written(const pk_pipeline_request *rq, const pk_pipeline_r
                     gcc_funcs, (unsigned long long)gcc_total);
             break;
         }
-        fprintf(stderr, "profgen: wrote %s (%s, line-based AutoFDO): %zu functions, total samples %llu, "
-                "body samples %llu\n", rq->output, fmt, rep->profiles, (unsigned long long)rep->line.total_samples,
-                (unsigned long long)rep->line.body_samples);
+        fprintf(stderr, "profgen: wrote %s (%s, line-based AutoFDO%s): %zu functions, total samples %llu, "
+                "body samples %llu\n", rq->output, fmt, marked, rep->profiles,
+                (unsigned long long)rep->line.total_samples, (unsigned long long)rep->line.body_samples);
         break;
     case PK_MODE_PROBE:
-        fprintf(stderr, "profgen: wrote %s (%s, probe-based): %zu functions, %llu probes hit\n", rq->output, fmt,
-                rep->profiles, (unsigned long long)rep->probe.probes_hit);
+        fprintf(stderr, "profgen: wrote %s (%s, probe-based%s): %zu functions, %llu probes hit\n", rq->output, fmt,
+                marked, rep->profiles, (unsigned long long)rep->probe.probes_hit);
         break;
     case PK_MODE_LINE_CS:
         fprintf(stderr, "profgen: wrote %s (%s, context-sensitive line-based%s): %zu top-level profiles, "

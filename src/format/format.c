@@ -102,6 +102,17 @@ const char *pk_prof_format_name(pk_prof_format f)
     }
 }
 
+int pk_prof_format_check_preinlined(pk_prof_format f, int mark, pk_err *err)
+{
+    if (mark == PK_PREINLINED_NONE || f == PK_FMT_EXTBINARY || (f == PK_FMT_TEXT && mark == PK_PREINLINED_ALL))
+        return 0;
+    if (f == PK_FMT_TEXT)
+        return pk_err_set(err, "the text format marks a profile pre-inlined only through its contexts' "
+                               "ShouldBeInlined attributes: the pre-inlined flag alone needs extbinary");
+    return pk_err_set(err, "the %s format cannot mark a profile pre-inlined (extbinary can%s)",
+                      pk_prof_format_name(f), mark == PK_PREINLINED_ALL ? ", and text" : "");
+}
+
 int pk_prof_format_parse(const char *s, pk_prof_format *f)
 {
     if (!strcmp(s, "text"))

@@ -51,6 +51,14 @@ void pk_buf_printf(pk_buf *b, const char *fmt, ...) __attribute__((format(printf
 const char *pk_prof_format_name(pk_prof_format f);
 /* "text", "binary", "extbinary", "gcc" (also "afdo"). */
 int pk_prof_format_parse(const char *s, pk_prof_format *f);
+/* How a profile is marked pre-inlined before it is written
+ * (pk_profset_mark_preinlined): FLAG, the extbinary summary's IsPreInlined
+ * flag alone; ALL, every profile and inlinee ContextShouldBeInlined too,
+ * which the text format also carries (its readers infer the flag from the
+ * attributes). LLVM's raw binary and GCC's formats carry neither. */
+enum pk_preinlined_mark { PK_PREINLINED_NONE, PK_PREINLINED_FLAG, PK_PREINLINED_ALL };
+/* 0 when format f can carry the mark; else -1, the error saying why. */
+int pk_prof_format_check_preinlined(pk_prof_format f, int mark, pk_err *err);
 /* Guesses the format from the first bytes (PK_FMT_TEXT when nothing else matches). */
 pk_prof_format pk_prof_detect(const uint8_t *data, size_t size);
 

@@ -660,6 +660,11 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     memset(rep, 0, sizeof *rep);
     run r = {.req = req, .rep = rep};
     int rc = -1;
+    /* before any work: the output must be able to say it */
+    if (req->mark_preinlined && req->raw_only)
+        return pk_err_set(err, "a raw profile holds samples, not a sample profile: it cannot be marked pre-inlined");
+    if (pk_prof_format_check_preinlined(req->write.format, req->mark_preinlined, err))
+        return -1;
     if (open_target(&r, err))
         goto out;
     if (req->ninputs && req->inputs[0].kind == PK_INPUT_PROFILE) {
@@ -671,6 +676,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         rep->profiles = pk_profset_count(done);
         if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)done, err))
             goto out;
+        if (req->mark_preinlined)
+            pk_profset_mark_preinlined((pk_profset *)done, req->mark_preinlined == PK_PREINLINED_ALL);
         if ((rep->density = pk_profset_density(done, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
             goto out;
         rc = pk_prof_write_file(done, &req->write, req->output, err);
@@ -773,6 +780,8 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
     }
     if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)result, err))
         goto out;
+    if (req->mark_preinlined)
+        pk_profset_mark_preinlined((pk_profset *)result, req->mark_preinlined == PK_PREINLINED_ALL);
     if ((rep->density = pk_profset_density(result, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
         goto out;
     rc = pk_prof_write_file(result, &req->write, req->output, err);

@@ -115,6 +115,8 @@ typedef struct pk_pipeline_request {
     bool no_nest;                    /* CS: flat output (pre-inlined unless told otherwise) */
     pk_preinline_opts *preinline;    /* CS: the pre-inliner's thresholds (NULL: its defaults) */
     bool symbol_list;                /* the profile symbol list: every DWARF function */
+    int mark_preinlined;             /* enum pk_preinlined_mark: how the written profile says it
+                                        is pre-inlined (pk_profset_mark_preinlined); NONE: as made */
     uint32_t density_cutoff;         /* the profile density's cutoff, millionths (0: 990000) */
     /* Optional callbacks, for a caller that shows progress. */
     void *cb_ctx;

@@ -325,6 +325,17 @@ int pk_fprof_merge(pk_profset *dps, pk_fprof *dst, const pk_profset *sps, const 
 bool pk_fprof_take(pk_fprof *dst, pk_fprof *src);
 /* Multiplies every count by num/den (rounded down, saturating). */
 void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
+/* Marks the set pre-inlined (the summary section's IsPreInlined flag). Why
+ * a line-based profile would say so: clang 16 and later, reading a profile
+ * that is context-sensitive, probe-based or pre-inlined, switch on the
+ * profile-use pipeline made for CSSPGO (profi's count inference, iterative
+ * block frequencies, ext-TSP block layout, the priority-ordered sample
+ * inliner without function size limits), which line-based AutoFDO profiles
+ * otherwise do not get. With every_context, every profile and inlined
+ * instance also gets ContextShouldBeInlined, which makes clang inline each
+ * nested inlinee where it can: the profiled binary's inlining replayed
+ * (llvm-profgen's --mark-all-context-preinlined). */
+void pk_profset_mark_preinlined(pk_profset *ps, bool every_context);
 /* The summary as LLVM's SampleProfileSummaryBuilder computes it with the 16
  * default cutoffs (CS profiles: on the context-flattened profile). */
 int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err);

@@ -210,6 +210,75 @@ TEST(writers_refuse_what_formats_cannot_hold)
     pk_profset_free(&ps);
 }
 
+/* A profile marked pre-inlined: flag alone (extbinary only), or every
+ * profile and inlinee ContextShouldBeInlined (text too, which carries the
+ * mark through its attributes). clang's reader sees what llvm-profdata-19
+ * shows of the same bytes (tests/e2e/afdo_preinlined.sh). */
+TEST(preinlined_marks)
+{
+    static const char all[] =
+        "main:1000:10\n"
+        " 1: 10\n"
+        " 2: 100 foo:60 bar:40\n"
+        " 3.2: 50\n"
+        " 4: inlined_fn:300\n"
+        "  1: 200\n"
+        "  2.1: 100 baz:100\n"
+        "  !Attributes: 2\n"
+        " !Attributes: 2\n"
+        "foo:500:60\n"
+        " 0: 60\n"
+        " 1: 440\n"
+        " !Attributes: 2\n";
+    pk_err e;
+    pk_write_opts ext = {PK_FMT_EXTBINARY, 0, 0, 0}, txt = {PK_FMT_TEXT, 0, 0, 0};
+    pk_profset ps, back;
+    pk_buf b = {0}, t = {0};
+    /* the flag alone: the counts and attributes stay as they were */
+    CHECK_OK(load_text(&ps, plain, &e), &e);
+    CHECK(!(ps.kind & PK_PROF_PREINLINED));
+    pk_profset_mark_preinlined(&ps, false);
+    CHECK(ps.kind & PK_PROF_PREINLINED);
+    CHECK_OK(pk_prof_write_mem(&ps, &ext, &b, &e), &e);
+    CHECK_OK(pk_profset_init(&back, &e), &e);
+    CHECK_OK(pk_prof_read_mem(&back, b.data, b.len, "mem", PK_FMT_AUTO, NULL, &e), &e);
+    CHECK(back.kind & PK_PROF_PREINLINED);
+    to_text(&back, &t);
+    CHECK(t.len == strlen(plain) && !memcmp(t.data, plain, t.len));
+    pk_profset_free(&back);
+    /* every context: nested inlinees too, through text and extbinary alike */
+    pk_profset_mark_preinlined(&ps, true);
+    to_text(&ps, &t);
+    CHECK(t.len == strlen(all) && !memcmp(t.data, all, t.len));
+    if (t.len != strlen(all) || memcmp(t.data, all, t.len))
+        fprintf(stderr, "got\n%.*s\n", (int)t.len, (char *)t.data);
+    const pk_write_opts *outs[2] = {&ext, &txt};
+    for (int i = 0; i < 2; i++) {
+        b.len = 0;
+        CHECK_OK(pk_prof_write_mem(&ps, outs[i], &b, &e), &e);
+        CHECK_OK(pk_profset_init(&back, &e), &e);
+        CHECK_OK(pk_prof_read_mem(&back, b.data, b.len, "mem", PK_FMT_AUTO, NULL, &e), &e);
+        CHECK(back.kind & PK_PROF_PREINLINED);
+        to_text(&back, &t);
+        CHECK(t.len == strlen(all) && !memcmp(t.data, all, t.len));
+        pk_profset_free(&back);
+    }
+    pk_profset_free(&ps);
+    pk_buf_free(&b);
+    pk_buf_free(&t);
+    /* which formats can say it */
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_GCC, PK_PREINLINED_NONE, &e) == 0);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_EXTBINARY, PK_PREINLINED_FLAG, &e) == 0);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_EXTBINARY, PK_PREINLINED_ALL, &e) == 0);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_TEXT, PK_PREINLINED_ALL, &e) == 0);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_TEXT, PK_PREINLINED_FLAG, &e) == -1);
+    CHECK(strstr(e.msg, "needs extbinary") != NULL);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_BINARY, PK_PREINLINED_ALL, &e) == -1);
+    CHECK(strstr(e.msg, "binary format cannot") != NULL);
+    CHECK(pk_prof_format_check_preinlined(PK_FMT_GCC, PK_PREINLINED_FLAG, &e) == -1);
+    CHECK(strstr(e.msg, "gcc format cannot") != NULL);
+}
+
 /* fuzz_prof_extbinary: a name index naming an empty string of the name
  * table made a nameless inlinee, written as text (" 3: :560") that the
  * text reader refused. */
