@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AutoFDO profiles marked pre-inlined. clang (16 and later) reads a profile
+# AutoFDO profiles marked pre-inlined. clang-19 reads a profile
 # that is context-sensitive, probe-based or pre-inlined with the profile-use
 # pipeline it has for CSSPGO: profi's count inference, iterative block
 # frequencies, ext-TSP block layout, the priority-ordered sample inliner
@@ -21,7 +21,8 @@
 #       AFP_IP_RUNS (5) `perf record -e cpu-clock:u -F 4999 --call-graph fp`
 #       runs; profiles by pgokit (LBR, IP) and llvm-profgen-19 (LBR,
 #       --ignore-stack-samples)
-#   Environment: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG as for the scoreboard.
+#   Environment: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG, SB_AFDO_USE as for the
+#   scoreboard; AFP_IP_RUNS (5).
 #   Prints a Markdown table per workload.
 #
 # Anchors get the same marks: llvm-profgen-19's profile is marked by `pgokit
@@ -145,7 +146,8 @@ general_workload() {
   for pr in lbr llvm ip; do
     for v in "$pr" "$pr-flag" "$pr-all"; do
       mkdir -p "$D/$v"
-      build "$w" "$D/$v/$b" $SB_AFDO_FLAGS -fprofile-sample-use="$D/$v.prof"
+      # shellcheck disable=SC2086
+      build "$w" "$D/$v/$b" $SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE="$D/$v.prof"
     done
   done
   log "$w: counts"

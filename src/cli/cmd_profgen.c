@@ -84,7 +84,7 @@ PK_CLI_DEBUG_HELP
     "  --total MODE        line-based function totals: per-byte (llvm-profgen/AutoFDO) or sum\n"
     "                      of body samples\n"
     "  --no-dup-factor     do not scale counts by the discriminator duplication factor\n"
-    "  --mark-preinlined   extbinary: flag the profile pre-inlined, no call site forced. clang 16+\n"
+    "  --mark-preinlined   extbinary: flag the profile pre-inlined, no call site forced. clang-19\n"
     "                      then treats a line-based AutoFDO profile as it treats CSSPGO and probe\n"
     "                      profiles: profi infers block counts, ext-TSP lays out blocks, the\n"
     "                      priority-ordered sample inliner decides. Measured on 7 programs\n"

@@ -655,6 +655,20 @@ static int post_process_profile(run *r, const pk_profset **result, pk_err *err)
     return finish_contexts(r, r->rep->mode, result, err);
 }
 
+/* What every profile goes through last, made or read: the symbol list, the
+ * pre-inlined mark, the density, the writer. */
+static int write_result(run *r, pk_profset *ps, pk_err *err)
+{
+    const pk_pipeline_request *req = r->req;
+    if (req->symbol_list && add_symbol_list(r->bin, ps, err))
+        return -1;
+    if (req->mark_preinlined)
+        pk_profset_mark_preinlined(ps, req->mark_preinlined == PK_PREINLINED_ALL);
+    if ((r->rep->density = pk_profset_density(ps, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
+        return -1;
+    return pk_prof_write_file(ps, &req->write, req->output, err);
+}
+
 int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_err *err)
 {
     memset(rep, 0, sizeof *rep);
@@ -674,13 +688,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
         rep->counted = true;
         pk_profset_remove_ambiguous((pk_profset *)done);
         rep->profiles = pk_profset_count(done);
-        if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)done, err))
-            goto out;
-        if (req->mark_preinlined)
-            pk_profset_mark_preinlined((pk_profset *)done, req->mark_preinlined == PK_PREINLINED_ALL);
-        if ((rep->density = pk_profset_density(done, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
-            goto out;
-        rc = pk_prof_write_file(done, &req->write, req->output, err);
+        rc = write_result(&r, (pk_profset *)done, err);
         goto out;
     }
     bool probe = !req->dwarf_correlation && pk_elf_has_pseudo_probes(pk_binary_elf(r.bin));
@@ -778,13 +786,7 @@ int pk_pipeline_run(const pk_pipeline_request *req, pk_pipeline_report *rep, pk_
                    r.target.build_id_size ? h : "none");
         goto out;
     }
-    if (req->symbol_list && add_symbol_list(r.bin, (pk_profset *)result, err))
-        goto out;
-    if (req->mark_preinlined)
-        pk_profset_mark_preinlined((pk_profset *)result, req->mark_preinlined == PK_PREINLINED_ALL);
-    if ((rep->density = pk_profset_density(result, req->density_cutoff ? req->density_cutoff : 990000, err)) < 0)
-        goto out;
-    rc = pk_prof_write_file(result, &req->write, req->output, err);
+    rc = write_result(&r, (pk_profset *)result, err);
 out:
     cleanup(&r);
     return rc;

@@ -326,8 +326,8 @@ bool pk_fprof_take(pk_fprof *dst, pk_fprof *src);
 /* Multiplies every count by num/den (rounded down, saturating). */
 void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
 /* Marks the set pre-inlined (the summary section's IsPreInlined flag). Why
- * a line-based profile would say so: clang 16 and later, reading a profile
- * that is context-sensitive, probe-based or pre-inlined, switch on the
+ * a line-based profile would say so: clang-19, reading a profile
+ * that is context-sensitive, probe-based or pre-inlined, switches on the
  * profile-use pipeline made for CSSPGO (profi's count inference, iterative
  * block frequencies, ext-TSP block layout, the priority-ordered sample
  * inliner without function size limits), which line-based AutoFDO profiles
