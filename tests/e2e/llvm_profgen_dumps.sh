@@ -43,9 +43,10 @@ while read -r o; do
     grep -q "Unknown command line argument '$o" "$T/o.ll.err" && notllvm="$notllvm $o"
 done < "$T/listed"
 check_eq "--help: every option listed is taken by the drop-in" "" "$refused"
-# (--debug-only exists in llvm-profgen's debug builds only)
-check_eq "--help: every option listed is llvm-profgen-19's (but pgokit's --quiet, and --debug-only)" \
-    " --debug-only --quiet" "$notllvm"
+# (--debug-only exists in llvm-profgen's debug builds only;
+# --mark-all-context-preinlined in llvm-profgen after 19)
+check_eq "--help: every option listed is llvm-profgen-19's (but pgokit's --quiet, --debug-only and a later one)" \
+    " --debug-only --mark-all-context-preinlined --quiet" "$notllvm"
 "$PGOKIT" llvm-profgen --color --binary=x --perfscript=y --output=z 2> "$T/color.err"
 check "--color (not listed) is refused by name" grep -q "option --color is not supported" "$T/color.err"
 
