@@ -7,7 +7,7 @@
 # marked (`pgokit profgen` / `pgokit convert` --mark-preinlined: the flag
 # alone; --mark-all-context-preinlined: every profile and inlinee also
 # ContextShouldBeInlined, the profiled binary's inlining replayed). This
-# bench builds each AutoFDO profile three ways (as written, flagged, every
+# bench builds each AutoFDO profile three ways (unmarked, flagged, every
 # context marked) and counts the measured runs' instructions against -O2.
 #
 #   bench/afdo_preinlined.sh WORKLOAD...
@@ -45,8 +45,10 @@ done
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 die() { echo "afdo_preinlined: FAILED: $*" >&2; exit 1; }
 
-# mark IN OUT-PREFIX: OUT-PREFIX-flag.prof and OUT-PREFIX-all.prof
+# mark IN OUT-PREFIX: OUT-PREFIX-no.prof (unmarked, whatever marks the
+# profile came with), OUT-PREFIX-flag.prof, OUT-PREFIX-all.prof
 mark() {
+  "$PGOKIT" convert -q "$1" --mark-preinlined=no -o "$2-no.prof" || die "convert --mark-preinlined=no $1"
   "$PGOKIT" convert -q "$1" --mark-preinlined -o "$2-flag.prof" || die "convert --mark-preinlined $1"
   "$PGOKIT" convert -q "$1" --mark-all-context-preinlined -o "$2-all.prof" ||
     die "convert --mark-all-context-preinlined $1"
@@ -64,7 +66,7 @@ for line in open(path):
 base = counts["base"]
 pct = lambda v: f"{(counts[v] / base - 1) * 100:+.2f} %" if v in counts else "-"
 print(f"\n### {w}: instructions vs -O2\n")
-print("| profile | as written | flagged pre-inlined | every context ShouldBeInlined |")
+print("| profile | unmarked | flagged pre-inlined | every context ShouldBeInlined |")
 print("|---|---:|---:|---:|")
 for v, label in (("lbr", "LBR, pgokit"), ("llvm", "LBR, llvm-profgen-19"), ("ip", "IP (cpu-clock), pgokit")):
     print(f"| {label} | {pct(v)} | {pct(v + '-flag')} | {pct(v + '-all')} |")
@@ -84,11 +86,10 @@ scoreboard_workload() {
   for v in afdo-pgokit afdo-llvm afdo-ip-pgokit; do
     [ -s "$D/prof/$v.prof" ] || die "$w: no $v profile in $D (run bench/scoreboard.sh first)"
     mark "$D/prof/$v.prof" "$D/pre/$v"
-    cp "$D/prof/$v.prof" "$D/pre/$v-asis.prof"
     flags=$(sb_variant_field "$v" 3)
-    # built again as written too, beside the marked ones: the scoreboard's
-    # own build may be of other flags (SB_AFDO_USE)
-    for k in asis flag all; do
+    # unmarked built here too, beside the marked ones: the scoreboard's own
+    # build may be of other flags (SB_AFDO_USE)
+    for k in no flag all; do
       specs+=("pre-$k-$v|${flags//@P/$D/pre/$v-$k.prof}|$D/pre/$v-$k.prof")
       names+=("pre-$k-$v")
     done
@@ -98,7 +99,7 @@ scoreboard_workload() {
   sb_count "$w" "$D/pre" "${names[@]}"
   awk -F'\t' -v OFS='\t' '{
       n = $1; f = ($1 ~ /^pre-flag-/) ? "-flag" : ($1 ~ /^pre-all-/) ? "-all" : ""
-      sub(/^pre-(asis|flag|all)-/, "", n)
+      sub(/^pre-(no|flag|all)-/, "", n)
       m = (n == "afdo-pgokit") ? "lbr" : (n == "afdo-llvm") ? "llvm" : (n == "afdo-ip-pgokit") ? "ip" : n
       print m f, $2 }' "$D/pre/counts.tsv" > "$D/pre/table.tsv"
   table "$w" "$D/pre/table.tsv"
@@ -144,15 +145,15 @@ general_workload() {
   for pr in lbr llvm ip; do mark "$D/$pr.prof" "$D/$pr"; done
   log "$w: profile-use builds"
   for pr in lbr llvm ip; do
-    for v in "$pr" "$pr-flag" "$pr-all"; do
+    for v in "$pr-no" "$pr-flag" "$pr-all"; do
       mkdir -p "$D/$v"
       # shellcheck disable=SC2086
       build "$w" "$D/$v/$b" $SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE="$D/$v.prof"
     done
   done
   log "$w: counts"
-  for v in base lbr lbr-flag lbr-all llvm llvm-flag llvm-all ip ip-flag ip-all; do
-    printf '%s\t%s\n' "$v" "$(count "$D/$v" "$w")"
+  for v in base lbr-no lbr-flag lbr-all llvm-no llvm-flag llvm-all ip-no ip-flag ip-all; do
+    printf '%s\t%s\n' "${v%-no}" "$(count "$D/$v" "$w")"
   done > "$D/table.tsv"
   table "$w" "$D/table.tsv"
 }

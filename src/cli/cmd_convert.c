@@ -23,6 +23,8 @@ static void usage(FILE *to)
             "                 clang then uses its CSSPGO profile-use pipeline on an AutoFDO profile)\n"
             "  --mark-all-context-preinlined  also every profile and inlinee ContextShouldBeInlined\n"
             "                 (extbinary or text; llvm-profgen's option)\n"
+            "  --mark-preinlined=no  the flag and every ContextShouldBeInlined cleared (profiles\n"
+            "                 without calling contexts)\n"
             "Samples (perf.data is recognised by its magic, gzip-compressed pprof by gzip's):\n"
             "  perf.data -> pprof      --format pprof, or OUT ending in .pb.gz, .pprof, .pb\n"
             "  pprof -> perf.data      --format perf, or OUT ending in .data\n"
@@ -140,6 +142,7 @@ int pk_cmd_convert(int argc, char **argv)
     pk_pprof_opts_init(&ro);
     bool quiet = false;
     int mark = PK_PREINLINED_NONE;
+    bool unmark = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -190,9 +193,11 @@ int pk_cmd_convert(int argc, char **argv)
             o.use_md5 = 1;
         } else if (!strcmp(a, "--compress") || !strcmp(a, "--compress-all-sections")) {
             o.compress = 1;
-        } else if (!strcmp(a, "--mark-preinlined")) {
+        } else if (!strcmp(a, "--mark-preinlined") || !strcmp(a, "--mark-preinlined=yes")) {
             if (mark != PK_PREINLINED_ALL)
                 mark = PK_PREINLINED_FLAG;
+        } else if (!strcmp(a, "--mark-preinlined=no")) {
+            unmark = true;
         } else if (!strcmp(a, "--mark-all-context-preinlined")) {
             mark = PK_PREINLINED_ALL;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -217,7 +222,7 @@ int pk_cmd_convert(int argc, char **argv)
         if (!pk_file_map(&f, in, &err)) {
             bool raw = pk_file_identify(f.data, f.size) == PK_KIND_RAWPROF;
             pk_file_unmap(&f);
-            if (raw && mark)
+            if (raw && (mark || unmark))
                 return pk_cli_usage("convert", "%s is a raw profile (samples): only a sample profile can be "
                                     "marked pre-inlined", in);
             if (raw)
@@ -236,7 +241,7 @@ int pk_cmd_convert(int argc, char **argv)
     bool sample_out = format ? !strcmp(format, "pprof") || !strcmp(format, "perf")
                              : pprof_name(out) || (kind != PK_SAMPLES_UNKNOWN && ends_with(out, ".data"));
     if (kind != PK_SAMPLES_UNKNOWN) {
-        if (mark)
+        if (mark || unmark)
             return pk_cli_usage("convert", "%s holds samples: only a sample profile can be marked pre-inlined", in);
         if (format && !sample_out)
             return pk_cli_usage("convert", "samples convert to pprof or perf, not '%s' (a sample profile comes "
@@ -256,6 +261,13 @@ int pk_cmd_convert(int argc, char **argv)
     int rc = 0;
     if (pk_prof_read_file(&ps, in, PK_FMT_AUTO, NULL, &err))
         rc = pk_cli_fail("convert", &err);
+    if (!rc && unmark && (ps.kind & PK_PROF_CS)) {
+        pk_err_set(&err, "%s: a context-sensitive profile's pre-inlined mark holds its pre-inliner's decisions; "
+                   "--mark-preinlined=no is for profiles without contexts", in);
+        rc = pk_cli_fail("convert", &err);
+    }
+    if (!rc && unmark)
+        pk_profset_unmark_preinlined(&ps);
     if (!rc && mark)
         pk_profset_mark_preinlined(&ps, mark == PK_PREINLINED_ALL);
     if (!rc && pk_prof_write_file(&ps, &o, out, &err))

@@ -336,6 +336,9 @@ void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den);
  * nested inlinee where it can: the profiled binary's inlining replayed
  * (llvm-profgen's --mark-all-context-preinlined). */
 void pk_profset_mark_preinlined(pk_profset *ps, bool every_context);
+/* The reverse, for a profile without calling contexts: the flag and every
+ * ContextShouldBeInlined cleared. */
+void pk_profset_unmark_preinlined(pk_profset *ps);
 /* The summary as LLVM's SampleProfileSummaryBuilder computes it with the 16
  * default cutoffs (CS profiles: on the context-flattened profile). */
 int pk_profset_summary(const pk_profset *ps, pk_summary *out, pk_err *err);

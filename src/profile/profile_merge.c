@@ -229,21 +229,36 @@ void pk_profset_scale(pk_profset *ps, uint64_t num, uint64_t den)
         fprof_scale(PK_VEC_AT(&ps->top, pk_fprof *, i), num, den);
 }
 
-static void fprof_mark_inline(pk_fprof *f)
+static void fprof_mark_inline(pk_fprof *f, bool inline_it)
 {
-    f->attrs |= PK_ATTR_SHOULD_BE_INLINED;
+    if (inline_it)
+        f->attrs |= PK_ATTR_SHOULD_BE_INLINED;
+    else
+        f->attrs &= ~(uint32_t)PK_ATTR_SHOULD_BE_INLINED;
     for (size_t i = 0; i < f->children.len; i++)
-        fprof_mark_inline(PK_VEC_AT(&f->children, pk_fprof *, i));
+        fprof_mark_inline(PK_VEC_AT(&f->children, pk_fprof *, i), inline_it);
+}
+
+static void profset_mark_inline(pk_profset *ps, bool inline_it)
+{
+    for (size_t i = 0; i < ps->top.len; i++) {
+        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
+        if (!f->removed)
+            fprof_mark_inline(f, inline_it);
+    }
 }
 
 void pk_profset_mark_preinlined(pk_profset *ps, bool every_context)
 {
     ps->kind |= PK_PROF_PREINLINED;
-    for (size_t i = 0; every_context && i < ps->top.len; i++) {
-        pk_fprof *f = PK_VEC_AT(&ps->top, pk_fprof *, i);
-        if (!f->removed)
-            fprof_mark_inline(f);
-    }
+    if (every_context)
+        profset_mark_inline(ps, true);
+}
+
+void pk_profset_unmark_preinlined(pk_profset *ps)
+{
+    ps->kind &= ~(uint32_t)PK_PROF_PREINLINED;
+    profset_mark_inline(ps, false);
 }
 
 int pk_fprof_raise_to_calls(pk_profset *ps, pk_fprof *f, bool nested, pk_err *err)

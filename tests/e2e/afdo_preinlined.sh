@@ -61,6 +61,28 @@ check_eq "llvm-profgen --mark-all-context-preinlined: preInlined" "{preInlined}"
     "$(sec_flags "$T/dropin.prof" ProfileSummarySection)"
 check "llvm-profgen --mark-all-context-preinlined: attributes" grep -q '!Attributes: 2$' <(text "$T/dropin.prof")
 
+# refusals: an error naming why, exit 1 (profgen) or 2 (usage), nothing written
+refused() { # NAME EXPECTED-RC PATTERN OUTPUT -- command...
+    local name=$1 want=$2 pat=$3 out=$4; shift 5
+    "$@" > /dev/null 2> "$T/refused.err"
+    check_eq "$name: exit status" "$want" "$?"
+    check "$name: says why" grep -q "$pat" "$T/refused.err"
+    check "$name: nothing written" test ! -e "$out"
+}
+# convert --mark-preinlined=no unmarks a profile without contexts, and
+# refuses a context-sensitive one (its mark holds its pre-inliner's decisions)
+"$PGOKIT" convert -q "$T/flag.prof" --mark-preinlined=no -o "$T/unmarked.prof"
+check "convert --mark-preinlined=no: the unmarked profile, byte for byte" cmp -s "$T/unmarked.prof" "$T/plain.prof"
+"$PGOKIT" convert -q "$T/all.prof" --mark-preinlined=no --format text -o "$T/all-no.txt"
+check_eq "convert --mark-preinlined=no: every attribute cleared" "$(cat "$T/plain.txt")" "$(cat "$T/all-no.txt")"
+printf '[main]:30:0\n 3: 10 foo:10\n[main:3 @ foo]:20:10\n 1: 20\n !Attributes: 2\n' > "$T/cs.txt"
+refused "convert --mark-preinlined=no of a context-sensitive profile" 1 "pre-inliner's decisions" "$T/cs.prof" -- \
+    "$PGOKIT" convert -q "$T/cs.txt" --mark-preinlined=no -o "$T/cs.prof"
+# the drop-ins keep their tools' behaviour: nothing marked unless asked
+"$PGOKIT" llvm-profgen --binary "$T/demo" --perfdata "$T/p.data" --ignore-stack-samples --output "$T/ll.prof" \
+    >/dev/null 2>&1
+check_eq "llvm-profgen drop-in: unmarked, as llvm-profgen" "{}" "$(sec_flags "$T/ll.prof" ProfileSummarySection)"
+
 # clang-19: the flag is the switches clang turns on for a pre-inlined profile
 SWITCHES="-mllvm -sample-profile-use-profi -mllvm -use-iterative-bfi-inference
   -mllvm -enable-ext-tsp-block-placement -mllvm -sample-profile-prioritized-inline
@@ -80,14 +102,6 @@ check_eq "clang-19: no warning with the flagged profile" "" "$(cat "$T/flag.err"
 obj all "$T/all.prof" || fail "clang-19 with every context marked"
 check_eq "clang-19: no warning with every context marked" "" "$(cat "$T/all.err")"
 
-# refusals: an error naming why, exit 1 (profgen) or 2 (usage), nothing written
-refused() { # NAME EXPECTED-RC PATTERN OUTPUT -- command...
-    local name=$1 want=$2 pat=$3 out=$4; shift 5
-    "$@" > /dev/null 2> "$T/refused.err"
-    check_eq "$name: exit status" "$want" "$?"
-    check "$name: says why" grep -q "$pat" "$T/refused.err"
-    check "$name: nothing written" test ! -e "$out"
-}
 refused "profgen --mark-preinlined --format gcc" 1 "gcc format cannot mark" "$T/x.afdo" -- \
     "$PGOKIT" profgen -q --binary "$T/demo" --perf "$T/p.data" --mark-preinlined --format gcc -o "$T/x.afdo"
 refused "profgen --mark-all-context-preinlined --format binary" 1 "binary format cannot mark" "$T/x.bin" -- \
