@@ -39,6 +39,11 @@ int pk_err_errno(pk_err *err, const char *fmt, ...) __attribute__((format(printf
 enum { PK_ESC_KEEP_UTF8 = 1, PK_ESC_BACKSLASH = 2 };
 size_t pk_escape(char *out, size_t cap, const void *data, size_t n, unsigned flags);
 
+/* What a message writer returns after snprintf (n: its result) into a
+ * buffer of cap bytes: the length written, n when it fit and cap - 1 when
+ * the text was cut, 0 on an output error. */
+static inline int pk_snprintf_len(int n, size_t cap) { return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1; }
+
 /* ---- unaligned little-endian loads and stores (perf.data in pipe mode is
  * not 8-byte aligned, ELF/DWARF fields rarely are) ---- */
 static inline uint16_t pk_ld16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }

@@ -332,7 +332,7 @@ int pk_ip_density_warning(const pk_ip_infer_stats *st, char *buf, size_t cap)
                      "runs or record longer",
                      d, (unsigned long long)st->samples_inferred, (unsigned long long)st->hot_instructions,
                      100 * PK_IP_HOT_SHARE, PK_IP_THIN_DENSITY);
-    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }
 
 /* A block of a function, all its contexts' counts together. */

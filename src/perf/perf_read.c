@@ -407,7 +407,7 @@ int pk_perf_stats_warning(const pk_perf_stats *st, char *buf, size_t cap)
                      "(a truncated tail), ignored; the %llu samples before it are read",
                      (unsigned long long)st->tail_offset, (unsigned long long)st->tail_bytes,
                      (unsigned long long)st->samples);
-    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }
 
 static void reader_free(pk_reader *r)

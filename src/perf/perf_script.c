@@ -785,5 +785,5 @@ int pk_script_stats_warning(const pk_script_stats *st, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n, "%s%llu lines skipped that are not perf script text (%llu samples "
                       "with them); the first: %s", n ? "; " : "", (unsigned long long)st->lines_skipped,
                       (unsigned long long)st->samples_skipped, st->first_skipped);
-    return (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }

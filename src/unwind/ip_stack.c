@@ -635,7 +635,7 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
                      "AutoFDO needs only the sampled addresses",
                      100.0 * (double)s->no_frame_pointer / (double)s->used, (unsigned long long)s->no_frame_pointer,
                      (unsigned long long)s->used, (unsigned long long)s->stack_cut_frame);
-    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }
 
 int pk_ip_time_weight_note(const pk_ip_stats *s, char *buf, size_t cap)
@@ -656,7 +656,7 @@ int pk_ip_time_weight_note(const pk_ip_stats *s, char *buf, size_t cap)
                      "sample those (pgokit record --ip does: instructions:u at a fixed period)",
                      100.0 * (double)s->time_weighted / (double)s->samples, (unsigned long long)s->time_weighted,
                      (unsigned long long)s->samples);
-    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }
 
 int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap)
@@ -674,5 +674,5 @@ int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap)
                      "above are lost",
                      100.0 * (double)s->stacks_unwound_short / (double)s->stacks_unwound,
                      (unsigned long long)s->stacks_unwound_short, (unsigned long long)s->stacks_unwound);
-    return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+    return pk_snprintf_len(n, cap);
 }
