@@ -54,6 +54,9 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     count_part(" (and %llu indirect jumps through pointers: calls in tail position)", f->ijumps_untabled);
     fprintf(stderr, "; %llu ranges and %llu branches synthesized", (unsigned long long)f->ranges,
             (unsigned long long)f->branches);
+    if (f->icall_sites)
+        fprintf(stderr, "; %llu of %llu calls through pointers that ran without a callee in any chain",
+                (unsigned long long)f->icall_sites_untargeted, (unsigned long long)f->icall_sites);
     if (f->cfg_failed || f->hits_dropped)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
                 (unsigned long long)f->hits_dropped);
@@ -67,11 +70,16 @@ static void print_ip_summary(const pk_pipeline_report *rep)
                 "samples at once (--ip-base-shape contexts: the sum of their contexts' inferences)\n",
                 (unsigned long long)b->profiles, (unsigned long long)(b->profiles + b->no_flat));
     char fp[768];
-    if (pk_ip_frame_pointer_warning(s, fp, sizeof fp))
+    /* the frame-pointer warning names the cause of lost callers and its
+     * remedies: the indirect-call warning is for chains lost otherwise */
+    int no_fp = pk_ip_frame_pointer_warning(s, fp, sizeof fp);
+    if (no_fp)
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_cfi_warning(s, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_density_warning(f, fp, sizeof fp))
+        fprintf(stderr, "profgen: warning: %s\n", fp);
+    if (!no_fp && pk_ip_icall_warning(f, fp, sizeof fp))
         fprintf(stderr, "profgen: warning: %s\n", fp);
     if (pk_ip_time_weight_note(s, fp, sizeof fp))
         fprintf(stderr, "profgen: note: %s\n", fp);

@@ -7,6 +7,7 @@
 struct pk_cfg_noreturn {
     pk_elf *elf;
     pk_u64map slots;   /* GOT slot address → 1 when its symbol is noreturn */
+    pk_u64map imports; /* GOT slot address → 1 when its symbol is not defined here */
     pk_vec taken;      /* uint64_t: code addresses held by data, sorted, unique */
 };
 
@@ -75,6 +76,13 @@ static int scan_relocs(pk_cfg_noreturn *nr, const pk_elf_section *rs, pk_err *er
             return pk_err_set(err, "%s: offset %llu: relocation names symbol %u past .dynsym",
                               pk_elf_path(elf), (unsigned long long)(rs->offset + off), si);
         uint32_t name = pk_ld32(sd + (size_t)si * sizeof(Elf64_Sym));
+        uint16_t shndx = pk_ld16(sd + (size_t)si * sizeof(Elf64_Sym) + offsetof(Elf64_Sym, st_shndx));
+        if (shndx == SHN_UNDEF) {
+            uint64_t *v = pk_u64map_slot(&nr->imports, slot);
+            if (!v)
+                return pk_err_set(err, "%s: out of memory", pk_elf_path(elf));
+            *v = 1;
+        }
         if (name >= strn || !memchr(strd + name, 0, strn - name))
             continue;
         if (noreturn_name((const char *)strd + name)) {
@@ -112,6 +120,7 @@ void pk_cfg_noreturn_close(pk_cfg_noreturn *nr)
     if (!nr)
         return;
     pk_u64map_free(&nr->slots);
+    pk_u64map_free(&nr->imports);
     pk_vec_free(&nr->taken);
     free(nr);
 }
@@ -133,20 +142,37 @@ bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target)
     return v && *v;
 }
 
-/* An indirect call through a GOT slot (call *slot(%rip), what -fno-plt
- * and glibc's _start emit) to a noreturn function. */
+/* The GOT slot an x86-64 `call *slot(%rip)` (what -fno-plt and glibc's
+ * _start emit) reads its target from; 0 for any other instruction. */
+static uint64_t icall_slot(const pk_cfg_noreturn *nr, uint64_t addr, uint32_t len)
+{
+    if (pk_elf_machine(nr->elf) != EM_X86_64 || len < 6)
+        return 0;
+    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, addr, len);
+    if (!p)
+        return 0;
+    size_t o = len - 6;   /* prefixes (notrack, bnd) before ff 15 disp32 */
+    if (p[o] != 0xff || p[o + 1] != 0x15)
+        return 0;
+    return addr + len + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
+}
+
+/* An indirect call through a GOT slot to a noreturn function. */
 static bool noreturn_icall(const pk_cfg_noreturn *nr, const pk_insn *in)
 {
-    if (!nr || nr->slots.len == 0 || in->len < 6)
+    if (!nr || nr->slots.len == 0)
         return false;
-    const uint8_t *p = pk_elf_vaddr_bytes(nr->elf, in->addr, in->len);
-    if (!p)
+    uint64_t slot = icall_slot(nr, in->addr, in->len);
+    const uint64_t *v = slot ? pk_u64map_get(&nr->slots, slot) : NULL;
+    return v && *v;
+}
+
+bool pk_cfg_icall_to_import(const pk_cfg_noreturn *nr, uint64_t addr, uint32_t len)
+{
+    if (!nr || nr->imports.len == 0)
         return false;
-    size_t o = in->len - 6;   /* prefixes (notrack, bnd) before ff 15 disp32 */
-    if (p[o] != 0xff || p[o + 1] != 0x15)
-        return false;
-    uint64_t slot = in->addr + in->len + (uint64_t)(int64_t)(int32_t)pk_ld32(p + o + 2);
-    const uint64_t *v = pk_u64map_get(&nr->slots, slot);
+    uint64_t slot = icall_slot(nr, addr, len);
+    const uint64_t *v = slot ? pk_u64map_get(&nr->imports, slot) : NULL;
     return v && *v;
 }
 

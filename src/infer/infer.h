@@ -174,6 +174,10 @@ int pk_cfg_noreturn_open(pk_cfg_noreturn **out, pk_binary *bin, pk_err *err);
 void pk_cfg_noreturn_close(pk_cfg_noreturn *nr);
 /* True when a call to `target` does not return. */
 bool pk_cfg_noreturn_call(const pk_cfg_noreturn *nr, uint64_t target);
+/* True when the instruction at addr (len bytes) is an x86-64 call through a
+ * GOT slot whose symbol the binary does not define (`call *slot(%rip)`, a
+ * -fno-plt call into a shared library): its callee is other code. */
+bool pk_cfg_icall_to_import(const pk_cfg_noreturn *nr, uint64_t addr, uint32_t len);
 
 /* Convenience over pk_binary: decodes the ranges [begin, end) (any order,
  * not overlapping), resolves jump tables from the binary's bytes

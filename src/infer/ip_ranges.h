@@ -79,6 +79,12 @@ typedef struct pk_ip_infer_stats {
      * inferred instructions. */
     uint64_t samples_inferred;
     uint64_t hot_instructions;
+    /* Calls through pointers in blocks that ran (calls into other binaries
+     * through the GOT left out): the sites and their inferred calls (in the
+     * weights' units), and of them those no sample's chain gave a callee
+     * for, whose target the profile cannot name. */
+    uint64_t icall_sites, icall_sites_untargeted;
+    uint64_t icall_calls, icall_calls_untargeted;
 } pk_ip_infer_stats;
 
 /* Sampling density: the samples that fell in the hot code per instruction of
@@ -99,6 +105,11 @@ double pk_ip_density(const pk_ip_infer_stats *st);
 /* A warning for the user when the density is below PK_IP_THIN_DENSITY
  * (buf: the text, without a prefix); 0, buf empty, when it is not. */
 int pk_ip_density_warning(const pk_ip_infer_stats *st, char *buf, size_t cap);
+
+/* A warning when at least half of the calls through pointers that ran have
+ * no callee in any chain (buf: the text, without a prefix); 0, buf empty,
+ * when not. */
+int pk_ip_icall_warning(const pk_ip_infer_stats *st, char *buf, size_t cap);
 
 /* A block as the density sees it: inferred count x instructions, and its
  * instructions. */

@@ -632,7 +632,8 @@ int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap)
                      "with no known caller); record the stacks instead (pgokit record --ip --call-graph dwarf: "
                      "profgen unwinds them with the binary's CFI), rebuild with -fno-omit-frame-pointer "
                      "-mno-omit-leaf-frame-pointer, or record branch stacks (pgokit record --emulate); line-based "
-                     "AutoFDO needs only the sampled addresses",
+                     "AutoFDO needs the callers only for the targets of calls through pointers (SQLite's from 20 "
+                     "runs: 76 %% of LBR's gain without them, 91 %% with)",
                      100.0 * (double)s->no_frame_pointer / (double)s->used, (unsigned long long)s->no_frame_pointer,
                      (unsigned long long)s->used, (unsigned long long)s->stack_cut_frame);
     return pk_snprintf_len(n, cap);

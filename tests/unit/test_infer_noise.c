@@ -285,6 +285,26 @@ TEST(ip_density_hot_instructions)
     CHECK(pk_ip_density_warning(&st, small, sizeof small) == 15 && small[15] == 0);
 }
 
+/* The indirect-call warning: at half of the calls through pointers without a
+ * callee and above, never below, never without such calls. */
+TEST(ip_icall_warning_threshold)
+{
+    char buf[768];
+    pk_ip_infer_stats st = {0};
+    CHECK(pk_ip_icall_warning(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    st.icall_sites = 4;
+    st.icall_calls = 1000;
+    st.icall_sites_untargeted = 3;
+    st.icall_calls_untargeted = 499;
+    CHECK(pk_ip_icall_warning(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    st.icall_calls_untargeted = 500;
+    CHECK(pk_ip_icall_warning(&st, buf, sizeof buf) > 0);
+    CHECK(strstr(buf, "3 of 4 indirect call sites") && strstr(buf, "(50 % of their calls)") &&
+          strstr(buf, "--call-graph dwarf"));
+    char small[16];
+    CHECK(pk_ip_icall_warning(&st, small, sizeof small) == 15 && small[15] == 0);
+}
+
 /* The hot code's instructions, from counts per block. */
 static uint64_t hot_of(const pk_cfg *c, const uint64_t *count)
 {
