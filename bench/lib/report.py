@@ -215,7 +215,9 @@ def main():
           "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files. "
           + (f"AutoFDO's profile-use builds add {os.environ['SB_AFDO_USE']} (SB_AFDO_USE)."
              if os.environ.get("SB_AFDO_USE") else
-             "AutoFDO's profile-use builds use clang-19's own count propagation (no -fsample-profile-use-profi)."),
+             "AutoFDO's profile-use builds use clang-19's own count propagation (no -fsample-profile-use-profi).")
+          + (f" Every profile-use build adds {os.environ['SB_PGO_USE']} (SB_PGO_USE)."
+             if os.environ.get("SB_PGO_USE") else ""),
           "- block overlap: Σ per function of min of the normalized counts against the exact counts of the "
           "training run, weighted by the function's share (CSSPGO paper §IV-C); generator: wall time and peak RSS.",
           ""]

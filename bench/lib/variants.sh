@@ -24,6 +24,14 @@ SB_AFDO_FLAGS="-fdebug-info-for-profiling -funique-internal-linkage-names"
 # Duktape 2.0, Lua 1.9 and tcc 0.5; from IP samples it gained bzip2 6.7 and
 # SQLite 1.3 and cost Lua 1.9 and tcc 1.2 (bench/results/afdo-profi-2026-11-28.md).
 SB_AFDO_USE=${SB_AFDO_USE:-}
+# Extra flags of EVERY profile-use build (environment; default none): instr,
+# AutoFDO, probe-only and CSSPGO alike, never the builds without a profile.
+# What it is for: compiler switches that act only on what a profile says,
+# e.g. SB_PGO_USE='-mllvm -vectorizer-min-trip-count=1', which keeps
+# clang-19's loop vectorizer from folding the tail of loops a profile calls
+# short (bench/results/ip-runs20-2026-11-28.md: Lua's luaH_resize ran 348
+# instructions a call that way, with any profile).
+SB_PGO_USE=${SB_PGO_USE:-}
 # -fprofile-sample-use for AutoFDO, with those flags before it.
 SB_AFDO_SAMPLE_USE="${SB_AFDO_USE:+$SB_AFDO_USE }-fprofile-sample-use"
 # AutoFDO 0.19's create_gcov from LBR (afdo-cfp) does worse from such a
@@ -62,9 +70,11 @@ sb_selected() { # variant: picked by --variants (or by default when not opt-in)
   [ -z "${only_variants:-}" ] || [[ ",$only_variants," == *",$1,"* ]]
 }
 # The sample profiles the profiles stage writes (checked and rated).
-sb_sample_profiles() {
-  echo afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm
-  if sb_selected cs-llvm-dsorel; then echo cs-llvm-dsorel; fi
+sb_sample_profiles() { # the selected ones
+  local v
+  for v in afdo-pgokit afdo-llvm afdo-cfp probe-pgokit probe-llvm cs-pgokit cs-llvm cs-llvm-dsorel; do
+    if sb_selected "$v"; then echo "$v"; fi
+  done
 }
 
 sb_variant_names() {
@@ -190,9 +200,10 @@ sb_timed() { # name dir cmd...
 # Anchors (llvm-profgen, create_llvm_prof) may fail on real programs: that
 # is recorded as a FAILED row with the reason, and the run goes on. A pgokit
 # failure stops the run.
-sb_anchor() { # name dir cmd...
+sb_anchor() { # name dir cmd... (not run when --variants leaves NAME out)
   local name=$1 D=$2; shift 2
   rm -f "$D/gen/$name.failed"
+  sb_selected "$name" || return 0
   if ! ( "$@" ); then
     local lf="$D/gen/$name.log"; [ -f "$lf" ] || lf=$(ls -t "$D/gen/$name"-*.log 2>/dev/null | head -n 1)
     echo "generator failed: $(tail -n 1 "$lf" 2>/dev/null | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/$name.failed"
@@ -233,8 +244,10 @@ sb_stage_profiles() { # workload dir
   # StringRef (google/autofdo#95: garbage or wrong callee names, in every
   # --format), so the AutoFDO anchor is its create_gcov, whose .afdo output
   # (version "407*") llvm-profdata reads natively; totals there are sums of line counts.
-  local parts=() i=0 cfp_ok=1
+  local parts=() i=0 cfp_ok=1 f
+  sb_selected afdo-cfp || cfp_ok=0
   for f in "$D"/rec/base-*.data; do
+    [ $cfp_ok = 1 ] || break
     i=$((i + 1))
     sb_anchor afdo-cfp "$D" sb_timed "afdo-cfp-$i" "$D" create_gcov --binary="$(sb_bin "$w" base)" --profile="$f" \
       --gcov="$D/prof/afdo-cfp-$i.afdo" || { cfp_ok=0; break; }
@@ -321,7 +334,7 @@ sb_stage_variants() { # workload dir: build every profile-use variant
     flags=$(sb_variant_field "$v" 3)
     local prof="$D/prof/$v.prof"; [ "$v" = instr ] && prof="$D/prof/instr.profdata"
     [ -s "$prof" ] || die "$w/$v: profile $prof missing (run the profiles stage)"
-    specs+=("$v|${flags//@P/$prof}|$prof")
+    specs+=("$v|${SB_PGO_USE:+$SB_PGO_USE }${flags//@P/$prof}|$prof")
     k=$(sb_unprofiled "$v"); [[ "$refs" == *" $k "* ]] || refs+="$k "
   done
   # the builds without profile that sb_check_changed compares with

@@ -102,21 +102,24 @@ sb_stage_profiles_ip() { # workload dir
   # AutoFDO 0.19 without LBR: create_gcov --use_lbr=false, one perf.data at a
   # time (it reads one), merged by llvm-profdata (see variants.sh for why
   # create_gcov rather than create_llvm_prof)
-  local parts=() n=0 ok=1
-  for f in "$D"/rec/ip-afdo-*.data; do
-    n=$((n + 1))
-    sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
-      --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
-    parts+=("$D/prof/afdo-ip-cfp-$n.afdo")
-  done
-  if [ $ok = 1 ]; then
-    if llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-ip-cfp.prof" "${parts[@]}" > "$D/gen/afdo-ip-cfp.log" 2>&1; then
-      python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-ip-cfp "$n"
-    else
-      echo "its profile is unreadable: $(head -n 1 "$D/gen/afdo-ip-cfp.log" | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/afdo-ip-cfp.failed"
+  local parts=() n=0 ok=1 cfp=()
+  if sb_selected afdo-ip-cfp; then
+    cfp=(afdo-ip-cfp)
+    for f in "$D"/rec/ip-afdo-*.data; do
+      n=$((n + 1))
+      sb_anchor afdo-ip-cfp "$D" sb_timed "afdo-ip-cfp-$n" "$D" create_gcov --binary="$bbin" --profile="$f" \
+        --use_lbr=false --gcov="$D/prof/afdo-ip-cfp-$n.afdo" || { ok=0; break; }
+      parts+=("$D/prof/afdo-ip-cfp-$n.afdo")
+    done
+    if [ $ok = 1 ]; then
+      if llvm-profdata-19 merge --sample --extbinary -o "$D/prof/afdo-ip-cfp.prof" "${parts[@]}" > "$D/gen/afdo-ip-cfp.log" 2>&1; then
+        python3 "$PK_ROOT/bench/lib/sumtime.py" "$D/gen" afdo-ip-cfp "$n"
+      else
+        echo "its profile is unreadable: $(head -n 1 "$D/gen/afdo-ip-cfp.log" | tr -cd '[:print:]' | cut -c1-160)" > "$D/gen/afdo-ip-cfp.failed"
+      fi
     fi
   fi
-  for f in afdo-ip-pgokit afdo-ip-cfp probe-ip-pgokit cs-ip-pgokit afdo-ip-noinf probe-ip-noinf; do
+  for f in afdo-ip-pgokit "${cfp[@]}" probe-ip-pgokit cs-ip-pgokit afdo-ip-noinf probe-ip-noinf; do
     [ -f "$D/gen/$f.failed" ] || sb_check_profile "$w/$f" "$D/prof/$f.prof"
   done
   # block overlap against the exact counts, one overlap run per training
@@ -125,7 +128,7 @@ sb_stage_profiles_ip() { # workload dir
   local kind exact out f p profs ref
   for kind in afdo probe-fp; do
     profs=()
-    for f in afdo-ip-pgokit afdo-ip-cfp afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
+    for f in afdo-ip-pgokit "${cfp[@]}" afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
       [ -f "$D/gen/$f.failed" ] && continue
       case $f in afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
     done
