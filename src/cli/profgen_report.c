@@ -55,8 +55,9 @@ static void print_ip_summary(const pk_pipeline_report *rep)
     fprintf(stderr, "; %llu ranges and %llu branches synthesized", (unsigned long long)f->ranges,
             (unsigned long long)f->branches);
     if (f->icall_sites)
-        fprintf(stderr, "; %llu of %llu calls through pointers that ran without a callee in any chain",
-                (unsigned long long)f->icall_sites_untargeted, (unsigned long long)f->icall_sites);
+        fprintf(stderr, "; %llu of %llu calls through pointers that ran without a callee in any chain%s",
+                (unsigned long long)f->icall_sites_untargeted, (unsigned long long)f->icall_sites,
+                f->contexts > f->functions ? " (call sites counted once per calling context)" : "");
     if (f->cfg_failed || f->hits_dropped)
         fprintf(stderr, "; %llu functions without a CFG, %llu samples dropped", (unsigned long long)f->cfg_failed,
                 (unsigned long long)f->hits_dropped);
