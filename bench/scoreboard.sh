@@ -86,5 +86,6 @@ for w in "${workloads[@]}"; do
 done
 log "all stages: $((SECONDS - t_all)) s"
 if has_stage report; then
-  python3 "$PK_ROOT/bench/lib/report.py" --work "$WORK" --out "${PK_BENCH_RESULTS:-$PK_ROOT/bench/results}" "${workloads[@]}"
+  python3 "$PK_ROOT/bench/lib/report.py" --work "$WORK" --out "${PK_BENCH_RESULTS:-$PK_ROOT/bench/results}" \
+    ${only_variants:+--variants "$only_variants"} "${workloads[@]}"
 fi

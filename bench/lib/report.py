@@ -189,8 +189,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--variants", default="",
+                    help="the scoreboard's --variants: FAILED rows only for these (others are leftovers)")
     ap.add_argument("workloads", nargs="+")
     a = ap.parse_args()
+    picked = set(v for v in a.variants.split(",") if v)
     stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     md = [f"# pgokit scoreboard {stamp}", "",
           f"- {version(['clang-19', '--version'])}; {version(['llvm-profgen-19', '--version'])}",
@@ -225,6 +228,8 @@ def main():
     for w in a.workloads:
         try:
             times, counts, gen, load, quality, failed = load_workload(a.work, w)
+            if picked:
+                failed = {v: why for v, why in failed.items() if v in picked}
         except FileNotFoundError as e:
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
         rows = rows_for(times, counts, gen, quality)
