@@ -42,6 +42,16 @@ static void to_text(const pk_profset *ps, pk_buf *b)
         fprintf(stderr, "text write failed: %s\n", e.msg);
 }
 
+/* Whether ps writes as exactly the text want (the text written on stderr when not). */
+static bool text_is(const pk_profset *ps, pk_buf *b, const char *want)
+{
+    to_text(ps, b);
+    bool same = b->len == strlen(want) && !memcmp(b->data, want, b->len);
+    if (!same)
+        fprintf(stderr, "got\n%.*s\n", (int)b->len, (char *)b->data);
+    return same;
+}
+
 static int load_text(pk_profset *ps, const char *t, pk_err *e)
 {
     if (pk_profset_init(ps, e))
@@ -210,6 +220,20 @@ TEST(writers_refuse_what_formats_cannot_hold)
     pk_profset_free(&ps);
 }
 
+/* ps written as o and read back: still marked pre-inlined, and the text want. */
+static void marked_reads_back(const pk_profset *ps, const pk_write_opts *o, pk_buf *b, pk_buf *t, const char *want)
+{
+    pk_err e;
+    pk_profset back;
+    b->len = 0;
+    CHECK_OK(pk_prof_write_mem(ps, o, b, &e), &e);
+    CHECK_OK(pk_profset_init(&back, &e), &e);
+    CHECK_OK(pk_prof_read_mem(&back, b->data, b->len, "mem", PK_FMT_AUTO, NULL, &e), &e);
+    CHECK(back.kind & PK_PROF_PREINLINED);
+    CHECK(text_is(&back, t, want));
+    pk_profset_free(&back);
+}
+
 /* A profile marked pre-inlined: flag alone (extbinary only), or every
  * profile and inlinee ContextShouldBeInlined (text too, which carries the
  * mark through its attributes). clang's reader sees what llvm-profdata-19
@@ -232,37 +256,19 @@ TEST(preinlined_marks)
         " !Attributes: 2\n";
     pk_err e;
     pk_write_opts ext = {PK_FMT_EXTBINARY, 0, 0, 0}, txt = {PK_FMT_TEXT, 0, 0, 0};
-    pk_profset ps, back;
+    pk_profset ps;
     pk_buf b = {0}, t = {0};
     /* the flag alone: the counts and attributes stay as they were */
     CHECK_OK(load_text(&ps, plain, &e), &e);
     CHECK(!(ps.kind & PK_PROF_PREINLINED));
     pk_profset_mark_preinlined(&ps, false);
     CHECK(ps.kind & PK_PROF_PREINLINED);
-    CHECK_OK(pk_prof_write_mem(&ps, &ext, &b, &e), &e);
-    CHECK_OK(pk_profset_init(&back, &e), &e);
-    CHECK_OK(pk_prof_read_mem(&back, b.data, b.len, "mem", PK_FMT_AUTO, NULL, &e), &e);
-    CHECK(back.kind & PK_PROF_PREINLINED);
-    to_text(&back, &t);
-    CHECK(t.len == strlen(plain) && !memcmp(t.data, plain, t.len));
-    pk_profset_free(&back);
+    marked_reads_back(&ps, &ext, &b, &t, plain);
     /* every context: nested inlinees too, through text and extbinary alike */
     pk_profset_mark_preinlined(&ps, true);
-    to_text(&ps, &t);
-    CHECK(t.len == strlen(all) && !memcmp(t.data, all, t.len));
-    if (t.len != strlen(all) || memcmp(t.data, all, t.len))
-        fprintf(stderr, "got\n%.*s\n", (int)t.len, (char *)t.data);
-    const pk_write_opts *outs[2] = {&ext, &txt};
-    for (int i = 0; i < 2; i++) {
-        b.len = 0;
-        CHECK_OK(pk_prof_write_mem(&ps, outs[i], &b, &e), &e);
-        CHECK_OK(pk_profset_init(&back, &e), &e);
-        CHECK_OK(pk_prof_read_mem(&back, b.data, b.len, "mem", PK_FMT_AUTO, NULL, &e), &e);
-        CHECK(back.kind & PK_PROF_PREINLINED);
-        to_text(&back, &t);
-        CHECK(t.len == strlen(all) && !memcmp(t.data, all, t.len));
-        pk_profset_free(&back);
-    }
+    CHECK(text_is(&ps, &t, all));
+    marked_reads_back(&ps, &ext, &b, &t, all);
+    marked_reads_back(&ps, &txt, &b, &t, all);
     pk_profset_free(&ps);
     pk_buf_free(&b);
     pk_buf_free(&t);
