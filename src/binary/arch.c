@@ -32,20 +32,31 @@ static size_t x86_frame_setup(const uint8_t *b)
     return 0;
 }
 
+/* A64 prologues, as clang and gcc write them: [bti c | paciasp | pacibsp]...,
+ * [sub sp, sp, #N], stp x29, x30, [sp, #-N]! (or [sp, #N] after the sub),
+ * then within the window `mov x29, sp` or `add x29, sp, #N` (gcc schedules
+ * other instructions in between; clang's large frames address the pair
+ * above the locals). */
 static size_t a64_frame_setup(const uint8_t *b)
 {
+    enum { WORDS = 8 }; /* prologue_len / 4 */
     size_t i = 0;
     uint32_t w = pk_ld32(b);
     /* landing pads and return-address signing come first */
-    if (w == 0xD503245F || w == 0xD503233F || w == 0xD503237F) /* bti c, paciasp, pacibsp */
-        w = pk_ld32(b + (i += 4));
-    if (w == 0xD503245F || w == 0xD503233F || w == 0xD503237F)
-        w = pk_ld32(b + (i += 4));
-    /* stp x29, x30, [sp, #imm]! (any pre-decrement) */
-    if ((w & 0xFFC07FFF) != 0xA9807BFD)
+    while (i < 2 && (w == 0xD503245F || w == 0xD503233F || w == 0xD503237F)) /* bti c, paciasp, pacibsp */
+        w = pk_ld32(b + 4 * ++i);
+    bool sub_sp = (w & 0xFF8003FF) == 0xD10003FF; /* sub sp, sp, #imm{, lsl 12} */
+    if (sub_sp)
+        w = pk_ld32(b + 4 * ++i);
+    /* stp x29, x30, [sp, #imm]! (pre-index), or [sp, #imm] (offset) after a sub */
+    if ((w & 0xFFC07FFF) != 0xA9807BFD && !(sub_sp && (w & 0xFFC07FFF) == 0xA9007BFD))
         return 0;
-    w = pk_ld32(b + (i += 4));
-    return w == 0x910003FD ? i + 4 : 0; /* mov x29, sp */
+    for (i++; i < WORDS; i++) {
+        w = pk_ld32(b + 4 * i);
+        if ((w & 0xFFC003FF) == 0x910003FD) /* add x29, sp, #imm (mov x29, sp: #0) */
+            return 4 * (i + 1);
+    }
+    return 0;
 }
 
 /* pop %rbp (5d), leave (c9) */
@@ -123,7 +134,7 @@ const pk_arch pk_arch_aarch64 = {
     .is_trap = a64_is_trap,
     .trap_max_len = 4,
     .frame_setup = a64_frame_setup,
-    .prologue_len = 16,
+    .prologue_len = 32,
     .frame_restore = a64_frame_restore,
     .plt_slot = a64_plt_slot,
     .plt_len = 12,

@@ -257,10 +257,11 @@ typedef struct pk_arch {
      * first instruction after it has set up the frame pointer, reading
      * `prologue_len` bytes from the entry; 0 if they hold no such prologue
      * (x86-64: [endbr64] push %rbp; mov %rsp,%rbp. A64: [bti c | paciasp |
-     * pacibsp] stp x29, x30, [sp, #-N]!; mov x29, sp). Until then (and after
+     * pacibsp] [sub sp] stp x29, x30, [sp...]; ...; mov x29, sp or add x29,
+     * sp, #N within the 8 words). Until then (and after
      * the epilogue) a frame-pointer call chain misses the direct caller. */
     size_t (*frame_setup)(const uint8_t *code);
-    uint8_t prologue_len;    /* bytes frame_setup reads: 8, 16 */
+    uint8_t prologue_len;    /* bytes frame_setup reads: 8, 32 */
     /* The instruction (len bytes) restores the caller's frame pointer, as an
      * epilogue does before a return or a tail call (x86-64: pop %rbp,
      * leave. A64: ldp x29, x30, [sp]...). */

@@ -80,4 +80,22 @@ uint16_t pk_cfi_machine(const pk_cfi *cfi);   /* EM_X86_64, EM_AARCH64 ... */
  * until the function saves it). */
 int pk_cfi_row_at(const pk_cfi *cfi, uint64_t vaddr, pk_cfi_row *row, pk_err *err);
 
+/* How much of a binary's code keeps a frame pointer, function by function
+ * (FDE by FDE). A function has a frame when its CFI has more than one row
+ * (it moves the stack pointer or saves a register: a leaf that does
+ * neither needs no frame pointer in any build); it sets up a frame pointer
+ * when its entry holds the frame-pointer prologue (pk_arch.frame_setup) or
+ * when one of its first rows computes the CFA from the frame register (rbp,
+ * x29: clang's AArch64 frames that move sp before saving x29). Only the
+ * first PK_CFI_PROLOGUE_ROWS rows are run: a frame is set up in the
+ * prologue. */
+#define PK_CFI_PROLOGUE_ROWS 8
+typedef struct pk_cfi_frames {
+    size_t functions, framed, with_fp; /* FDEs, those with a frame, those that set up a frame pointer */
+    uint64_t bytes, framed_bytes, with_fp_bytes; /* their code, in bytes */
+} pk_cfi_frames;
+/* 0 and *out filled (all zero without .eh_frame); -1 on CFI that does not
+ * decode (file and offset in err). elf is the binary cfi was opened on. */
+int pk_cfi_frame_pointers(const pk_cfi *cfi, const pk_elf *elf, pk_cfi_frames *out, pk_err *err);
+
 #endif

@@ -62,6 +62,20 @@ static int print_cfi(pk_binary *bin, pk_err *err)
     return 0;
 }
 
+/* --cfi --stats: how many functions (FDEs) set up a frame pointer, what
+ * `pgokit record --ip` chooses its call chains from. */
+static int print_cfi_frames(pk_binary *bin, pk_err *err)
+{
+    const pk_cfi *cfi;
+    pk_cfi_frames fr;
+    if (pk_binary_cfi(bin, &cfi, err) || pk_cfi_frame_pointers(cfi, pk_binary_elf(bin), &fr, err))
+        return -1;
+    printf("fdes %zu framed %zu with-frame-pointer %zu bytes %" PRIu64 " framed-bytes %" PRIu64
+           " with-frame-pointer-bytes %" PRIu64 "\n",
+           fr.functions, fr.framed, fr.with_fp, fr.bytes, fr.framed_bytes, fr.with_fp_bytes);
+    return 0;
+}
+
 static void help(void)
 {
     printf("usage: pgokit decode --binary BIN [--section NAME] [--stats] [--time N] [--cfi]\n"
@@ -78,7 +92,12 @@ static void help(void)
            "                   \"FDE BEGIN..END\", then a line per row: LOC, the CFA (register\n"
            "                   +offset, or exp), and REG=RULE for each register whose rule is not\n"
            "                   \"same\" (c-8: saved at CFA-8; ra: the return-address column), the\n"
-           "                   rows readelf --debug-dump=frames-interp prints\n"
+           "                   rows readelf --debug-dump=frames-interp prints. With --stats: one line,\n"
+           "                   \"fdes N framed M with-frame-pointer F bytes B framed-bytes MB\n"
+           "                   with-frame-pointer-bytes FB\": the functions with a frame (more than one\n"
+           "                   row) and those that set up a frame pointer (a frame-pointer prologue at\n"
+           "                   the entry, or a CFA on rbp/x29 in the first 8 rows): pgokit record --ip\n"
+           "                   records frame-pointer chains when FB is at least half of MB\n"
            "  -q, --quiet      accepted (decode prints no progress)\n");
 }
 
@@ -122,7 +141,7 @@ int pk_cmd_decode(int argc, char **argv)
     pk_insn *insns = NULL;
     size_t n = 0;
     if (cfi) {
-        rc = print_cfi(bin, &err) ? 1 : 0;
+        rc = (stats ? print_cfi_frames(bin, &err) : print_cfi(bin, &err)) ? 1 : 0;
         goto out;
     }
     const pk_elf_section *sec = pk_elf_section_by_name(pk_binary_elf(bin), section);

@@ -142,18 +142,31 @@ static void words(uint8_t *b, const uint32_t *w, size_t n)
 
 TEST(arch_frame_setup)
 {
-    uint8_t b[16];
-    const uint32_t pac[4] = {0xD503233F, 0xA9BE7BFD, 0x910003FD, 0xD503201F}; /* paciasp; stp x29,x30,[sp,#-32]!; mov x29,sp */
-    words(b, pac, 4);
+    uint8_t b[32];
+    const uint32_t pac[8] = {0xD503233F, 0xA9BE7BFD, 0x910003FD, 0xD503201F}; /* paciasp; stp x29,x30,[sp,#-32]!; mov x29,sp */
+    words(b, pac, 8);
     CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 12);
-    const uint32_t plain[4] = {0xA9BA7BFD, 0x910003FD, 0, 0}; /* stp x29,x30,[sp,#-96]!; mov x29,sp */
-    words(b, plain, 4);
+    const uint32_t plain[8] = {0xA9BA7BFD, 0x910003FD}; /* stp x29,x30,[sp,#-96]!; mov x29,sp */
+    words(b, plain, 8);
     CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 8);
-    const uint32_t leaf[4] = {0x8B020020, 0xD65F03C0, 0, 0}; /* add; ret */
-    words(b, leaf, 4);
+    const uint32_t leaf[8] = {0x8B020020, 0xD65F03C0}; /* add; ret */
+    words(b, leaf, 8);
     CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 0);
-    const uint32_t nomov[4] = {0xD503245F, 0xA9BE7BFD, 0xD503201F, 0}; /* bti c; stp; nop */
-    words(b, nomov, 4);
+    const uint32_t nomov[8] = {0xD503245F, 0xA9BE7BFD, 0xD503201F}; /* bti c; stp; nop */
+    words(b, nomov, 8);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 0);
+    /* gcc-12: stp x29,x30,[sp,#-288]!; mov w4,w0; adrp x2; add x2; mov x29,sp */
+    const uint32_t sched[8] = {0xA9AE7BFD, 0x2A0003E4, 0x90000002, 0x91000042, 0x910003FD};
+    words(b, sched, 8);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 20);
+    /* clang-19, a large frame: sub sp,sp,#0x130; stp x29,x30,[sp,#0x100];
+     * str x28,[sp,#0x110]; stp x20,x19,[sp,#0x120]; add x29,sp,#0x100 */
+    const uint32_t large[8] = {0xD104C3FF, 0xA9107BFD, 0xF9008BFC, 0xA9124FF4, 0x910403FD};
+    words(b, large, 8);
+    CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 20);
+    /* a pair stored at an offset without the sub is not a frame setup */
+    const uint32_t nosub[8] = {0xA9107BFD, 0x910403FD};
+    words(b, nosub, 8);
     CHECK_EQ_U64(pk_arch_aarch64.frame_setup(b), 0);
     const uint8_t x1[8] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x90, 0x90, 0x90};
     const uint8_t x2[8] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x8b, 0xec};

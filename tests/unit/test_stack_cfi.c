@@ -440,4 +440,48 @@ TEST(empty_eh_frame)
     pk_elf_close(elf);
 }
 
+/* pk_cfi_frame_pointers of an .eh_frame in an ELF file of `machine` */
+static pk_cfi_frames frames_of(uint16_t machine, const buf *eh)
+{
+    pk_cfi_frames fr = {0};
+    pk_elf *elf;
+    pk_cfi *c = open_cfi(machine, eh, &elf);
+    pk_err err;
+    if (c && pk_cfi_frame_pointers(c, elf, &fr, &err)) {
+        fprintf(stderr, "frame pointers: %s\n", err.msg);
+        pk_test_failed_checks++;
+    }
+    pk_cfi_free(c);
+    pk_elf_close(elf);
+    return fr;
+}
+
+TEST(frame_pointers)
+{
+    /* the four functions above: one moves its CFA onto rbp (a frame
+     * pointer), one keeps it on rsp, the leaf and the outermost frame have
+     * one row each (no frame); no code bytes here, so only the CFI speaks
+     * (the prologue path is tests/e2e/record_chains.sh's) */
+    buf eh;
+    x86_eh_frame(&eh);
+    pk_cfi_frames fr = frames_of(62, &eh);
+    CHECK_EQ_U64(fr.functions, 4);
+    CHECK_EQ_U64(fr.framed, 2);
+    CHECK_EQ_U64(fr.with_fp, 1);
+    CHECK_EQ_U64(fr.bytes, 0x90);
+    CHECK_EQ_U64(fr.framed_bytes, 0x70);
+    CHECK_EQ_U64(fr.with_fp_bytes, 0x30);
+    /* the same rows on AArch64: register 6 is x6 there, not the frame
+     * pointer (x29) */
+    fr = frames_of(183, &eh);
+    CHECK_EQ_U64(fr.framed, 2);
+    CHECK_EQ_U64(fr.with_fp, 0);
+    CHECK_EQ_U64(fr.with_fp_bytes, 0);
+    /* no FDE: nothing counted */
+    buf none = {.n = 0};
+    fr = frames_of(62, &none);
+    CHECK_EQ_U64(fr.functions, 0);
+    CHECK_EQ_U64(fr.bytes, 0);
+}
+
 int main(void) { return pk_test_main(); }
