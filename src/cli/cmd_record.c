@@ -27,7 +27,7 @@ static void usage(FILE *to)
             "\n"
             "modes (one line on stderr says which one was chosen and why):\n"
             "  (none)              hardware LBR when the PMU records branch stacks, else --ip\n"
-            "  --ip                IP samples + frame-pointer call chains with perf record\n"
+            "  --ip                IP samples + call chains with perf record (see --call-graph)\n"
             "                      (instructions:u every %d retired instructions where the PMU\n"
             "                      counts them: samples in proportion to how often code runs;\n"
             "                      else cpu-clock:u at %d Hz, in proportion to the time it takes;\n"
@@ -50,11 +50,13 @@ static void usage(FILE *to)
             "                      of --freq). Emulation jitters it uniformly in [N/2, 3N/2]\n"
             "  --lbr-depth N       branch-stack entries per sample when emulated (1..64, default 32)\n"
             "  --no-callchain      no call chains\n"
-            "  --call-graph MODE   --ip's call chains: fp (default) follows frame pointers; dwarf[,BYTES]\n"
+            "  --call-graph MODE   --ip's call chains: fp follows frame pointers; dwarf[,BYTES]\n"
             "                      copies BYTES (default 8192) of the user stack into each sample,\n"
             "                      unwound by profgen with the binary's CFI (.eh_frame): whole chains\n"
             "                      through code built without frame pointers (-O2's default), at the\n"
-            "                      cost of larger files and a slower recording. Implies --ip\n"
+            "                      cost of larger files. Implies --ip. Default: fp when the program\n"
+            "                      sets up frame pointers in half its code or more (or has no\n"
+            "                      .eh_frame), else dwarf,%d (the program's direct callers)\n"
             "  --exact-counts FILE also write the exact count of every taken branch and fall-through\n"
             "                      range of the run (format in src/record/record.h). Implies --emulate\n"
             "  --print-exact FILE  print an exact-counts file readably and exit\n"
@@ -83,7 +85,7 @@ static void usage(FILE *to)
             "libc6:arm64, whose own loader and libraries are used then), PGOKIT_LBR_PLUGIN (default\n"
             "pgokit-lbr.so next to the pgokit binary, one directory up, or in ../lib/pgokit/)\n",
             PK_RECORD_DEFAULT_INSN_PERIOD, PK_RECORD_DEFAULT_FREQ, PK_RECORD_DEFAULT_FREQ,
-            PK_RECORD_DEFAULT_PERIOD, PK_RECORD_DEFAULT_IP_PERIOD);
+            PK_RECORD_DEFAULT_PERIOD, PK_RECORD_DEFAULT_IP_PERIOD, PK_RECORD_AUTO_STACK);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -162,7 +164,7 @@ static void print_summary(enum pk_record_mode mode, const char *path, const pk_r
 
 typedef struct rec_args {
     pk_record_opts o;
-    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set;
+    bool quiet, ip, hw, emu, period_set, freq_set, depth_set, seed_set, chains_set;
     char **cmd;
 } rec_args;
 
@@ -226,8 +228,10 @@ static int parse(int argc, char **argv, rec_args *a)
             a->ip = true;
         } else if (!strcmp(s, "--no-callchain")) {
             a->o.callchain = false;
+            a->chains_set = true;
         } else if (!strcmp(s, "--call-graph") && next) {
             const char *m = argv[++i];
+            a->chains_set = true;
             if (!strcmp(m, "fp")) {
                 a->o.dwarf_stack = 0;
             } else if (!strcmp(m, "dwarf")) {
@@ -358,6 +362,7 @@ static int record(rec_args a)
     r.period_set = a.period_set;
     r.freq_set = a.freq_set;
     r.depth_set = a.depth_set;
+    r.chains_set = a.chains_set;
     r.note = on_note;
     r.note_ctx = &a.quiet;
     pk_err err;

@@ -443,6 +443,28 @@ size_t pk_exact_normalize(pk_exact_entry *e, size_t n);
 void pk_record_ip_rate(enum pk_record_mode mode, const pk_pmu_info *pmu, bool period_set, bool freq_set,
                        pk_record_opts *o);
 
+/* The stack copy `pgokit record --ip` takes by itself from a program that
+ * keeps no frame pointers (perf record --call-graph dwarf,N). Why this
+ * size: every kind of profile needs a sample's direct caller (the targets
+ * of calls through pointers), and 1 KiB holds it for 99.5 % of SQLite's
+ * samples (512 bytes: 77 %, sqlite3VdbeExec's frame is larger) and 99.5 %
+ * of Lua's (from 256 bytes); bzip2's hot functions keep frames of several
+ * KiB (60 %), but call each other directly. Profiles from such copies
+ * equalled those from perf's whole 8 KiB ones, every kind on SQLite, Lua,
+ * bzip2 and zstd (four draws of five runs each, bench/ip_chains.sh). An
+ * eighth of the bytes per sample. */
+#define PK_RECORD_AUTO_STACK 1024
+
+/* --ip's call chains when none were asked for: frame-pointer chains when
+ * `exe` (the program to run, or /proc/PID/exe) sets up a frame pointer in
+ * at least half of its code, counted function by function from its
+ * .eh_frame (pk_cfi_frame_pointers); else stack copies of
+ * PK_RECORD_AUTO_STACK bytes in o->dwarf_stack, which profgen unwinds with
+ * that .eh_frame. A program that cannot be read as an ELF file with
+ * .eh_frame (a script, a binary built without unwind tables) keeps
+ * frame-pointer chains. `why` gets one clause saying what was found. */
+void pk_record_choose_chains(const char *exe, pk_record_opts *o, char *why, size_t cap);
+
 enum pk_record_note_level {
     PK_NOTE_PROGRESS,   /* what is happening (the mode chosen, a wait, a stop): `-q` hides it */
     PK_NOTE_WARNING,    /* something the user must hear even with `-q` */
@@ -463,6 +485,7 @@ typedef struct pk_recording {
     char **cmd;                  /* the program and its arguments, NULL-terminated; NULL with o.pid */
     bool ip, emulate, hardware;  /* the mode asked; none: LBR when the PMU records branch stacks, else IP */
     bool period_set, freq_set, depth_set; /* o.period / o.freq / o.lbr_depth were given (else defaults) */
+    bool chains_set;             /* o.callchain / o.dwarf_stack were given (else chosen from the program) */
     const char *plugin;          /* the QEMU plugin (NULL: $PGOKIT_LBR_PLUGIN, or beside the running
                                     program: ./, ../, ../lib/pgokit/) */
     pk_record_note_fn note;      /* NULL: silent */
@@ -471,6 +494,7 @@ typedef struct pk_recording {
     enum pk_record_mode mode;
     char why[512];               /* why that mode */
     char details[256];           /* how: "perf record -e cpu-clock:u at 4999 Hz, ..." */
+    char chains_why[320];        /* perf IP without chains_set: why these call chains */
     bool emulated;
     int signal;                  /* SIGINT or SIGTERM that stopped the recording; 0: none */
     int exit_status;             /* what a command running it should exit with: the program's status

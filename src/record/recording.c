@@ -330,6 +330,17 @@ static int prepare(pk_recording *r, pk_pmu_info *pmu, pk_err *err)
             return fail(r, 127);
         }
     }
+    if (r->mode == PK_MODE_PERF_IP && o->callchain && !r->chains_set) {
+        char proc_exe[64];
+        snprintf(proc_exe, sizeof proc_exe, "/proc/%d/exe", o->pid);
+        char *exe = o->pid ? strdup(proc_exe) : resolve_path(r->cmd[0]);
+        if (!exe) {
+            pk_err_set(err, "out of memory");
+            return fail(r, 1);
+        }
+        pk_record_choose_chains(exe, o, r->chains_why, sizeof r->chains_why);
+        free(exe);
+    }
     if (check_output(o->output, "output", !r->emulated, err) != 0 ||
         (o->exact_counts && check_output(o->exact_counts, "exact-counts file", false, err) != 0))
         return fail(r, 1);
@@ -400,6 +411,7 @@ int pk_record_execute(pk_recording *r, pk_err *err)
     r->usage_error = false;
     r->rate_now = 0;
     r->details[0] = 0;
+    r->chains_why[0] = 0;
     memset(&r->tally, 0, sizeof r->tally);
     pk_vec_init(&r->tally.procs, sizeof(pk_record_proc));
     memset(&r->emu, 0, sizeof r->emu);
@@ -459,7 +471,8 @@ int pk_record_execute(pk_recording *r, pk_err *err)
         snprintf(attach, sizeof attach, ", attached to pid %d for %g s", o->pid, o->duration);
     else if (o->pid)
         snprintf(attach, sizeof attach, ", attached to pid %d until Ctrl-C", o->pid);
-    pk_record_note(r, PK_NOTE_PROGRESS, "%s (%s%s): %s", pk_record_mode_name(r->mode), r->details, attach, r->why);
+    pk_record_note(r, PK_NOTE_PROGRESS, "%s (%s%s): %s%s%s", pk_record_mode_name(r->mode), r->details, attach, r->why,
+                   r->chains_why[0] ? "; " : "", r->chains_why);
 
     pk_run_result run;
     char msg[256] = "";

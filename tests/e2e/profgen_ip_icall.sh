@@ -10,9 +10,11 @@
 #    there, and profgen warns, naming the remedy (--call-graph dwarf);
 #  - the GOT call into the C library ran in the same loop but is not
 #    counted (its callee is other code: "of 1", not "of 2");
-#  - a frame-pointer recording of a build without frame pointers (real perf,
-#    when it can sample here) gets the frame-pointer warning, which now says
-#    what AutoFDO loses, and not the indirect-call warning beside it.
+#  - real perf (when it can sample here) on a build without frame pointers:
+#    `record --ip` takes 1 KiB stack copies by itself, and the site has its
+#    callees; asked for frame-pointer chains, profgen gives the frame-pointer
+#    warning, which says what AutoFDO loses, and not the indirect-call
+#    warning beside it.
 source "$(dirname "$0")/../lib.sh"
 need clang-19 llvm-profdata-19 objdump
 
@@ -46,10 +48,24 @@ check "... warned about, with the share of calls and the remedy" \
     grep -q 'warning: calls through pointers without a callee: 1 of 1 indirect call sites that ran (100 % of their calls).*--call-graph dwarf' "$T/n.log"
 check_eq "... the profile names no target there" 0 "$(targets "$T/n.prof")"
 
-# real frame-pointer chains through a build without frame pointers
+# real perf on a build without frame pointers
 if perf record -q -e cpu-clock:u -o "$T/probe.data" true >/dev/null 2>&1; then
     clang-19 -O2 -g -gdwarf-4 -fno-plt "$SRC" -o "$T/icn" || fail "build without frame pointers"
-    "$PGOKIT" record -q --ip -o "$T/f.data" -- "$T/icn" 3000000 >/dev/null 2>&1 || fail "record --ip"
+    # what record takes by itself there: short stack copies
+    "$PGOKIT" record --ip -o "$T/d.data" -- "$T/icn" 3000000 >/dev/null 2>"$T/d.err" || fail "record --ip (default chains)"
+    check "record --ip chose 1024-byte stack copies: the program sets up no frame pointer" \
+        grep -q 'call chains as 1024-byte stack copies (DWARF)).*; 1024-byte stack copies: .*/icn sets up a frame pointer in 0 % of the code of its functions with a frame' "$T/d.err"
+    check "... what perf's header says (perf evlist: STACK_USER, sample_stack_user 1024)" \
+        bash -c "perf evlist -v -i '$T/d.data' 2>/dev/null | grep -q 'STACK_USER.*sample_stack_user: 1024'"
+    "$PGOKIT" profgen --binary "$T/icn" --perf "$T/d.data" -o "$T/d.prof" 2>"$T/d.log"
+    check_eq "profgen (default recording, no frame pointers) exits 0" 0 $?
+    check_eq "... the call site through a pointer has its callees" "0 of 1" "$(icalls "$T/d.log")"
+    check_eq "... its targets are in the profile" 1 "$(targets "$T/d.prof")"
+    check "... no warning about frame pointers, stack copies or calls without a callee" \
+        bash -c "! grep -qE 'set up no frame pointer|stopped before|calls through pointers without a callee' '$T/d.log'"
+    # frame-pointer chains asked for
+    "$PGOKIT" record -q --ip --call-graph fp -o "$T/f.data" -- "$T/icn" 3000000 >/dev/null 2>&1 ||
+        fail "record --ip --call-graph fp"
     "$PGOKIT" profgen --binary "$T/icn" --perf "$T/f.data" -o "$T/f.prof" 2>"$T/f.log"
     check_eq "profgen (frame-pointer chains, no frame pointers) exits 0" 0 $?
     check "the frame-pointer warning says what AutoFDO loses" \
