@@ -91,6 +91,9 @@ PK_CLI_DEBUG_HELP
     "                      (bench/results/afdo-preinlined-*.md): fewer instructions on most,\n"
     "                      more on tcc and Duktape; build with and without, keep the faster\n"
     "  --ignore-stack-samples  no calling contexts even when samples have call stacks\n"
+    "  --stack-copy-bytes N  IP samples with stack copies (--call-graph dwarf): unwind only the\n"
+    "                      first N bytes of each, what a recording with dwarf,N would have kept\n"
+    "                      (0: none, the sampled addresses alone)\n"
     "  --no-preinline      CSSPGO: keep the flat context profile (cold contexts merged),\n"
     "                      no pre-inliner, no nesting\n"
     "  --outside-leaf-context C  contexts of a sample taken outside the binary (malloc,\n"
@@ -330,6 +333,14 @@ int pk_cmd_profgen(int argc, char **argv)
             rq.gen.no_dup_factor = true;
         } else if (!strcmp(a, "--ignore-stack-samples")) {
             rq.ignore_stacks = true;
+        } else if (OPT("--stack-copy-bytes")) {
+            long long v;
+            if (!int_val(val, 0, 65528, &v)) {
+                rc = pk_cli_usage(cmd, "--stack-copy-bytes must be 0 .. 65528, not '%s'", val);
+                goto done;
+            }
+            rq.stack_copy_limit = true;
+            rq.stack_copy_bytes = (uint32_t)v;
         } else if (!strcmp(a, "--no-preinline")) {
             rq.no_preinline = true;
         } else if (OPT("--outside-leaf-context")) {

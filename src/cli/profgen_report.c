@@ -42,8 +42,12 @@ static void print_ip_summary(const pk_pipeline_report *rep)
             (unsigned long long)s->stack_cut_not_call, (unsigned long long)s->stack_cut_frame);
     count_part(", %llu with a skipped caller put back", s->frames_repaired);
     count_part("; %llu chains unwound from stack copies with the binary's CFI", s->stacks_unwound);
-    count_part(" (%llu of them stopped inside the binary: no FDE, a stack deeper than the copy)",
+    count_part(" (%llu of them stopped inside the binary: no FDE, a stack deeper than the copy",
                s->stacks_unwound_short);
+    count_part("; %llu at code without an FDE", s->stacks_unwound_no_fde);
+    count_part("; %llu before the leaf's caller", s->stacks_unwound_leaf);
+    if (s->stacks_unwound_short)
+        fputc(')', stderr);
     count_part(", %llu frames were return address - 1", s->frames_minus_one);
     count_part("; %llu from an event that fires on time", s->time_weighted);
     fprintf(stderr, "\nprofgen: flow inference: %llu contexts over %llu functions (%llu blocks), %llu call-site "

@@ -77,6 +77,9 @@ typedef struct pk_pipeline_request {
                                         --use-offset=0), else offsets from the first
                                         executable segment's page */
     bool ignore_stacks;              /* no contexts even with call stacks */
+    bool stack_copy_limit;           /* IP samples with stack copies: unwind at most */
+    uint32_t stack_copy_bytes;       /* this many bytes of each, as a smaller copy would have
+                                        held (0: the leaf alone) */
     /* A flat profile made from samples that carry a call stack leaves out
      * those whose leaf is in a prologue or epilogue too (llvm-profgen, which
      * drops them while it reads the stack whether or not it then uses it).

@@ -46,14 +46,26 @@ static int unwound_sample(pk_feed *f, const pk_sample *s, uint64_t w)
     link_ctx l = {f->agg, s->pid};
     size_t n;
     pk_stack_stop stop;
+    pk_sample shorter;
+    if (f->req->stack_copy_limit && s->stack_size > f->req->stack_copy_bytes) {
+        /* (no bytes: no copy, and the sample goes on as one without) */
+        shorter = *s;
+        shorter.stack_size = f->req->stack_copy_bytes;
+        s = &shorter;
+    }
     if (pk_stack_unwind_sample(cfi, to_link, &l, s, f->frames + PK_STACK_MAX_FRAMES, f->frames, PK_STACK_MAX_FRAMES,
                                &n, &stop, f->err))
         return -1;
     if (!n || f->frames[0] == PK_AGG_EXTERNAL)
         return 1;
     f->ip->stats.stacks_unwound += w;
-    if (stop != PK_STACK_END && stop != PK_STACK_EXTERNAL)
+    if (stop != PK_STACK_END && stop != PK_STACK_EXTERNAL) {
         f->ip->stats.stacks_unwound_short += w;
+        if (n == 1)
+            f->ip->stats.stacks_unwound_leaf += w;
+        if (stop == PK_STACK_NO_FDE)
+            f->ip->stats.stacks_unwound_no_fde += w;
+    }
     return pk_ipraw_add_unwound(f->ip, f->frames, n, w, f->err);
 }
 

@@ -52,6 +52,9 @@ typedef struct pk_ip_stats {
                                     the copy (a deep stack), a rule not evaluated */
     uint64_t time_weighted;      /* of samples: from an event that fires on time (cpu-clock, cycles:
                                     pk_perf_attr_counts_time), not on retired instructions */
+    uint64_t stacks_unwound_leaf; /* of stacks_unwound_short: stopped before the leaf's direct caller
+                                    (a copy shorter than the leaf's frame, the leaf without an FDE) */
+    uint64_t stacks_unwound_no_fde; /* of stacks_unwound_short: stopped at code no FDE covers */
 } pk_ip_stats;
 
 typedef struct pk_ipraw {
@@ -145,7 +148,11 @@ size_t pk_compress_recursion(uint64_t *s, size_t n, int max_len);
  * say, else the length written (truncated to cap). */
 int pk_ip_frame_pointer_warning(const pk_ip_stats *s, char *buf, size_t cap);
 /* The same for stack copies (--call-graph dwarf) when more than 10 % of the
- * unwound chains stopped inside the binary (no FDE, the copy too short). */
+ * unwound chains stopped at code no FDE covers (built without unwind
+ * tables). Chains cut at the end of a copy are not warned about: short
+ * copies are what record takes by itself, and the loss that matters, calls
+ * through pointers without a callee, has its own warning
+ * (pk_ip_icall_warning). */
 int pk_ip_cfi_warning(const pk_ip_stats *s, char *buf, size_t cap);
 /* A note when most samples come from an event that fires on time: what it
  * does to the counts, and the event that weighs code by execution instead

@@ -12,7 +12,9 @@
 #    and >= 90 % of the samples in uw_hot read uw_hot <- uw_frame <- uw_outer
 #    <- main;
 #  - profgen: every sample of that recording unwound, none with its direct
-#    caller unknown, no frame-pointer warning; code built without unwind
+#    caller unknown, no frame-pointer warning; --stack-copy-bytes shows what
+#    shorter copies keep (1 KiB: the target below; 8 bytes: the chains stop
+#    right above the frameless leaf's caller); code built without unwind
 #    tables gets one warning line; the AutoFDO profile has the
 #    indirect call's target (uw_hot, called through a pointer in uw_frame),
 #    which a frame-pointer recording of the same binary cannot name; the
@@ -139,13 +141,30 @@ check "frame-pointer chains: the warning names --call-graph dwarf" grep -q 'call
 check_eq "frame-pointer chains: no target at the indirect call" 0 "$(target "$T/fp.prof")"
 
 check "no warning about stack copies that stopped early" bash -c "! grep -q 'warning: .*stack copies' '$T/dwarf.err'"
+# what shorter copies would have kept, from the same recording
+leafonly() { sed -nE "s/.*; ([0-9]+) before the leaf's caller.*/\1/p" "$1"; }
+"$PGOKIT" profgen --binary "$b" --perf "$b.data" --stack-copy-bytes 1024 -o "$T/k1024.prof" 2> "$T/k1024.err"
+check "--stack-copy-bytes 1024: the indirect call's target" test "$(target "$T/k1024.prof")" -ge 1
+check "... no warning about the copies" bash -c "! grep -q 'warning: .*stack copies' '$T/k1024.err'"
+"$PGOKIT" profgen --binary "$b" --perf "$b.data" --stack-copy-bytes 8 -o "$T/k8.prof" 2> "$T/k8.err"
+short8=$(sed -nE 's/.*\(([0-9]+) of them stopped inside the binary.*/\1/p' "$T/k8.err")
+check "--stack-copy-bytes 8: nearly every chain stops inside the binary (${short8:-none} of $unw)" \
+    test "$((${short8:-0} * 10))" -ge "$((unw * 9))"
+check "... but uw_hot keeps no frame: its return address is the first word, and the target is named" \
+    test "$(target "$T/k8.prof")" -ge 1
+check "... chains without the leaf's caller are few ($(leafonly "$T/k8.err")): no warning" \
+    bash -c "! grep -q 'warning: .*stack copies' '$T/k8.err'"
+"$PGOKIT" profgen --binary "$b" --perf "$b.data" --stack-copy-bytes 65529 -o "$T/kbig.prof" 2> "$T/kbig.err"
+check_eq "--stack-copy-bytes 65529 (more than perf copies): a usage error" 2 $?
 # ---- code without unwind tables: the chains stop at the leaf, and profgen says so ----
 gcc -O2 -g -fno-asynchronous-unwind-tables -o "$T/uw_nocfi" "$SRC"
 "$PGOKIT" record -q --call-graph dwarf -o "$T/nocfi.data" -- "$T/uw_nocfi" 0.3 > /dev/null 2>&1
 "$PGOKIT" profgen --binary "$T/uw_nocfi" --perf "$T/nocfi.data" -o "$T/nocfi.prof" 2> "$T/nocfi.err"
 check "no unwind tables: a profile all the same" test -s "$T/nocfi.prof"
 check "no unwind tables: one warning line naming the flag" \
-    test "$(grep -c 'warning: .*stack copies .*-fno-asynchronous-unwind-tables' "$T/nocfi.err")" = 1
+    test "$(grep -c 'warning: .*stack copies .*stopped at code no FDE .*-fno-asynchronous-unwind-tables' "$T/nocfi.err")" = 1
+check "... the IP line counts the chains stopped at code without an FDE" \
+    grep -qE '; [1-9][0-9]* at code without an FDE' "$T/nocfi.err"
 
 # ---- a stripped binary (its .eh_frame stays), debug info in the unstripped file ----
 cp "$b" "$T/uw_strip" && strip "$T/uw_strip"

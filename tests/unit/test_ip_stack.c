@@ -5,6 +5,7 @@
  *   bar  0x3000
  * Frames are leaf first, as pk_agg_translate_user_chain gives them. */
 #include "test.h"
+#include <string.h>
 #include "unwind/ip_stack.h"
 #include "binary/binary.h"
 #include "perf/perf_data.h"
@@ -208,6 +209,27 @@ TEST(time_weight_note)
     CHECK(strstr(buf, "51 % of the samples (51 of 100)") != NULL);
     CHECK(strstr(buf, "instructions") != NULL);
     CHECK(pk_ip_time_weight_note(&st, small, sizeof small) == 15 && small[15] == 0);
+}
+
+TEST(cfi_warning_threshold)
+{
+    char buf[768];
+    pk_ip_stats st = {0};
+    CHECK(pk_ip_cfi_warning(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    /* every copy cut at its end, most before the leaf's caller (short
+     * copies, frames larger than them): no warning */
+    st.stacks_unwound = 1000;
+    st.stacks_unwound_short = 1000;
+    st.stacks_unwound_leaf = 600;
+    st.stacks_unwound_no_fde = 100;
+    CHECK(pk_ip_cfi_warning(&st, buf, sizeof buf) == 0 && buf[0] == 0);
+    /* more than a tenth at code without an FDE: one warning, with the share */
+    st.stacks_unwound_no_fde = 101;
+    CHECK(pk_ip_cfi_warning(&st, buf, sizeof buf) > 0);
+    CHECK(strstr(buf, "10.1 % of the stack copies (101 of 1000) stopped at code no FDE") &&
+          strstr(buf, "-fno-asynchronous-unwind-tables"));
+    char small[16];
+    CHECK(pk_ip_cfi_warning(&st, small, sizeof small) == 15 && small[15] == 0);
 }
 
 int main(void) { return pk_test_main(); }
