@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# IP profiles from stack copies of the builds the profiles are for. The
-# scoreboard's IP variants record frame-pointer chains: AutoFDO on its afdo
-# build, whose functions keep no frame pointer (chains skip callers: no
-# indirect-call targets, call counts from what is left), probe-only and
-# CSSPGO on a second build with -fno-omit-frame-pointer (applied to the
-# probe build without it). `perf record --call-graph dwarf` copies the top
-# of the stack instead, and profgen unwinds it with the binary's .eh_frame,
-# so every kind can be trained on the very build it is applied to.
+# IP profiles from whole stack copies (8 KiB) of the builds the profiles are
+# for. The scoreboard's IP variants record what `pgokit record --ip` takes
+# by itself: 1 KiB copies of AutoFDO's afdo build, which keeps no frame
+# pointer, and frame-pointer chains of a second build with
+# -fno-omit-frame-pointer for probe-only and CSSPGO (applied to the probe
+# build without it). `perf record --call-graph dwarf` copies the top of the
+# stack, and profgen unwinds it with the binary's .eh_frame, so every kind
+# can be trained on the very build it is applied to; bench/ip_chains.sh
+# unwinds these recordings at smaller sizes.
 #
 #   bench/ip_dwarf.sh [--runs N] [--bytes B] WORKLOAD...
 #     after `bench/scoreboard.sh` ran the IP variants of WORKLOAD (its

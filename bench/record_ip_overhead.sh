@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Overhead of `pgokit record --ip` (perf IP sampling with frame-pointer call
-# chains) on SQLite speedtest1 (--size 50 --memdb; built -O2 -g
+# Overhead of `pgokit record --ip` (perf IP sampling with call chains) on
+# SQLite speedtest1 (--size 50 --memdb; built -O2 -g
 # -fno-omit-frame-pointer through ../shared/workloads), at the default
 # frequency (4999 Hz), a quarter of it and four times it, against native
 # runs, the default frequency without call chains (what the sampling
-# interrupt alone costs) and with --call-graph dwarf (8 KiB of stack copied
-# per sample instead of a frame-pointer walk). Rounds interleave the variants (order rotated every
-# round), so machine noise hits each alike; medians are reported.
+# interrupt alone costs) and with stack copies instead of a frame-pointer
+# walk: 1 KiB per sample (--call-graph dwarf,1024, what record takes by
+# itself from a build without frame pointers) and 8 KiB (--call-graph
+# dwarf). The chains are always named: the command recorded is bash (see
+# below), and record would choose them from bash, not from speedtest1.
+# Rounds interleave the variants (order rotated every round), so machine
+# noise hits each alike; medians are reported.
 #
 # The program's own cost is measured inside the recording: perf's workload is
 # `bash -c 'time speedtest1 ...'` (bash's time: the program's wall, user and
@@ -50,9 +54,10 @@ run_native() {
     prog_cpu[native]+="$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.3f", u + s}') "
     prog_wall[native]+="$w "
 }
-run_rec() { # VARIANT: FREQ, FREQ-nocc or FREQ-dwarf
-    local f=$1 t0 t1 hz=${1%-*} cc=()
+run_rec() { # VARIANT: FREQ, FREQ-nocc, FREQ-dwarf1k or FREQ-dwarf
+    local f=$1 t0 t1 hz=${1%-*} cc=(--call-graph fp)
     [ "$f" = "$hz-nocc" ] && cc=(--no-callchain)
+    [ "$f" = "$hz-dwarf1k" ] && cc=(--call-graph dwarf,1024)
     [ "$f" = "$hz-dwarf" ] && cc=(--call-graph dwarf)
     t0=$(now)
     /usr/bin/time -o "$T/outer" -f '%U %S' \
@@ -74,7 +79,7 @@ run_rec() { # VARIANT: FREQ, FREQ-nocc or FREQ-dwarf
     samples[$f]+="$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.0f", n / c}') "
 }
 
-FREQS+=("$DEF-nocc" "$DEF-dwarf")
+FREQS+=("$DEF-nocc" "$DEF-dwarf1k" "$DEF-dwarf")
 variants=(native "${FREQS[@]}")
 for r in $(seq "$ROUNDS"); do
     k=$(( (r - 1) % ${#variants[@]} ))
@@ -101,7 +106,7 @@ echo
 echo "$(date -u +%Y-%m-%d), $ROUNDS interleaved rounds (order rotated each round), medians;"
 echo "$(nproc) CPUs, load average at the end $(cut -d' ' -f1-3 /proc/loadavg), kernel $(uname -r), $(perf --version)."
 echo "Event: $(sed -nE 's/^pgokit record: IP sampling \(perf record -e ([^ ]+) .*/\1/p' "$T/rec.err" | head -1) (user space only),"
-echo "--call-graph fp (except --no-callchain and --call-graph dwarf), --buildid-mmap. kernel.perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate)."
+echo "--call-graph fp (except --no-callchain and --call-graph dwarf[,1024]), --buildid-mmap. kernel.perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate)."
 echo
 echo "Program: the program's own CPU (user+sys) and wall time, measured inside the recording."
 echo "Start-up: from \`pgokit record\` starting to the program starting (record's PMU probe, perf's"
@@ -119,7 +124,7 @@ echo "| native | - | $nc ($(rng "${prog_cpu[native]}")) | - | - | $nw | - | - | 
 for f in "${FREQS[@]}"; do
     c=$(med "${prog_cpu[$f]}"); w=$(med "${prog_wall[$f]}")
     label="--freq ${f%-*}"
-    case $f in *-nocc) label+=" --no-callchain" ;; *-dwarf) label+=" --call-graph dwarf" ;; esac
+    case $f in *-nocc) label+=" --no-callchain" ;; *-dwarf1k) label+=" --call-graph dwarf,1024" ;; *-dwarf) label+=" --call-graph dwarf" ;; esac
     echo "| $label | $(med "${samples[$f]}") | $c ($(rng "${prog_cpu[$f]}")) | $(paired "${prog_cpu[$f]}" "${prog_cpu[native]}") | $(pct "$c" "$nc") | $w | $(pct "$w" "$nw") | $(med "${start_wall[$f]}") | $(med "${end_wall[$f]}") | $(med "${perf_cpu[$f]}") |"
 done
 echo

@@ -107,7 +107,8 @@ def ip_section(rows, quality, ip_info):
     rate = f"{ip_info['freq']} Hz" if ip_info.get("freq") else "? Hz"
     if ip_info.get("seconds"):
         rate += f", {float(ip_info['seconds']):.1f} s of training per run"
-    out = ["", f"IP sampling (stock perf cpu-clock at {rate} + frame-pointer stacks, {ip_info.get('runs', '?')} runs "
+    out = ["", f"IP sampling (`pgokit record --ip`: stock perf cpu-clock at {rate}, frame-pointer chains of probe-fp, "
+           f"1 KiB stack copies of afdo, {ip_info.get('runs', '?')} runs "
            "of every training command merged): " + ip_info.get("samples", ""), "",
            "| IP profile | block overlap, flow inference | without inference | instr. gain | LBR counterpart's gain | share |",
            "|---|---:|---:|---:|---:|---:|"]
@@ -211,7 +212,9 @@ def main():
           "text, handicapped so. The stack-ignoring anchors (afdo-llvm, probe-llvm) read perf's own text "
           "(branch stacks are absolute in it). "
           "Every sample profile of a kind comes from the same emulated recording of the same training run. "
-          "*-ip-* variants are trained instead on REAL `perf record -e cpu-clock:u --call-graph fp` runs of "
+          "*-ip-* variants are trained instead on REAL `pgokit record --ip` runs (stock perf, cpu-clock:u where "
+          "the PMU counts no instructions; the call chains record chooses: frame pointers where the build keeps "
+          "them, else 1 KiB stack copies) of "
           "the same training commands, several runs merged: AutoFDO on the build its LBR counterpart is "
           "trained on (a line profile speaks of the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
           "(probe + -fno-omit-frame-pointer, for the call chains), applied to the ordinary probe builds; "

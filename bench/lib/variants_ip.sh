@@ -2,8 +2,11 @@
 # variants.sh): profiles from instruction pointers (+ frame-pointer call
 # stacks), as on machines without LBR (most cloud VMs, this one included).
 #
-# They are recorded with REAL stock perf, `perf record -e cpu-clock:u -F 4999
-# --call-graph fp`, not emulated; an IP sample carries far less than a
+# They are recorded with REAL stock perf through `pgokit record --ip --freq
+# 4999` (cpu-clock:u where the PMU counts no instructions, as here), not
+# emulated, with the call chains record takes by itself: frame-pointer
+# chains of probe-fp, 1 KiB stack copies (--call-graph dwarf,1024) of afdo,
+# which keeps no frame pointers. An IP sample carries far less than a
 # 32-entry LBR sample, so every training command is recorded SB_IP_RUNS
 # times (default 5) and the runs are merged, as a fleet merges many hosts.
 # Training binaries:
@@ -15,8 +18,8 @@
 #     build with other flags merges differently. Measured on Lua: an AutoFDO
 #     profile from EXACT counts of the -fno-omit-frame-pointer build, applied
 #     to the -O2 build, ran +1.0 % instructions vs -O2; from exact counts of
-#     -O2 itself, -1.2 %. AutoFDO needs no call stacks, so nothing asks for
-#     frame pointers here.
+#     -O2 itself, -1.2 %. AutoFDO needs the callers only for the targets of
+#     calls through pointers, which the stack copies give.
 #   - Probe-only and CSSPGO (probe-ip-*, cs-ip-*) are trained on probe-fp
 #     (probe + -fno-omit-frame-pointer: the contexts come from frame-pointer
 #     call chains; release builds that want to be profiled in production keep
@@ -74,10 +77,10 @@ sb_record_ip_runs() { # workload variant prefix
     i=0
     while read -r cmd; do
       i=$((i + 1))
-      log "record (IP, perf cpu-clock) $w/$kind #$i run $k: $cmd"
+      log "record (IP, pgokit record --ip) $w/$kind #$i run $k: $cmd"
       # shellcheck disable=SC2086
-      perf record -q -e cpu-clock:u -F "$SB_IP_FREQ" --call-graph fp -o "$out-$i-$k.data" -- $cmd \
-        >/dev/null 2>"$out-$i-$k.log" || die "$w/$kind: perf record failed on: $cmd"
+      "$PGOKIT" record --ip --freq "$SB_IP_FREQ" -o "$out-$i-$k.data" -- $cmd \
+        >/dev/null 2>"$out-$i-$k.log" || die "$w/$kind: pgokit record --ip failed on: $cmd"
     done < <(wl_train "$w" "$(sb_dir "$kind")")
   done
 }
@@ -149,11 +152,13 @@ sb_stage_profiles_ip() { # workload dir
   echo "$SB_IP_RUNS" > "$D/gen/ip-runs.txt"
   echo "$SB_IP_FREQ" > "$D/gen/ip-freq.txt"
   # training seconds per run (what perf sampled): the sum of the first run's
-  # commands' durations, from perf's own sample timestamps
+  # commands' durations, from the first and last samples' timestamps (the
+  # header's "sample duration" is 0 in a --buildid-mmap recording: perf
+  # skips the end-of-run pass that writes it)
   local secs=0 f1 t
   for f1 in "$D"/rec/ip-probe-fp-*-1.data; do
-    t=$(perf report -i "$f1" --header-only 2>/dev/null | sed -n 's/^# sample duration *: *\([0-9.]*\) ms.*/\1/p')
-    [ -n "$t" ] && secs=$(python3 -c "print($secs + $t / 1000)")
+    t=$(perf script -F time -i "$f1" 2>/dev/null | sed -n '1p;$p' | tr -d ': ' | paste -sd' ' | awk 'NF == 2 {print $2 - $1}')
+    [ -n "$t" ] && secs=$(python3 -c "print($secs + $t)")
   done
   echo "$secs" > "$D/gen/ip-seconds.txt"
 }
