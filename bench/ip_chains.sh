@@ -61,7 +61,7 @@ for w in "${workloads[@]}"; do
   draws=$((runs / draw_runs))
   [ "$draws" -ge 1 ] || die "$w: $runs runs in $R, fewer than one draw of $draw_runs"
   rm -rf "$C"; mkdir -p "$C"
-  specs=() names=()
+  specs=() names=() lbrs=()
   for kind in "${kind_list[@]}"; do
     case $kind in
       afdo) bin_kind=afdo flags="$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=" opt=() lbr=afdo-pgokit ;;
@@ -70,6 +70,7 @@ for w in "${workloads[@]}"; do
       *) die "unknown kind $kind (afdo, probe, cs)" ;;
     esac
     [ -x "$(sb_bin "$w" "$lbr")" ] || die "$w/$lbr: not built by the scoreboard"
+    lbrs+=("$lbr")
     for ((d = 1; d <= draws; d++)); do
       p=()
       for ((k = (d - 1) * draw_runs + 1; k <= d * draw_runs; k++)); do
@@ -104,7 +105,6 @@ for w in "${workloads[@]}"; do
   done
   log "$w: ${#specs[@]} builds"
   sb_build_all "$w" "" "${specs[@]}"
-  lbrs=(); for kind in "${kind_list[@]}"; do case $kind in afdo) lbrs+=(afdo-pgokit) ;; probe) lbrs+=(probe-pgokit) ;; cs) lbrs+=(cs-pgokit) ;; esac; done
   sb_count "$w" "$C" base "${lbrs[@]}" "${names[@]}"
   python3 - "$C" "$w" "$draws" "$draw_runs" "$sizes" "$kinds" <<'PY'
 import re, sys
