@@ -25,16 +25,19 @@ void pk_record_choose_chains(const char *exe, pk_record_opts *o, char *why, size
         snprintf(why, cap, "frame-pointer chains: %s", err.msg);
     } else if (!fr.bytes) {
         snprintf(why, cap, "frame-pointer chains: %s has no .eh_frame to unwind stack copies with", exe);
-    } else if (fr.with_fp_bytes * 2 >= fr.framed_bytes) {
-        /* (no function with a frame at all: nothing to skip either) */
-        snprintf(why, cap, "frame-pointer chains: %s sets up a frame pointer in %.0f %% of the code of its functions "
-                 "with a frame", exe, fr.framed_bytes ? 100.0 * (double)fr.with_fp_bytes / (double)fr.framed_bytes : 100.0);
     } else {
-        o->dwarf_stack = PK_RECORD_AUTO_STACK;
-        snprintf(why, cap,
-                 "%u-byte stack copies: %s sets up a frame pointer in %.0f %% of the code of its functions with a "
-                 "frame (frame-pointer chains would skip their callers; --call-graph fp or dwarf,BYTES to choose)",
-                 PK_RECORD_AUTO_STACK, exe, 100.0 * (double)fr.with_fp_bytes / (double)fr.framed_bytes);
+        /* (no function with a frame at all: nothing to skip either) */
+        double share = fr.framed_bytes ? 100.0 * (double)fr.with_fp_bytes / (double)fr.framed_bytes : 100.0;
+        if (fr.with_fp_bytes * 2 >= fr.framed_bytes) {
+            snprintf(why, cap, "frame-pointer chains: %s sets up a frame pointer in %.0f %% of the code of its "
+                     "functions with a frame", exe, share);
+        } else {
+            o->dwarf_stack = PK_RECORD_AUTO_STACK;
+            snprintf(why, cap,
+                     "%u-byte stack copies: %s sets up a frame pointer in %.0f %% of the code of its functions with "
+                     "a frame (frame-pointer chains would skip their callers; --call-graph fp or dwarf,BYTES to "
+                     "choose)", PK_RECORD_AUTO_STACK, exe, share);
+        }
     }
     pk_cfi_free(cfi);
     pk_elf_close(elf);
