@@ -8,13 +8,7 @@
  * the program runs. */
 #include "binary/cfi.h"
 
-#include <elf.h>
 #include <string.h>
-
-static unsigned frame_register(uint16_t machine)
-{
-    return machine == EM_AARCH64 ? 29 : 6; /* x29; rbp (DWARF numbering) */
-}
 
 /* The function at [begin, end): 2 when it sets up a frame pointer, 1 when
  * it has a frame without one, 0 when it has none; -1: its CFI does not
@@ -27,7 +21,8 @@ static int frame_kind(const pk_cfi *cfi, const pk_elf *elf, const pk_arch *arch,
     const uint8_t *code = arch ? pk_elf_vaddr_bytes(elf, begin, arch->prologue_len) : NULL;
     if (code && arch->frame_setup(code))
         return 2;
-    unsigned fp = frame_register(pk_cfi_machine(cfi));
+    uint16_t sp, fp;
+    bool fp_known = pk_cfi_abi_regs(pk_cfi_machine(cfi), &sp, &fp);
     uint64_t at = begin;
     int rows = 0;
     for (; rows < PK_CFI_PROLOGUE_ROWS && at < end; rows++) {
@@ -37,7 +32,7 @@ static int frame_kind(const pk_cfi *cfi, const pk_elf *elf, const pk_arch *arch,
             return -1;
         if (r > 0)
             break;
-        if (!row.cfa_expression && row.cfa_reg == fp)
+        if (fp_known && !row.cfa_expression && row.cfa_reg == fp)
             return 2;
         if (row.end <= at)
             break;

@@ -448,8 +448,8 @@ void pk_record_ip_rate(enum pk_record_mode mode, const pk_pmu_info *pmu, bool pe
  * size: every kind of profile needs a sample's direct caller (the targets
  * of calls through pointers), and 1 KiB holds it for 99.5 % of SQLite's
  * samples (512 bytes: 77 %, sqlite3VdbeExec's frame is larger) and 99.5 %
- * of Lua's (from 256 bytes); bzip2's hot functions keep frames of several
- * KiB (60 %), but call each other directly. Profiles from such copies
+ * of Lua's (from 256 bytes); for 60 % of bzip2's, whose hot functions keep
+ * frames of several KiB but call each other directly. Profiles from such copies
  * equalled those from perf's whole 8 KiB ones, every kind on SQLite, Lua,
  * bzip2 and zstd (four draws of five runs each, bench/ip_chains.sh). An
  * eighth of the bytes per sample. */
@@ -457,12 +457,12 @@ void pk_record_ip_rate(enum pk_record_mode mode, const pk_pmu_info *pmu, bool pe
 
 /* --ip's call chains when none were asked for: frame-pointer chains when
  * `exe` (the program to run, or /proc/PID/exe) sets up a frame pointer in
- * at least half of its code, counted function by function from its
- * .eh_frame (pk_cfi_frame_pointers); else stack copies of
- * PK_RECORD_AUTO_STACK bytes in o->dwarf_stack, which profgen unwinds with
- * that .eh_frame. A program that cannot be read as an ELF file with
- * .eh_frame (a script, a binary built without unwind tables) keeps
- * frame-pointer chains. `why` gets one clause saying what was found. */
+ * at least half of the code of its functions with a frame, counted
+ * function by function from its .eh_frame (pk_cfi_frame_pointers); else
+ * stack copies of PK_RECORD_AUTO_STACK bytes in o->dwarf_stack, which
+ * profgen unwinds with that .eh_frame. A file that cannot be read as an
+ * ELF file with .eh_frame (a script) keeps frame-pointer chains. `why`
+ * gets one clause saying what was found. */
 void pk_record_choose_chains(const char *exe, pk_record_opts *o, char *why, size_t cap);
 
 enum pk_record_note_level {

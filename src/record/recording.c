@@ -331,10 +331,8 @@ static int prepare(pk_recording *r, pk_pmu_info *pmu, pk_err *err)
         }
     }
     if (r->mode == PK_MODE_PERF_IP && o->callchain && !r->chains_set) {
-        char proc_exe[64];
-        snprintf(proc_exe, sizeof proc_exe, "/proc/%d/exe", o->pid);
-        char *exe = o->pid ? strdup(proc_exe) : resolve_path(r->cmd[0]);
-        if (!exe) {
+        char *exe = NULL;
+        if (o->pid ? asprintf(&exe, "/proc/%d/exe", o->pid) < 0 : !(exe = resolve_path(r->cmd[0]))) {
             pk_err_set(err, "out of memory");
             return fail(r, 1);
         }

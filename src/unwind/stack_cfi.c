@@ -13,15 +13,7 @@ typedef struct abi_regs {
 
 static bool abi_of(uint16_t machine, abi_regs *a)
 {
-    if (machine == EM_X86_64) {
-        *a = (abi_regs){7, 6};
-        return true;
-    }
-    if (machine == EM_AARCH64) {
-        *a = (abi_regs){31, 29};
-        return true;
-    }
-    return false;
+    return pk_cfi_abi_regs(machine, &a->sp, &a->fp);
 }
 
 /* perf's x86-64 register indices (arch/x86/include/uapi/asm/perf_regs.h)
