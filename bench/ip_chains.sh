@@ -14,10 +14,13 @@
 #     --bytes      copy sizes (default 0,128,1024,full; full: the whole copy)
 #     --kinds      afdo,probe,cs (default afdo)
 #     --fp DIR     also frame-pointer recordings of as many runs, in
-#                  WORK/WORKLOAD/DIR as the scoreboard names them
+#                  WORK/WORKLOAD/DIR, named as the scoreboard named them
+#                  before it trained the probe kinds on copies of probe
 #                  (ip-afdo-I-K.data of afdo, ip-probe-fp-I-K.data of
-#                  probe-fp, whose probe profiles apply to the probe build):
-#                  a row "fp" of the same draws' sizes (other recordings)
+#                  probe-fp: probe + -fno-omit-frame-pointer, built here
+#                  if missing, whose probe profiles apply to the probe
+#                  build; `pgokit record --ip --call-graph fp` records
+#                  them): a row "fp" of the same draws (other recordings)
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG.
 #   Prints a Markdown table per workload: instructions vs -O2 of every
 #   size and draw, the mean over the draws, and the share of the LBR
@@ -61,6 +64,9 @@ for w in "${workloads[@]}"; do
   draws=$((runs / draw_runs))
   [ "$draws" -ge 1 ] || die "$w: $runs runs in $R, fewer than one draw of $draw_runs"
   rm -rf "$C"; mkdir -p "$C"
+  if [ -n "$fp_dir" ] && [[ ",$kinds," == *,probe,* || ",$kinds," == *,cs,* ]]; then
+    sb_build_all "$w" "" "probe-fp|-fpseudo-probe-for-profiling -fno-omit-frame-pointer|"
+  fi
   specs=() names=() lbrs=()
   for kind in "${kind_list[@]}"; do
     case $kind in

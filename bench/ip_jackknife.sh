@@ -51,13 +51,13 @@ for w in "${workloads[@]}"; do
   mkdir -p "$D/jk"
   names=(base) specs=()
   for v in "${want[@]}"; do
-    # the recordings: the scoreboard's (frame-pointer chains), or
+    # the recordings: the scoreboard's (the chains record chose), or
     # bench/ip_dwarf.sh's stack copies of the builds the profiles are for
     rec="$D/rec/ip-"
     case $v in
       afdo-ip-pgokit) kind=afdo opts=() ;;
-      probe-ip-pgokit) kind=probe-fp opts=(--ignore-stack-samples) ;;
-      cs-ip-pgokit) kind=probe-fp opts=() ;;
+      probe-ip-pgokit) kind=probe opts=(--ignore-stack-samples) ;;
+      cs-ip-pgokit) kind=probe opts=() ;;
       dw-afdo-ip) kind=afdo opts=() rec="$D/dwarf/" ;;
       dw-probe-ip) kind=probe opts=(--ignore-stack-samples) rec="$D/dwarf/" ;;
       dw-cs-ip) kind=probe opts=() rec="$D/dwarf/" ;;

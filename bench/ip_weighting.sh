@@ -54,7 +54,7 @@ for w in "${workloads[@]}"; do
   for v in afdo-ip-pgokit probe-ip-pgokit cs-ip-pgokit; do
     [ -x "$(sb_bin "$w" "$v")" ] || die "$w/$v: not built by the scoreboard"
   done
-  for kind in afdo probe-fp; do
+  for kind in afdo probe; do
     bin_dir=$(sb_dir "$kind")
     target=$(samples_in "$D"/rec/ip-"$kind"-*.data)
     [ "$target" -gt 0 ] || die "$w/$kind: the cpu-clock recordings hold no samples"

@@ -107,8 +107,8 @@ def ip_section(rows, quality, ip_info):
     rate = f"{ip_info['freq']} Hz" if ip_info.get("freq") else "? Hz"
     if ip_info.get("seconds"):
         rate += f", {float(ip_info['seconds']):.1f} s of training per run"
-    out = ["", f"IP sampling (`pgokit record --ip`: stock perf cpu-clock at {rate}, frame-pointer chains of probe-fp, "
-           f"1 KiB stack copies of afdo, {ip_info.get('runs', '?')} runs "
+    out = ["", f"IP sampling (`pgokit record --ip`: stock perf cpu-clock at {rate}, "
+           f"{ip_info.get('chains', '? call chains')}, {ip_info.get('runs', '?')} runs "
            "of every training command merged): " + ip_info.get("samples", ""), "",
            "| IP profile | block overlap, flow inference | without inference | instr. gain | LBR counterpart's gain | share |",
            "|---|---:|---:|---:|---:|---:|"]
@@ -125,8 +125,12 @@ def ip_section(rows, quality, ip_info):
         g = 1 - by[v]["ir_ratio"] if v in by else None
         gl = 1 - by[lbr]["ir_ratio"] if lbr in by else None
         # a share of a gain under 0.1 point (or of a loss) says nothing
-        share = f"{g / gl * 100:.0f}%" if g is not None and gl is not None and gl >= 0.001 else \
-            ("n/a: no LBR gain" if gl is not None else "")
+        if g is None:
+            share = "not built in this run"
+        elif gl is not None and gl >= 0.001:
+            share = f"{g / gl * 100:.0f}%"
+        else:
+            share = "n/a: no LBR gain" if gl is not None else ""
         out.append(f"| {v} | {q:.4f} | " if q is not None else f"| {v} | | ")
         out[-1] += (f"{qn:.4f}" if qn is not None and v != "cs-ip-pgokit" else "") + " | "
         out[-1] += (f"{g * 100:+.1f}%" if g is not None else "") + f" | {lbr}: " + (f"{gl * 100:+.1f}%" if gl is not None else "?") + f" | {share} |"
@@ -216,8 +220,8 @@ def main():
           "the PMU counts no instructions; the call chains record chooses: frame pointers where the build keeps "
           "them, else 1 KiB stack copies) of "
           "the same training commands, several runs merged: AutoFDO on the build its LBR counterpart is "
-          "trained on (a line profile speaks of the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on probe-fp "
-          "(probe + -fno-omit-frame-pointer, for the call chains), applied to the ordinary probe builds; "
+          "trained on (a line profile speaks of the training binary's code, see bench/lib/variants_ip.sh), probe-only and CSSPGO on the "
+          "probe build their LBR counterparts are trained on; "
           "afdo-ip-cfp is AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data files. "
           + (f"AutoFDO's profile-use builds add {os.environ['SB_AFDO_USE']} (SB_AFDO_USE)."
              if os.environ.get("SB_AFDO_USE") else
@@ -232,14 +236,18 @@ def main():
         try:
             times, counts, gen, load, quality, failed = load_workload(a.work, w)
             if picked:
+                # an earlier run's leftovers are not this run's: failures and
+                # block overlaps of the variants named (and the IP rows'
+                # without-inference figures)
                 failed = {v: why for v, why in failed.items() if v in picked}
+                quality = {v: q for v, q in quality.items() if v in picked or v.endswith("-noinf")}
         except FileNotFoundError as e:
             sys.exit(f"report: {w}: missing measurements ({e.filename}): run the measure stage")
         rows = rows_for(times, counts, gen, quality)
         ip_info = {}
         gdir = os.path.join(a.work, w, "gen")
         for key, name in (("runs", "ip-runs.txt"), ("samples", "ip-samples.txt"), ("freq", "ip-freq.txt"),
-                          ("seconds", "ip-seconds.txt")):
+                          ("seconds", "ip-seconds.txt"), ("chains", "ip-chains.txt")):
             p = os.path.join(gdir, name)
             if os.path.exists(p):
                 ip_info[key] = open(p).read().strip().replace("profgen: ", "")

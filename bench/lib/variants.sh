@@ -58,9 +58,9 @@ SB_VARIANTS=(
   "cs-llvm-dsorel|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
   "afdo-ip-pgokit|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
   "afdo-ip-cfp|afdo|$SB_AFDO_FLAGS $SB_AFDO_SAMPLE_USE=@P"
-  "probe-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "probe-ip-exact|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
-  "cs-ip-pgokit|probe-fp|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "probe-ip-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "probe-ip-exact|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
+  "cs-ip-pgokit|probe|-fpseudo-probe-for-profiling -fprofile-sample-use=@P"
 )
 # Built and measured only when --variants names them: cs-llvm-dsorel is
 # llvm-profgen-19 handicapped by Debian's perf 6.1 text (see sb_stage_profiles).
@@ -146,7 +146,6 @@ sb_stage_build() { # workload dir
   local w=$1 D=$2
   sb_build_all "$w" "" "base||" "afdo|$SB_AFDO_FLAGS|" "probe|-fpseudo-probe-for-profiling|" \
     "instr-gen|-fprofile-instr-generate|"
-  sb_stage_build_ip "$w" "$D"
   wl_prepare "$w" "$(sb_dir base)" || die "$w: preparing the inputs failed"
   # instrumentation PGO profile: the upper bound
   rm -rf "$D/prof/instr-raw"; mkdir -p "$D/prof/instr-raw"
@@ -315,11 +314,10 @@ sb_quality() { # workload dir
 
 # An ignored profile leaves the code unchanged: refuse to report it. The
 # reference is the build with the variant's flags and no profile: its
-# training build, but probe for probe-fp (the probe kinds from IP samples
-# are applied without frame pointers) and base for instr-gen.
+# training build, but base for instr-gen.
 sb_unprofiled() { # variant
   local t; t=$(sb_variant_field "$1" 2)
-  case $t in probe-fp) echo probe ;; instr-gen|-|'') echo base ;; *) echo "$t" ;; esac
+  case $t in instr-gen|-|'') echo base ;; *) echo "$t" ;; esac
 }
 sb_check_changed() { # workload variant
   if cmp -s "$SB_DIR/gen/$(sb_unprofiled "$2").dis" <(objdump -d --no-show-raw-insn "$(sb_bin "$1" "$2")" | tail -n +3); then

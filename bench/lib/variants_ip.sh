@@ -4,34 +4,36 @@
 #
 # They are recorded with REAL stock perf through `pgokit record --ip --freq
 # 4999` (cpu-clock:u where the PMU counts no instructions, as here), not
-# emulated, with the call chains record takes by itself: frame-pointer
-# chains of probe-fp, 1 KiB stack copies (--call-graph dwarf,1024) of afdo,
-# which keeps no frame pointers. An IP sample carries far less than a
-# 32-entry LBR sample, so every training command is recorded SB_IP_RUNS
-# times (default 5) and the runs are merged, as a fleet merges many hosts.
-# Training binaries:
-#   - AutoFDO (afdo-ip-*) is trained on `afdo` (-O2 -g + SB_AFDO_FLAGS), the
-#     very binary its LBR counterpart is trained on, built with the flags of
-#     the builds the profile is applied to. A line profile
-#     speaks of the training binary's code: where the compiler merged two
+# emulated, with the call chains record takes by itself: neither training
+# build keeps frame pointers, so 1 KiB stack copies (--call-graph
+# dwarf,1024) that profgen unwinds with the build's .eh_frame. An IP sample
+# carries far less than a 32-entry LBR sample, so every training command is
+# recorded SB_IP_RUNS times (default 5) and the runs are merged, as a fleet
+# merges many hosts.
+# Training binaries: the very binaries their LBR counterparts are trained
+# on, recorded as a user would record what they ship:
+#   - AutoFDO (afdo-ip-*) on `afdo` (-O2 -g + SB_AFDO_FLAGS), built with the
+#     flags of the builds the profile is applied to. A line profile speaks
+#     of the training binary's code: where the compiler merged two
 #     statements' tails, the merged block keeps one statement's lines, and a
 #     build with other flags merges differently. Measured on Lua: an AutoFDO
 #     profile from EXACT counts of the -fno-omit-frame-pointer build, applied
 #     to the -O2 build, ran +1.0 % instructions vs -O2; from exact counts of
 #     -O2 itself, -1.2 %. AutoFDO needs the callers only for the targets of
 #     calls through pointers, which the stack copies give.
-#   - Probe-only and CSSPGO (probe-ip-*, cs-ip-*) are trained on probe-fp
-#     (probe + -fno-omit-frame-pointer: the contexts come from frame-pointer
-#     call chains; release builds that want to be profiled in production keep
-#     frame pointers), both from the same recordings, and applied to the
-#     ordinary probe builds: probes are anchored to the IR's blocks, not to
-#     the code (Lua's probe-only profile from probe-fp applied to probe:
-#     -8.4 %, to probe-fp: -7.7 % against its own -O2 -fno-omit-frame-pointer).
+#   - Probe-only and CSSPGO (probe-ip-*, cs-ip-*) on `probe`, both from the
+#     same recordings. Until 2026-11-28 they were trained on a build with
+#     frame pointers (probe-fp) for its frame-pointer chains; over four draws
+#     of five runs (bench/results/ip-chains-2026-11-28.md) the copies of
+#     `probe` did better on SQLite (probe-only 93 against 89 % of LBR's gain,
+#     CSSPGO 91 against 83 %), the same on Lua (98 / 86 against 101 / 86 %)
+#     and worse on bzip2 (100 / 95 against 104 / 100 %): not better
+#     everywhere, but what `record --ip` does with the build a user ships.
 # So each IP variant is compared with -O2 exactly like its LBR counterpart.
 #   afdo-ip-pgokit   line-based AutoFDO from IP samples (flow inference)
 #   afdo-ip-cfp      AutoFDO 0.19's create_gcov --use_lbr=false on the same perf.data
 #   probe-ip-pgokit  probe-only, cs-ip-pgokit full CSSPGO, from IP samples
-#   probe-ip-exact   the probe-only profile of the EXACT counts of probe-fp's
+#   probe-ip-exact   the probe-only profile of the EXACT counts of probe's
 #                    training runs (pgokit overlap --write-reference): what a
 #                    perfect sampler would give, to tell sampling from codegen
 # Quality (block overlap against the emulator's exact counts of the training
@@ -46,17 +48,12 @@ sb_ip_wanted() { # any IP variant selected?
   local v; for v in $SB_IP_VARIANTS; do sb_selected "$v" && return 0; done; return 1
 }
 
-sb_stage_build_ip() { # workload dir
-  sb_ip_wanted || return 0
-  sb_build_all "$1" "" "probe-fp|-fpseudo-probe-for-profiling -fno-omit-frame-pointer|"
-}
-
 sb_stage_record_ip() { # workload dir
   local w=$1 D=$2 kind i k cmd
   sb_ip_wanted || return 0
   rm -f "$D"/rec/ip-* "$D"/rec/fp-* "$D"/rec/ipx-*
-  for kind in afdo probe-fp; do
-    # ground truth of the fp binaries: the emulator's exact counts
+  for kind in afdo probe; do
+    # ground truth of the training binaries: the emulator's exact counts
     i=0
     while read -r cmd; do
       i=$((i + 1))
@@ -89,9 +86,9 @@ sb_stage_profiles_ip() { # workload dir
   local w=$1 D=$2 f
   sb_ip_wanted || return 0
   local bbin pbin bdata=() pdata=()
-  bbin=$(sb_bin "$w" afdo); pbin=$(sb_bin "$w" probe-fp)
+  bbin=$(sb_bin "$w" afdo); pbin=$(sb_bin "$w" probe)
   for f in "$D"/rec/ip-afdo-*.data; do bdata+=(--perf "$f"); done
-  for f in "$D"/rec/ip-probe-fp-*.data; do pdata+=(--perf "$f"); done
+  for f in "$D"/rec/ip-probe-*.data; do pdata+=(--perf "$f"); done
   [ ${#bdata[@]} -gt 0 ] || die "$w: no IP recordings (run the record stage)"
   sb_timed afdo-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$bbin" "${bdata[@]}" -o "$D/prof/afdo-ip-pgokit.prof"
   sb_timed probe-ip-pgokit "$D" "$PGOKIT" profgen -q --binary "$pbin" "${pdata[@]}" --ignore-stack-samples \
@@ -129,14 +126,14 @@ sb_stage_profiles_ip() { # workload dir
   # binary (it builds the reference once); the probe one also writes its
   # reference out: the probe-ip-exact variant's profile
   local kind exact out f p profs ref
-  for kind in afdo probe-fp; do
+  for kind in afdo probe; do
     profs=()
     for f in afdo-ip-pgokit "${cfp[@]}" afdo-ip-noinf probe-ip-pgokit cs-ip-pgokit probe-ip-noinf; do
       [ -f "$D/gen/$f.failed" ] && continue
-      case $f in afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe-fp ] ;; esac && profs+=("$D/prof/$f.prof")
+      case $f in afdo-*) [ $kind = afdo ] ;; *) [ $kind = probe ] ;; esac && profs+=("$D/prof/$f.prof")
     done
     exact=(); for e in "$D"/rec/ipx-$kind-*.exact; do exact+=(--exact "$e"); done
-    ref=(); [ $kind = probe-fp ] && ref=(--write-reference "$D/prof/probe-ip-exact.prof")
+    ref=(); [ $kind = probe ] && ref=(--write-reference "$D/prof/probe-ip-exact.prof")
     out=$("$PGOKIT" overlap "${exact[@]}" --binary "$(sb_bin "$w" "$kind")" "${ref[@]}" "${profs[@]}") \
       || die "$w: block overlap against the exact counts of $kind failed"
     for p in "${profs[@]}"; do
@@ -156,9 +153,16 @@ sb_stage_profiles_ip() { # workload dir
   # header's "sample duration" is 0 in a --buildid-mmap recording: perf
   # skips the end-of-run pass that writes it)
   local secs=0 f1 t
-  for f1 in "$D"/rec/ip-probe-fp-*-1.data; do
+  for f1 in "$D"/rec/ip-probe-*-1.data; do
     t=$(perf script -F time -i "$f1" 2>/dev/null | sed -n '1p;$p' | tr -d ': ' | paste -sd' ' | awk 'NF == 2 {print $2 - $1}')
     [ -n "$t" ] && secs=$(python3 -c "print($secs + $t)")
   done
   echo "$secs" > "$D/gen/ip-seconds.txt"
+  # the call chains record chose for each training binary (its mode line)
+  local chains="" chosen
+  for kind in afdo probe; do
+    chosen=$(sed -n 's/^pgokit record: IP sampling (perf record [^,]*, \(call chains as \)\?\([0-9]*-byte stack copies (DWARF)\|frame-pointer call chains\)).*/\2/p' "$D/rec/ip-$kind-1-1.log" | head -n 1)
+    chains+="${chains:+, }${chosen:-no call chains} of $kind"
+  done
+  echo "$chains" > "$D/gen/ip-chains.txt"
 }
