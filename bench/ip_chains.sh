@@ -21,6 +21,11 @@
 #                  if missing, whose probe profiles apply to the probe
 #                  build; `pgokit record --ip --call-graph fp` records
 #                  them): a row "fp" of the same draws (other recordings)
+#     --args ARGS  more profgen arguments for every profile of this run (a
+#                  setting to measure, e.g. "--sample-profile-hot-inline-threshold
+#                  150"), word-split
+#     --label L    this run's profiles in WORK/WORKLOAD/chains-L and its
+#                  builds named chL-KIND-dD-SIZE, beside an unlabelled run's
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG.
 #   Prints a Markdown table per workload: instructions vs -O2 of every
 #   size and draw, the mean over the draws, and the share of the LBR
@@ -32,7 +37,7 @@ PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PK_ROOT
 source "$PK_ROOT/bench/lib/workloads.sh"
 source "$PK_ROOT/bench/lib/variants.sh"
-draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir=
+draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir= extra_args= label=
 workloads=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -40,6 +45,8 @@ while [ $# -gt 0 ]; do
     --bytes) sizes=$2; shift 2 ;;
     --kinds) kinds=$2; shift 2 ;;
     --fp) fp_dir=$2; shift 2 ;;
+    --args) extra_args=$2; shift 2 ;;
+    --label) label=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     -*) echo "ip_chains: unknown option $1" >&2; exit 2 ;;
     *) workloads+=("$1"); shift ;;
@@ -55,10 +62,13 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 IFS=, read -r -a size_list <<<"$sizes"
 [ -z "$fp_dir" ] || sizes+=",fp"
 IFS=, read -r -a kind_list <<<"$kinds"
+read -r -a extra <<<"$extra_args"
+[[ "$label" =~ ^[A-Za-z0-9]*$ ]] || die "--label: letters and digits only, not '$label'"
+prefix=ch$label
 
 for w in "${workloads[@]}"; do
   D=$WORK/$w SB_DIR=$WORK/$w
-  R=$D/dwarf C=$D/chains
+  R=$D/dwarf C=$D/chains${label:+-$label}
   [ -d "$R" ] || die "$w: no stack-copy recordings in $R (run bench/ip_dwarf.sh --runs N $w first)"
   runs=$(find "$R" -name 'afdo-1-*.data' | wc -l)
   draws=$((runs / draw_runs))
@@ -83,10 +93,10 @@ for w in "${workloads[@]}"; do
         for f in "$R"/$bin_kind-*-"$k".data; do p+=(--perf "$f"); done
       done
       for s in "${size_list[@]}"; do
-        name=ch-$kind-d$d-$s
+        name=$prefix-$kind-d$d-$s
         lim=(); [ "$s" = full ] || lim=(--stack-copy-bytes "$s")
         log "profile $w/$name"
-        "$PGOKIT" profgen --binary "$(sb_bin "$w" "$bin_kind")" "${p[@]}" "${opt[@]}" "${lim[@]}" -o "$C/$name.prof" \
+        "$PGOKIT" profgen --binary "$(sb_bin "$w" "$bin_kind")" "${p[@]}" "${opt[@]}" "${lim[@]}" "${extra[@]}" -o "$C/$name.prof" \
           2> "$C/$name.log" || { cat "$C/$name.log" >&2; die "$w/$name: profgen failed"; }
         specs+=("$name|$flags$C/$name.prof|$C/$name.prof")
         names+=("$name")
@@ -101,9 +111,9 @@ for w in "${workloads[@]}"; do
           p+=(--perf "$f")
         done
       done
-      name=ch-$kind-d$d-fp
+      name=$prefix-$kind-d$d-fp
       log "profile $w/$name"
-      "$PGOKIT" profgen --binary "$(sb_bin "$w" "$fp_kind")" "${p[@]}" "${opt[@]}" -o "$C/$name.prof" \
+      "$PGOKIT" profgen --binary "$(sb_bin "$w" "$fp_kind")" "${p[@]}" "${opt[@]}" "${extra[@]}" -o "$C/$name.prof" \
         2> "$C/$name.log" || { cat "$C/$name.log" >&2; die "$w/$name: profgen failed"; }
       specs+=("$name|$flags$C/$name.prof|$C/$name.prof")
       names+=("$name")
@@ -112,9 +122,9 @@ for w in "${workloads[@]}"; do
   log "$w: ${#specs[@]} builds"
   sb_build_all "$w" "" "${specs[@]}"
   sb_count "$w" "$C" base "${lbrs[@]}" "${names[@]}"
-  python3 - "$C" "$w" "$draws" "$draw_runs" "$sizes" "$kinds" <<'PY'
+  python3 - "$C" "$w" "$draws" "$draw_runs" "$sizes" "$kinds" "$prefix" "$extra_args" <<'PY'
 import re, sys
-C, w, draws, draw_runs, sizes, kinds = sys.argv[1:7]
+C, w, draws, draw_runs, sizes, kinds, prefix, extra = sys.argv[1:9]
 draws = int(draws)
 counts = {}
 for line in open(f"{C}/counts.tsv"):
@@ -131,16 +141,17 @@ def leaf_share(name):
     if not u:
         return None
     return 100.0 * (int(l.group(1)) if l else 0) / int(u.group(1))
-print(f"\n### {w}: instructions vs -O2, {draws} draws of {draw_runs} runs (the same recordings at every size)\n")
+print(f"\n### {w}: instructions vs -O2, {draws} draws of {draw_runs} runs (the same recordings at every size)"
+      + (f"; profgen {extra}" if extra else "") + "\n")
 print("| kind | bytes unwound | " + " | ".join(f"draw {d}" for d in range(1, draws + 1)) +
       " | mean | share of LBR's gain | copies without the caller |")
 print("|---|---:|" + "---:|" * draws + "---:|---:|---:|")
 for k in kinds.split(","):
     g = -pct(lbr[k])
     for s in sizes.split(","):
-        vals = [pct(f"ch-{k}-d{d}-{s}") for d in range(1, draws + 1)]
+        vals = [pct(f"{prefix}-{k}-d{d}-{s}") for d in range(1, draws + 1)]
         mean = sum(vals) / len(vals)
-        shares = [leaf_share(f"ch-{k}-d{d}-{s}") for d in range(1, draws + 1)]
+        shares = [leaf_share(f"{prefix}-{k}-d{d}-{s}") for d in range(1, draws + 1)]
         shares = [x for x in shares if x is not None]
         leaf = f"{sum(shares) / len(shares):.1f} %" if shares else "(no copies unwound)"
         share = f"{-mean / g * 100:.0f} %" if g >= 0.5 else "n/a (LBR gains < 0.5 points)"
