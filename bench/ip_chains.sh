@@ -26,6 +26,11 @@
 #                  150"), word-split
 #     --label L    this run's profiles in WORK/WORKLOAD/chains-L and its
 #                  builds named chL-KIND-dD-SIZE, beside an unlabelled run's
+#     --lbr-seeds N  the LBR side as draws too: besides the scoreboard's
+#                  profile (the emulator's seed 1), profiles of emulated
+#                  recordings with seeds 2..N of every training command
+#                  (kept in WORK/WORKLOAD/lbr-seeds), made as the
+#                  scoreboard makes them; shares are then of their mean
 #   Environment as for the scoreboard: PGOKIT, PK_BENCH_WORK, PK_BENCH_TAG.
 #   Prints a Markdown table per workload: instructions vs -O2 of every
 #   size and draw, the mean over the draws, and the share of the LBR
@@ -37,7 +42,7 @@ PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PK_ROOT
 source "$PK_ROOT/bench/lib/workloads.sh"
 source "$PK_ROOT/bench/lib/variants.sh"
-draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir= extra_args= label=
+draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir= extra_args= label= lbr_seeds=1
 workloads=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,6 +52,7 @@ while [ $# -gt 0 ]; do
     --fp) fp_dir=$2; shift 2 ;;
     --args) extra_args=$2; shift 2 ;;
     --label) label=$2; shift 2 ;;
+    --lbr-seeds) lbr_seeds=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
     -*) echo "ip_chains: unknown option $1" >&2; exit 2 ;;
     *) workloads+=("$1"); shift ;;
@@ -65,6 +71,7 @@ IFS=, read -r -a kind_list <<<"$kinds"
 read -r -a extra <<<"$extra_args"
 [[ "$label" =~ ^[A-Za-z0-9]*$ ]] || die "--label: letters and digits only, not '$label'"
 prefix=ch$label
+[[ "$lbr_seeds" =~ ^[1-9][0-9]?$ ]] || die "--lbr-seeds: 1 to 99, not '$lbr_seeds'"
 
 for w in "${workloads[@]}"; do
   D=$WORK/$w SB_DIR=$WORK/$w
@@ -87,6 +94,26 @@ for w in "${workloads[@]}"; do
     esac
     [ -x "$(sb_bin "$w" "$lbr")" ] || die "$w/$lbr: not built by the scoreboard"
     lbrs+=("$lbr")
+    # the LBR profile's other draws: emulated recordings with other seeds
+    for ((s = 2; s <= lbr_seeds; s++)); do
+      L=$D/lbr-seeds p=() i=0
+      mkdir -p "$L"
+      while read -r cmd; do
+        i=$((i + 1))
+        f=$L/$bin_kind-$s-$i.data
+        if [ ! -f "$f" ]; then
+          log "record $w/$bin_kind #$i, seed $s"
+          # shellcheck disable=SC2086
+          "$PGOKIT" record --emulate -q --seed "$s" -o "$f" -- $cmd >/dev/null || die "$w/$bin_kind: record failed on: $cmd"
+        fi
+        p+=(--perf "$f")
+      done < <(wl_train "$w" "$(sb_dir "$bin_kind")")
+      name=$prefix-lbr-$kind-s$s
+      "$PGOKIT" profgen -q --binary "$(sb_bin "$w" "$bin_kind")" "${p[@]}" "${opt[@]}" -o "$C/$name.prof" ||
+        die "$w/$name: profgen failed"
+      specs+=("$name|$flags$C/$name.prof|$C/$name.prof")
+      names+=("$name")
+    done
     for ((d = 1; d <= draws; d++)); do
       p=()
       for ((k = (d - 1) * draw_runs + 1; k <= d * draw_runs; k++)); do
@@ -122,10 +149,10 @@ for w in "${workloads[@]}"; do
   log "$w: ${#specs[@]} builds"
   sb_build_all "$w" "" "${specs[@]}"
   sb_count "$w" "$C" base "${lbrs[@]}" "${names[@]}"
-  python3 - "$C" "$w" "$draws" "$draw_runs" "$sizes" "$kinds" "$prefix" "$extra_args" <<'PY'
+  python3 - "$C" "$w" "$draws" "$draw_runs" "$sizes" "$kinds" "$prefix" "$extra_args" "$lbr_seeds" <<'PY'
 import re, sys
-C, w, draws, draw_runs, sizes, kinds, prefix, extra = sys.argv[1:9]
-draws = int(draws)
+C, w, draws, draw_runs, sizes, kinds, prefix, extra, seeds = sys.argv[1:10]
+draws, seeds = int(draws), int(seeds)
 counts = {}
 for line in open(f"{C}/counts.tsv"):
     v, ir, _ = line.rstrip("\n").split("\t")
@@ -143,11 +170,14 @@ def leaf_share(name):
     return 100.0 * (int(l.group(1)) if l else 0) / int(u.group(1))
 print(f"\n### {w}: instructions vs -O2, {draws} draws of {draw_runs} runs (the same recordings at every size)"
       + (f"; profgen {extra}" if extra else "") + "\n")
+of_lbr = "LBR's gain" if seeds == 1 else f"the mean gain of {seeds} LBR draws"
 print("| kind | bytes unwound | " + " | ".join(f"draw {d}" for d in range(1, draws + 1)) +
-      " | mean | share of LBR's gain | copies without the caller |")
+      f" | mean | share of {of_lbr} | copies without the caller |")
 print("|---|---:|" + "---:|" * draws + "---:|---:|---:|")
 for k in kinds.split(","):
-    g = -pct(lbr[k])
+    # the scoreboard's LBR profile (seed 1) and the other seeds' draws
+    lbr_draws = [pct(lbr[k])] + [pct(f"{prefix}-lbr-{k}-s{s}") for s in range(2, seeds + 1)]
+    g = -sum(lbr_draws) / len(lbr_draws)
     for s in sizes.split(","):
         vals = [pct(f"{prefix}-{k}-d{d}-{s}") for d in range(1, draws + 1)]
         mean = sum(vals) / len(vals)
@@ -158,6 +188,10 @@ for k in kinds.split(","):
         what = {"full": "whole copy", "fp": "frame pointers"}.get(s, s)
         print(f"| {label[k]} | {what} | " + " | ".join(f"{v:+.2f}%" for v in vals) +
               f" | **{mean:+.2f}%** | {share} | {leaf} |")
-    print(f"| {label[k]} | LBR ({lbr[k]}) | " + " | ".join("" for _ in range(draws)) + f" | {pct(lbr[k]):+.2f}% | 100 % | |")
+    print(f"| {label[k]} | LBR ({lbr[k]}) | " + " | ".join("" for _ in range(draws)) + f" | {pct(lbr[k]):+.2f}% | " +
+          (f"{-pct(lbr[k]) / g * 100:.0f} %" if g >= 0.5 else "") + " | |")
+    if seeds > 1:
+        print(f"| {label[k]} | LBR, seeds 1..{seeds} | " + " | ".join("" for _ in range(draws)) +
+              f" | **{-g:+.2f}%** ({', '.join(f'{v:+.2f}' for v in lbr_draws)}) | 100 % | |")
 PY
 done
