@@ -42,7 +42,7 @@ PK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PK_ROOT
 source "$PK_ROOT/bench/lib/workloads.sh"
 source "$PK_ROOT/bench/lib/variants.sh"
-draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir= extra_args= label= lbr_seeds=1
+draw_runs=5 sizes=0,128,1024,full kinds=afdo fp_dir='' extra_args='' label='' lbr_seeds=1
 workloads=()
 while [ $# -gt 0 ]; do
   case $1 in
