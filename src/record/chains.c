@@ -19,9 +19,8 @@ void pk_record_choose_chains(const char *exe, pk_record_opts *o, char *why, size
     pk_cfi *cfi = NULL;
     pk_cfi_frames fr;
     pk_err err;
-    if (pk_elf_open(&elf, exe, &err) != 0) {
-        snprintf(why, cap, "frame-pointer chains: %s", err.msg);
-    } else if (pk_cfi_open(&cfi, elf, &err) != 0 || pk_cfi_frame_pointers(cfi, elf, &fr, &err) != 0) {
+    if (pk_elf_open(&elf, exe, &err) != 0 || pk_cfi_open(&cfi, elf, &err) != 0 ||
+        pk_cfi_frame_pointers(cfi, elf, &fr, &err) != 0) {
         snprintf(why, cap, "frame-pointer chains: %s", err.msg);
     } else if (!fr.bytes) {
         snprintf(why, cap, "frame-pointer chains: %s has no .eh_frame to unwind stack copies with", exe);

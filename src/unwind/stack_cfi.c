@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DWARF numbers of the registers unwinding uses. */
-typedef struct abi_regs {
-    uint16_t sp, fp;
-} abi_regs;
-
-static bool abi_of(uint16_t machine, abi_regs *a)
-{
-    return pk_cfi_abi_regs(machine, &a->sp, &a->fp);
-}
-
 /* perf's x86-64 register indices (arch/x86/include/uapi/asm/perf_regs.h)
  * to DWARF numbers; -1: not a DWARF general register (flags, segments). */
 static const int8_t x86_dwarf[24] = {
@@ -69,8 +59,8 @@ bool pk_user_regs_from_perf(pk_user_regs *out, uint16_t machine, uint64_t abi, u
             out->known |= 1ull << dw;
         }
     }
-    abi_regs a;
-    return have_pc && abi_of(machine, &a) && (out->known >> a.sp & 1);
+    uint16_t sp, fp;
+    return have_pc && pk_cfi_abi_regs(machine, &sp, &fp) && (out->known >> sp & 1);
 }
 
 /* 8 bytes of the stack copy at runtime address `addr`. */
@@ -86,19 +76,19 @@ size_t pk_stack_unwind(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, cons
                        const uint8_t *stack, uint64_t stack_size, uint64_t *out, size_t max, pk_stack_stop *stop,
                        pk_err *err)
 {
-    abi_regs a;
+    uint16_t sp, fp; /* DWARF numbers */
     size_t n = 0;
     if (!max) {
         *stop = PK_STACK_FULL;
         return 0;
     }
     out[n++] = regs->pc;
-    if (!abi_of(pk_cfi_machine(cfi), &a)) {
+    if (!pk_cfi_abi_regs(pk_cfi_machine(cfi), &sp, &fp)) {
         *stop = PK_STACK_UNSUPPORTED;
         return n;
     }
     pk_user_regs r = *regs;
-    const uint64_t base = regs->reg[a.sp]; /* the copy starts at the sampled stack pointer */
+    const uint64_t base = regs->reg[sp]; /* the copy starts at the sampled stack pointer */
     for (;;) {
         uint64_t link = to_link(ctx, r.pc);
         if (link == UINT64_MAX) {
@@ -133,7 +123,7 @@ size_t pk_stack_unwind(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, cons
          * this a corrupt copy could loop (a leaf of AArch64 may keep its
          * stack pointer, but then its return address is in the link
          * register, and its caller must move) */
-        if (cfa <= r.reg[a.sp] && !(n == 1 && cfa == r.reg[a.sp] && rar->kind != PK_CFI_OFFSET)) {
+        if (cfa <= r.reg[sp] && !(n == 1 && cfa == r.reg[sp] && rar->kind != PK_CFI_OFFSET)) {
             *stop = PK_STACK_NO_PROGRESS;
             return n;
         }
@@ -170,8 +160,8 @@ size_t pk_stack_unwind(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, cons
             }
         }
         /* the caller's stack pointer is the CFA by definition */
-        caller.reg[a.sp] = cfa;
-        caller.known |= 1ull << a.sp;
+        caller.reg[sp] = cfa;
+        caller.known |= 1ull << sp;
         if (rar->kind == PK_CFI_EXPRESSION) {
             *stop = PK_STACK_UNSUPPORTED;
             return n;
