@@ -353,6 +353,18 @@ static void advance(runner *r, uint64_t delta)
     r->loc = to;
 }
 
+/* A factored offset times the CIE's data alignment; a product past int64
+ * (only a corrupt entry has one) sets *overflow. */
+static int64_t scaled(bool *overflow, int64_t factored, int64_t data_align)
+{
+    int64_t v;
+    if (__builtin_mul_overflow(factored, data_align, &v)) {
+        *overflow = true;
+        return 0;
+    }
+    return v;
+}
+
 /* Runs instructions [from, to) of the section. */
 static int run(runner *r, uint64_t from, uint64_t to, pk_err *err)
 {
@@ -365,12 +377,13 @@ static int run(runner *r, uint64_t from, uint64_t to, pk_err *err)
         uint8_t op = pk_cursor_u8(&cur);
         uint8_t hi = op >> 6, low = op & 0x3f;
         int64_t da = r->e->data_align;
+        bool overflow = false;
         if (hi == 1) {
             advance(r, low);
             continue;
         }
         if (hi == 2) {
-            set_rule(&r->cur, low, PK_CFI_OFFSET, (int64_t)pk_cursor_uleb(&cur) * da, 0);
+            set_rule(&r->cur, low, PK_CFI_OFFSET, scaled(&overflow, (int64_t)pk_cursor_uleb(&cur), da), 0);
         } else if (hi == 3) {
             if (low < PK_CFI_NREGS)
                 r->cur.regs[low] = r->init.regs[low];
@@ -393,7 +406,7 @@ static int run(runner *r, uint64_t from, uint64_t to, pk_err *err)
             case 0x02: advance(r, pk_cursor_u8(&cur)); break;
             case 0x03: advance(r, pk_cursor_u16(&cur)); break;
             case 0x04: advance(r, pk_cursor_u32(&cur)); break;
-            case 0x05: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, (int64_t)pk_cursor_uleb(&cur) * da, 0); break;
+            case 0x05: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, scaled(&overflow, (int64_t)pk_cursor_uleb(&cur), da), 0); break;
             case 0x06: a = pk_cursor_uleb(&cur); if (a < PK_CFI_NREGS) r->cur.regs[a] = r->init.regs[a]; break;
             case 0x07: set_rule(&r->cur, pk_cursor_uleb(&cur), PK_CFI_UNDEFINED, 0, 0); break;
             case 0x08: set_rule(&r->cur, pk_cursor_uleb(&cur), PK_CFI_SAME, 0, 0); break;
@@ -429,20 +442,23 @@ static int run(runner *r, uint64_t from, uint64_t to, pk_err *err)
                 set_rule(&r->cur, a, PK_CFI_EXPRESSION, 0, 0);
                 break;
             }
-            case 0x11: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, pk_cursor_sleb(&cur) * da, 0); break;
-            case 0x12: r->cur.cfa_reg = (uint16_t)pk_cursor_uleb(&cur); r->cur.cfa_offset = pk_cursor_sleb(&cur) * da; r->cur.cfa_expression = false; break;
-            case 0x13: r->cur.cfa_offset = pk_cursor_sleb(&cur) * da; break;
-            case 0x14: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_VAL_OFFSET, (int64_t)pk_cursor_uleb(&cur) * da, 0); break;
-            case 0x15: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_VAL_OFFSET, pk_cursor_sleb(&cur) * da, 0); break;
+            case 0x11: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, scaled(&overflow, pk_cursor_sleb(&cur), da), 0); break;
+            case 0x12: r->cur.cfa_reg = (uint16_t)pk_cursor_uleb(&cur); r->cur.cfa_offset = scaled(&overflow, pk_cursor_sleb(&cur), da); r->cur.cfa_expression = false; break;
+            case 0x13: r->cur.cfa_offset = scaled(&overflow, pk_cursor_sleb(&cur), da); break;
+            case 0x14: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_VAL_OFFSET, scaled(&overflow, (int64_t)pk_cursor_uleb(&cur), da), 0); break;
+            case 0x15: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_VAL_OFFSET, scaled(&overflow, pk_cursor_sleb(&cur), da), 0); break;
             case 0x2d: break; /* GNU_window_save / AArch64 negate_ra_state: pointer authentication */
             case 0x2e: pk_cursor_uleb(&cur); break; /* GNU_args_size */
-            case 0x2f: a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, -(int64_t)pk_cursor_uleb(&cur) * da, 0); break;
+            case 0x2f: /* GNU_negative_offset_extended: minus the factored offset */
+                a = pk_cursor_uleb(&cur); set_rule(&r->cur, a, PK_CFI_OFFSET, scaled(&overflow, scaled(&overflow, (int64_t)pk_cursor_uleb(&cur), da), -1), 0); break;
             default:
                 return bad(c, at, err, "unknown call-frame instruction");
             }
         }
         if (cur.bad)
             return bad(c, at, err, "call-frame instruction runs past the entry");
+        if (overflow)
+            return bad(c, at, err, "call-frame offset out of range (factored offset times the data alignment)");
     }
     return 0;
 }

@@ -47,7 +47,10 @@ int dw_dwp_open(dw_dwp **out, pk_elf *elf, pk_err *err)
         load(p, &p->rnglists, ".debug_rnglists.dwo", err) < 0 || load(p, &index, ".debug_cu_index", err) < 0)
         goto fail;
     if (!index.size) {
-        pk_err_set(err, "%s: not a split-DWARF package (no .debug_cu_index)", p->path);
+        if (pk_elf_section_by_name(elf, ".debug_cu_index"))
+            bad_index(p, err, 0, "the section is empty: not a split-DWARF package");
+        else
+            pk_err_set(err, "%s: not a split-DWARF package (no .debug_cu_index)", p->path);
         goto fail;
     }
     pk_cursor c;

@@ -298,7 +298,8 @@ typedef struct pk_cursor {
 static inline void pk_cursor_init(pk_cursor *c, const void *data, size_t size)
 {
     c->start = c->pos = data;
-    c->end = c->start + size;
+    /* an empty section has no data at all (NULL): NULL + 0 is undefined */
+    c->end = size ? c->start + size : c->start;
     c->bad = false;
 }
 static inline size_t pk_cursor_offset(const pk_cursor *c) { return (size_t)(c->pos - c->start); }

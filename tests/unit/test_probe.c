@@ -254,4 +254,22 @@ TEST(descriptors)
     }
 }
 
+/* A section without bytes in the file (SHT_NOBITS, or empty) comes as NULL
+ * and 0: no descriptors, and no arithmetic on the NULL pointer (gcc's UBSan
+ * does not flag NULL + 0; clang's does, in the elf_dwarf harness's replay of
+ * tests/fuzz/corpus/elf_dwarf/ok-nobits-probe-desc). */
+TEST(descriptors_empty_section)
+{
+    pk_probe_descs ds;
+    pk_err e;
+    CHECK_OK(pk_probe_descs_decode(&ds, NULL, 0, 0, "desc", &e), &e);
+    CHECK_EQ_U64(ds.n, 0);
+    CHECK(pk_probe_descs_find(&ds, GUID_MAIN) == NULL);
+    pk_probe_descs_free(&ds);
+    pk_cursor c;
+    pk_cursor_init(&c, NULL, 0);
+    CHECK_EQ_U64(pk_cursor_left(&c), 0);
+    CHECK(!pk_cursor_need(&c, 1) && c.bad);
+}
+
 int main(void) { return pk_test_main(); }

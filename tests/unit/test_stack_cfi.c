@@ -421,6 +421,25 @@ TEST(malformed)
     fde(&bad, 0, 0x1000, 0x10, &in);
     u32(&bad, 0);
     expect_error(&bad, "without a remembered state");
+    /* factored offsets whose product with the data alignment (-8) is past
+     * int64: offset (uleb 2^62), offset_extended_sf (sleb 2^61),
+     * def_cfa_offset_sf (sleb -2^61), GNU_negative_offset_extended (uleb
+     * 2^62) */
+    for (int k = 0; k < 4; k++) {
+        bad.n = 0, in.n = 0;
+        entry(&bad, &cie);
+        if (k == 0)
+            u8(&in, 0x80 | 16), uleb(&in, 1ull << 62);
+        else if (k == 1)
+            u8(&in, 0x11), uleb(&in, 16), sleb(&in, (int64_t)1 << 61);
+        else if (k == 2)
+            u8(&in, 0x13), sleb(&in, -((int64_t)1 << 61));
+        else
+            u8(&in, 0x2f), uleb(&in, 16), uleb(&in, 1ull << 62);
+        fde(&bad, 0, 0x1000, 0x10, &in);
+        u32(&bad, 0);
+        expect_error(&bad, "call-frame offset out of range");
+    }
 }
 
 TEST(empty_eh_frame)
