@@ -49,15 +49,18 @@ uint16_t pk_cfi_machine(const pk_cfi *c) { return c ? c->machine : 0; }
 
 bool pk_cfi_abi_regs(uint16_t machine, uint16_t *sp, uint16_t *fp)
 {
-    if (machine == EM_X86_64) {
-        *sp = 7, *fp = 6;
-        return true;
-    }
-    if (machine == EM_AARCH64) {
-        *sp = 31, *fp = 29;
-        return true;
-    }
-    return false;
+    uint16_t s, f;
+    if (machine == EM_X86_64)
+        s = 7, f = 6;
+    else if (machine == EM_AARCH64)
+        s = 31, f = 29;
+    else
+        return false;
+    if (sp)
+        *sp = s;
+    if (fp)
+        *fp = f;
+    return true;
 }
 
 void pk_cfi_fde_range(const pk_cfi *c, size_t i, uint64_t *begin, uint64_t *end)

@@ -72,7 +72,8 @@ void pk_cfi_fde_range(const pk_cfi *cfi, size_t i, uint64_t *begin, uint64_t *en
 const char *pk_cfi_reg_name(const pk_cfi *cfi, unsigned reg, char *buf, size_t cap);
 uint16_t pk_cfi_machine(const pk_cfi *cfi);   /* EM_X86_64, EM_AARCH64 ... */
 /* The DWARF numbers of `machine`'s stack and frame pointers (x86-64: rsp 7,
- * rbp 6; AArch64: sp 31, x29 29); false for another machine. */
+ * rbp 6; AArch64: sp 31, x29 29); false for another machine. Either output
+ * may be NULL. */
 bool pk_cfi_abi_regs(uint16_t machine, uint16_t *sp, uint16_t *fp);
 
 /* The row of `vaddr` (a link-time address): 0 and *row filled; 1 when no FDE

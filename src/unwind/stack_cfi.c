@@ -59,8 +59,8 @@ bool pk_user_regs_from_perf(pk_user_regs *out, uint16_t machine, uint64_t abi, u
             out->known |= 1ull << dw;
         }
     }
-    uint16_t sp, fp;
-    return have_pc && pk_cfi_abi_regs(machine, &sp, &fp) && (out->known >> sp & 1);
+    uint16_t sp;
+    return have_pc && pk_cfi_abi_regs(machine, &sp, NULL) && (out->known >> sp & 1);
 }
 
 /* 8 bytes of the stack copy at runtime address `addr`. */
@@ -76,14 +76,14 @@ size_t pk_stack_unwind(const pk_cfi *cfi, pk_to_link_fn to_link, void *ctx, cons
                        const uint8_t *stack, uint64_t stack_size, uint64_t *out, size_t max, pk_stack_stop *stop,
                        pk_err *err)
 {
-    uint16_t sp, fp; /* DWARF numbers */
+    uint16_t sp; /* its DWARF number */
     size_t n = 0;
     if (!max) {
         *stop = PK_STACK_FULL;
         return 0;
     }
     out[n++] = regs->pc;
-    if (!pk_cfi_abi_regs(pk_cfi_machine(cfi), &sp, &fp)) {
+    if (!pk_cfi_abi_regs(pk_cfi_machine(cfi), &sp, NULL)) {
         *stop = PK_STACK_UNSUPPORTED;
         return n;
     }
