@@ -29,6 +29,10 @@ trap 'rm -rf "$tmp"' EXIT
 bash tests/fuzz/seeds.sh "$BUILD/fuzz/seeds" >"$BUILD/fuzz/seeds.log" 2>&1 \
     || { echo "seeds.sh failed: $BUILD/fuzz/seeds.log"; exit 1; }
 t0=$(date +%s)
+touch "$tmp/start"
+# what is fuzzed: the harnesses are built from the working tree as it is now
+rev=$(git rev-parse --short HEAD 2>/dev/null)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || rev="$rev+uncommitted"
 pids=()
 for ((g = 0; g < jobs; g++)); do
     group=()
@@ -41,12 +45,12 @@ done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 {
-    echo "# fuzz_long: $MIN CPU-min per harness, $jobs at once on $(nproc) CPUs, $(date -u '+%F %T') UTC, $(git rev-parse --short HEAD 2>/dev/null), wall $(( $(date +%s) - t0 )) s"
+    echo "# fuzz_long: $MIN CPU-min per harness, $jobs at once on $(nproc) CPUs, $(date -u '+%F %T') UTC, tree $rev at the start, wall $(( $(date +%s) - t0 )) s"
     echo "# limits: -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10"
     grep -hE '^(ok|FAIL) |^    \|' "$tmp"/group*.txt | sort -k2
     grep -h '^fuzz: ' "$tmp"/group*.txt | awk '{p += $2; f += $4} END {printf "fuzz: %d passed, %d failed\n", p, f}'
-    echo "# findings (crash-*, leak-*, timeout-*, oom-* files):"
-    find "$BUILD/fuzz/findings" -type f 2>/dev/null | sed 's/^/#   /'
+    echo "# findings of this run (crash-*, leak-*, timeout-*, oom-* files):"
+    find "$BUILD/fuzz/findings" -type f -newer "$tmp/start" 2>/dev/null | sed 's/^/#   /'
 } | tee "$out"
 echo "results: $out"
 exit "$rc"
