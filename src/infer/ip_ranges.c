@@ -1,9 +1,11 @@
 /* ip_ranges.c — hits per context → ranges and branches (see ip_ranges.h). */
 #include "infer/ip_ranges.h"
-#include "infer/infer.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "infer/infer.h"
 
 #define DEFAULT_SCALE 64
 
@@ -197,6 +199,89 @@ static int infer_ctx(ipr *r, uint32_t c, pk_err *err)
     return pk_flow_infer(g, s->weight, PK_FLOW_UNKNOWN, &r->fo, s->block, s->edge, err);
 }
 
+/* Infers every context (only the dirty ones when `dirty_only`), on
+ * r->o->threads threads: contexts are taken one at a time from a shared
+ * counter, largest CFG first, since their costs differ by orders of
+ * magnitude (one interpreter loop can take as long as all the rest; started
+ * last, it would run alone at the end). */
+typedef struct infer_pool {
+    ipr *r;
+    const uint32_t *todo;        /* contexts, in the order they are taken */
+    uint32_t ntodo;
+    uint32_t next;               /* the next index into todo (atomic) */
+    int failed;                  /* set once (atomic); its error in err */
+    pk_err err;
+} infer_pool;
+
+static void *infer_worker(void *arg)
+{
+    infer_pool *p = arg;
+    for (;;) {
+        if (__atomic_load_n(&p->failed, __ATOMIC_RELAXED))
+            break;
+        uint32_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (i >= p->ntodo)
+            break;
+        pk_err e;
+        if (infer_ctx(p->r, p->todo[i], &e) && !__atomic_exchange_n(&p->failed, 1, __ATOMIC_ACQ_REL))
+            p->err = e;
+    }
+    return NULL;
+}
+
+#define MAX_INFER_THREADS 64
+
+typedef struct todo_item {
+    size_t size;                 /* blocks + edges of the context's CFG */
+    uint32_t ctx;
+} todo_item;
+
+static int by_size_desc(const void *a, const void *b)
+{
+    const todo_item *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? 1 : -1;
+    return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+}
+
+static int infer_all(ipr *r, bool dirty_only, pk_err *err)
+{
+    unsigned want = r->o->threads > MAX_INFER_THREADS ? MAX_INFER_THREADS : r->o->threads;
+    todo_item *items = malloc((r->nctx + 1) * sizeof *items);
+    uint32_t *todo = malloc((r->nctx + 1) * sizeof *todo);
+    if (!items || !todo) {
+        free(items);
+        free(todo);
+        return pk_err_set(err, "out of memory");
+    }
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < r->nctx; c++) {
+        const pk_cfg *g = cfg_of(r, c);
+        if (!dirty_only || r->ctx[c].dirty)
+            items[n++] = (todo_item){g ? g->nblocks + g->nedges : 0, c};
+    }
+    if (want > 1)
+        qsort(items, n, sizeof *items, by_size_desc);
+    for (uint32_t i = 0; i < n; i++)
+        todo[i] = items[i].ctx;
+    free(items);
+    infer_pool p = {.r = r, .todo = todo, .ntodo = n};
+    pthread_t th[MAX_INFER_THREADS];
+    unsigned started = 0;
+    for (; started + 1 < want && started + 1 < n; started++)
+        if (pthread_create(&th[started], NULL, infer_worker, &p) != 0)
+            break; /* fewer threads: the work is the same */
+    infer_worker(&p);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(todo);
+    if (p.failed) {
+        *err = p.err;
+        return -1;
+    }
+    return 0;
+}
+
 static uint64_t entry_count(const ipr *r, uint32_t c)
 {
     const pk_cfg *g = cfg_of(r, c);
@@ -278,10 +363,7 @@ static int tie_calls(ipr *r, const call_obs *obs, size_t n, pk_err *err)
         i = j;
     }
     pk_u64map_free(&per_child);
-    for (uint32_t c = 0; c < r->nctx; c++)
-        if (r->ctx[c].dirty && infer_ctx(r, c, err))
-            return -1;
-    return 0;
+    return infer_all(r, true, err);
 }
 
 /* ---- sampling density ---- */
@@ -598,9 +680,8 @@ int pk_ip_to_ranges(pk_binary *bin, pk_ipraw *ip, const pk_ip_infer_opts *o, pk_
         goto out;
     if (setup_contexts(&r, err) || weigh(&r, err) || borrow_shape(&r, err))
         goto out;
-    for (uint32_t c = 0; c < r.nctx; c++)
-        if (infer_ctx(&r, c, err))
-            goto out;
+    if (infer_all(&r, false, err))
+        goto out;
     st->contexts = r.nctx;
     if (resolve_calls(&r, &obs, &nobs, err))
         goto out;

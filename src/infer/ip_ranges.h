@@ -61,6 +61,10 @@ typedef struct pk_ip_infer_opts {
      * borrows (see pk_ip_to_ranges); 0: none, each context alone. */
     uint32_t context_prior;
     bool no_call_tie;            /* tests: skip raising call-site blocks to callee entries */
+    /* Threads that infer contexts at once (0 or 1: the caller's alone).
+     * Each context's inference is independent and deterministic, so the
+     * result does not depend on it. */
+    unsigned threads;
 } pk_ip_infer_opts;
 
 typedef struct pk_ip_infer_stats {

@@ -56,10 +56,14 @@ struct pk_mcf {
     uint32_t *order, *dag_first, *dag_arc;
     int64_t *aug;               /* per arc */
     uint32_t *stk_node, *stk_next;
-    /* heap */
-    struct heap_ent { int64_t d; uint32_t v; } *heap;
-    size_t hn, hcap;
+    /* Dijkstra's queue: nodes in heap order, and where each node is in
+     * it (HEAP_NONE: never queued, HEAP_DONE: settled) */
+    uint32_t *heap, *hpos;
+    uint32_t hn;
 };
+
+#define HEAP_NONE UINT32_MAX
+#define HEAP_DONE (UINT32_MAX - 1)
 
 pk_mcf *pk_mcf_new(uint32_t nnodes)
 {
@@ -75,7 +79,7 @@ void pk_mcf_free(pk_mcf *g)
         return;
     void *ptrs[] = {g->e, g->first, g->zfirst, g->zarc, g->level, g->cur, g->rstamp, g->to, g->rev, g->res, g->cost, g->arc_of_edge, g->cap0, g->pot, g->dist,
                     g->parent, g->queue, g->stamp, g->disc, g->fin, g->ncalls, g->taken, g->frac, g->iflow,
-                    g->order, g->dag_first, g->dag_arc, g->aug, g->stk_node, g->stk_next, g->heap};
+                    g->order, g->dag_first, g->dag_arc, g->aug, g->stk_node, g->stk_next, g->heap, g->hpos};
     for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++)
         free(ptrs[i]);
     free(g);
@@ -111,7 +115,7 @@ static int build_csr(pk_mcf *g)
         !ALLOC(g->queue, nn) || !ALLOC(g->stamp, nn) || !ALLOC(g->disc, nn) || !ALLOC(g->fin, nn) ||
         !ALLOC(g->ncalls, nn) || !ALLOC(g->taken, nn) || !ALLOC(g->frac, nn) || !ALLOC(g->iflow, nn) ||
         !ALLOC(g->order, nn) || !ALLOC(g->dag_first, nn + 1) || !ALLOC(g->stk_node, nn + 1) ||
-        !ALLOC(g->stk_next, nn + 1))
+        !ALLOC(g->stk_next, nn + 1) || !ALLOC(g->heap, nn) || !ALLOC(g->hpos, nn))
         return -1;
 #undef ALLOC
     memset(g->first, 0, (nn + 1) * sizeof *g->first);
@@ -143,53 +147,53 @@ static int build_csr(pk_mcf *g)
     return 0;
 }
 
-/* ---- Dijkstra over reduced costs, with a binary heap ordered by
- * (distance, node) so ties break the same way every time ---- */
+/* ---- Dijkstra over reduced costs, with a 4-ary heap of nodes keyed by
+ * (distance, node), so ties break the same way every time. A node is in it
+ * at most once: an improved distance moves it up (decrease-key) instead of
+ * queueing it again, which keeps the heap at most one entry per node. ---- */
 
-static bool heap_less(const struct heap_ent *a, const struct heap_ent *b)
+static inline bool heap_less(const pk_mcf *g, uint32_t a, uint32_t b)
 {
-    return a->d < b->d || (a->d == b->d && a->v < b->v);
+    return g->dist[a] < g->dist[b] || (g->dist[a] == g->dist[b] && a < b);
 }
 
-static int heap_push(pk_mcf *g, int64_t d, uint32_t v)
+/* Moves node v (at position i) up to where its key belongs. */
+static void heap_up(pk_mcf *g, uint32_t i, uint32_t v)
 {
-    if (g->hn == g->hcap) {
-        size_t c = g->hcap ? 2 * g->hcap : 1024;
-        struct heap_ent *h = pk_xrealloc_array(g->heap, c, sizeof *h);
-        if (!h)
-            return -1;
-        g->heap = h;
-        g->hcap = c;
-    }
-    size_t i = g->hn++;
-    g->heap[i] = (struct heap_ent){d, v};
-    while (i > 0 && heap_less(&g->heap[i], &g->heap[(i - 1) / 2])) {
-        struct heap_ent t = g->heap[i];
-        g->heap[i] = g->heap[(i - 1) / 2];
-        g->heap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-    return 0;
-}
-
-static struct heap_ent heap_pop(pk_mcf *g)
-{
-    struct heap_ent top = g->heap[0];
-    g->heap[0] = g->heap[--g->hn];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < g->hn && heap_less(&g->heap[l], &g->heap[m]))
-            m = l;
-        if (r < g->hn && heap_less(&g->heap[r], &g->heap[m]))
-            m = r;
-        if (m == i)
+    while (i > 0) {
+        uint32_t p = (i - 1) / 4, pv = g->heap[p];
+        if (!heap_less(g, v, pv))
             break;
-        struct heap_ent t = g->heap[i];
+        g->heap[i] = pv;
+        g->hpos[pv] = i;
+        i = p;
+    }
+    g->heap[i] = v;
+    g->hpos[v] = i;
+}
+
+static uint32_t heap_pop(pk_mcf *g)
+{
+    uint32_t top = g->heap[0], v = g->heap[--g->hn], n = g->hn, i = 0;
+    g->hpos[top] = HEAP_DONE;
+    if (!n)
+        return top;
+    for (;;) {
+        uint32_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        uint32_t end = c + 4 < n ? c + 4 : n, m = c;
+        for (uint32_t k = c + 1; k < end; k++)
+            if (heap_less(g, g->heap[k], g->heap[m]))
+                m = k;
+        if (!heap_less(g, g->heap[m], v))
+            break;
         g->heap[i] = g->heap[m];
-        g->heap[m] = t;
+        g->hpos[g->heap[i]] = i;
         i = m;
     }
+    g->heap[i] = v;
+    g->hpos[v] = i;
     return top;
 }
 
@@ -201,39 +205,36 @@ static inline int64_t rcost(const pk_mcf *g, uint32_t u, uint32_t a)
 /* Shortest distances from s; stops once t is settled. Then raises every
  * potential by min(dist, dist(t)), which keeps all reduced costs >= 0 and
  * makes the arcs of every shortest s-t path exactly those of reduced
- * cost 0. Returns 0 when t is reachable, 1 when not, -1 on OOM. */
+ * cost 0. Returns 0 when t is reachable, 1 when not. */
 static int dijkstra(pk_mcf *g, uint32_t s, uint32_t t)
 {
     const int64_t unseen = INT64_MAX;
-    for (uint32_t v = 0; v < g->nn; v++)
+    for (uint32_t v = 0; v < g->nn; v++) {
         g->dist[v] = unseen;
-    uint8_t *done = g->taken;
-    memset(done, 0, g->nn);
-    g->hn = 0;
+        g->hpos[v] = HEAP_NONE;
+    }
     g->dist[s] = 0;
-    if (heap_push(g, 0, s) != 0)
-        return -1;
+    g->hn = 1;
+    g->heap[0] = s;
+    g->hpos[s] = 0;
     while (g->hn) {
-        struct heap_ent h = heap_pop(g);
-        uint32_t u = h.v;
-        if (done[u] || h.d != g->dist[u])
-            continue;
-        done[u] = 1;
+        uint32_t u = heap_pop(g);
         if (u == t)
             break;
+        int64_t du = g->dist[u];
         for (uint32_t a = g->first[u]; a < g->first[u + 1]; a++) {
             if (g->res[a] <= 0)
                 continue;
             uint32_t v = g->to[a];
-            int64_t nd = h.d + rcost(g, u, a);
-            if (nd < g->dist[v]) {
+            int64_t nd = du + rcost(g, u, a);
+            /* (a settled node never improves: reduced costs are >= 0) */
+            if (nd < g->dist[v] && g->hpos[v] != HEAP_DONE) {
                 g->dist[v] = nd;
-                if (heap_push(g, nd, v) != 0)
-                    return -1;
+                heap_up(g, g->hpos[v] == HEAP_NONE ? g->hn++ : g->hpos[v], v);
             }
         }
     }
-    if (!done[t])
+    if (g->hpos[t] != HEAP_DONE)
         return 1;
     int64_t D = g->dist[t];
     for (uint32_t v = 0; v < g->nn; v++)
@@ -552,10 +553,7 @@ int pk_mcf_solve(pk_mcf *g, uint32_t s, uint32_t t, bool even)
     if (build_csr(g) != 0)
         return -1;
     for (;;) {
-        int r = dijkstra(g, s, t);
-        if (r < 0)
-            return -1;
-        if (r > 0)
+        if (dijkstra(g, s, t) != 0)
             break;
         /* every shortest path of this length, Dinic style */
         while (bfs_levels(g, s, t)) {

@@ -607,6 +607,7 @@ static int choose_ip(run *r, bool probe, pk_err *err)
             return -1;
     }
     pk_ip_infer_opts io = {
+        .threads = req->threads,
         .method = req->flow_method,
         .costs = req->flow_costs,
         .context_prior = req->ip_context_prior < 0    ? 0

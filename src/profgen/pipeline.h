@@ -93,6 +93,8 @@ typedef struct pk_pipeline_request {
     bool dwarf_correlation;          /* line-based profile even with probes */
     bool no_infer_frames;            /* CS: no tail-call frame inference */
     bool worker;                     /* use a second thread where the work splits */
+    unsigned threads;                /* IP samples: contexts inferred on this many threads
+                                        at once (0 or 1: one; same profile either way) */
     uint32_t walk_here_every;        /* tests: walk every Nth sample on the reading thread */
     int flow_method;                 /* IP samples: enum pk_flow_method (0: min-cost flow) */
     int32_t ip_context_prior;        /* IP samples, see pk_ip_infer_opts.context_prior: 0 the

@@ -30,7 +30,11 @@ PGOKIT_WALK_HERE_EVERY=2 "$PGOKIT_SAN" profgen --threads 2 --binary "$T/so" --pe
     --format text 2> "$T/cs3.log"
 check "both threads walked (ASan+UBSan build)" grep -Eq 'walks \([1-9][0-9]* on the reading thread' "$T/cs3.log"
 check_eq "same profile when both threads walk" "$(md5sum < "$T/cs.prof")" "$(md5sum < "$T/cs3.prof")"
-check "profgen --threads 3 is refused" bash -c "! '$PGOKIT' profgen --threads 3 --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
+check "profgen --threads 0 is refused" bash -c "! '$PGOKIT' profgen --threads 0 --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
+check "profgen --threads 65 is refused" bash -c "! '$PGOKIT' profgen --threads 65 --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
+check "profgen --threads 2x is refused" bash -c "! '$PGOKIT' profgen --threads 2x --binary '$T/so' --perf '$T/so.data' -o '$T/x.prof' 2>/dev/null"
+check "profgen --threads 3 (ASan+UBSan build)" "$PGOKIT_SAN" profgen -q --threads 3 --binary "$T/so" --perf "$T/so.data" -o "$T/cs4.prof" --format text
+check_eq "same profile on three threads" "$(md5sum < "$T/cs1.prof")" "$(md5sum < "$T/cs4.prof")"
 check "pre-inlined contexts are marked" grep -q '!Attributes: 2' "$T/cs.prof"
 check "probe checksums present" grep -q '!CFGChecksum:' "$T/cs.prof"
 clang-19 -O2 -g -fpseudo-probe-for-profiling -fprofile-sample-use="$T/cs.prof" -S -emit-llvm "$src" -o "$T/cs.ll"
