@@ -5,6 +5,7 @@
 #include "cli/profgen_report.h"
 #include "profgen/pipeline.h"
 #include "infer/infer.h"
+#include "infer/ip_ranges.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -13,10 +14,9 @@
 #include <unistd.h>
 #include <time.h>
 
-/* --threads: at most MAX_THREADS; by default one per CPU up to
+/* --threads: at most PK_IP_MAX_THREADS; by default one per CPU up to
  * DEFAULT_MAX_THREADS, so that profgen on a large build machine does not
  * take every CPU unasked */
-#define MAX_THREADS 64
 #define DEFAULT_MAX_THREADS 8
 
 const char pk_cmd_profgen_summary[] = "perf.data / perf script / raw profile -> AutoFDO or CSSPGO sample profile";
@@ -277,7 +277,7 @@ int pk_cmd_profgen(int argc, char **argv)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TOP_PAD, 1 << 20);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    pk_pipeline_request rq = {.pid = -1, .raw_version = 2, .worker = ncpu > 1,
+    pk_pipeline_request rq = {.pid = -1, .raw_version = 2,
                               .threads = ncpu < 1 ? 1 : ncpu > DEFAULT_MAX_THREADS ? DEFAULT_MAX_THREADS : (unsigned)ncpu};
     pk_preinline_opts po;
     pk_preinline_defaults(&po);
@@ -539,11 +539,10 @@ int pk_cmd_profgen(int argc, char **argv)
         } else if (OPT("--threads")) {
             char *end;
             unsigned long n = strtoul(val, &end, 10);
-            if (!*val || *end || n < 1 || n > MAX_THREADS) {
-                rc = pk_cli_usage(cmd, "--threads must be 1 to %d, not '%s'", MAX_THREADS, val);
+            if (!*val || *end || n < 1 || n > PK_IP_MAX_THREADS) {
+                rc = pk_cli_usage(cmd, "--threads must be 1 to %d, not '%s'", PK_IP_MAX_THREADS, val);
                 goto done;
             }
-            rq.worker = n > 1;
             rq.threads = (unsigned)n;
         } else if (OPT("--raw-version")) {
             if (strcmp(val, "1") && strcmp(val, "2")) {
@@ -597,6 +596,7 @@ int pk_cmd_profgen(int argc, char **argv)
     rq.nperf_events = nevents;
     if (rq.leading_ip_only)
         rq.ignore_stacks = true;
+    rq.worker = rq.threads > 1;
     /* tests: walk every Nth sample on the reading thread */
     const char *every = getenv("PGOKIT_WALK_HERE_EVERY");
     if (every)

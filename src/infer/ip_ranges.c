@@ -204,9 +204,14 @@ static int infer_ctx(ipr *r, uint32_t c, pk_err *err)
  * counter, largest CFG first, since their costs differ by orders of
  * magnitude (one interpreter loop can take as long as all the rest; started
  * last, it would run alone at the end). */
+typedef struct todo_item {
+    size_t size;                 /* blocks + edges of the context's CFG */
+    uint32_t ctx;
+} todo_item;
+
 typedef struct infer_pool {
     ipr *r;
-    const uint32_t *todo;        /* contexts, in the order they are taken */
+    const todo_item *todo;       /* contexts, in the order they are taken */
     uint32_t ntodo;
     uint32_t next;               /* the next index into todo (atomic) */
     int failed;                  /* set once (atomic); its error in err */
@@ -223,18 +228,11 @@ static void *infer_worker(void *arg)
         if (i >= p->ntodo)
             break;
         pk_err e;
-        if (infer_ctx(p->r, p->todo[i], &e) && !__atomic_exchange_n(&p->failed, 1, __ATOMIC_ACQ_REL))
+        if (infer_ctx(p->r, p->todo[i].ctx, &e) && !__atomic_exchange_n(&p->failed, 1, __ATOMIC_ACQ_REL))
             p->err = e;
     }
     return NULL;
 }
-
-#define MAX_INFER_THREADS 64
-
-typedef struct todo_item {
-    size_t size;                 /* blocks + edges of the context's CFG */
-    uint32_t ctx;
-} todo_item;
 
 static int by_size_desc(const void *a, const void *b)
 {
@@ -246,27 +244,20 @@ static int by_size_desc(const void *a, const void *b)
 
 static int infer_all(ipr *r, bool dirty_only, pk_err *err)
 {
-    unsigned want = r->o->threads > MAX_INFER_THREADS ? MAX_INFER_THREADS : r->o->threads;
-    todo_item *items = malloc((r->nctx + 1) * sizeof *items);
-    uint32_t *todo = malloc((r->nctx + 1) * sizeof *todo);
-    if (!items || !todo) {
-        free(items);
-        free(todo);
+    unsigned want = r->o->threads > PK_IP_MAX_THREADS ? PK_IP_MAX_THREADS : r->o->threads;
+    todo_item *todo = malloc((r->nctx + 1) * sizeof *todo);
+    if (!todo)
         return pk_err_set(err, "out of memory");
-    }
     uint32_t n = 0;
     for (uint32_t c = 0; c < r->nctx; c++) {
         const pk_cfg *g = cfg_of(r, c);
         if (!dirty_only || r->ctx[c].dirty)
-            items[n++] = (todo_item){g ? g->nblocks + g->nedges : 0, c};
+            todo[n++] = (todo_item){g ? g->nblocks + g->nedges : 0, c};
     }
     if (want > 1)
-        qsort(items, n, sizeof *items, by_size_desc);
-    for (uint32_t i = 0; i < n; i++)
-        todo[i] = items[i].ctx;
-    free(items);
+        qsort(todo, n, sizeof *todo, by_size_desc);
     infer_pool p = {.r = r, .todo = todo, .ntodo = n};
-    pthread_t th[MAX_INFER_THREADS];
+    pthread_t th[PK_IP_MAX_THREADS];
     unsigned started = 0;
     for (; started + 1 < want && started + 1 < n; started++)
         if (pthread_create(&th[started], NULL, infer_worker, &p) != 0)

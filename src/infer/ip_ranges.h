@@ -61,11 +61,13 @@ typedef struct pk_ip_infer_opts {
      * borrows (see pk_ip_to_ranges); 0: none, each context alone. */
     uint32_t context_prior;
     bool no_call_tie;            /* tests: skip raising call-site blocks to callee entries */
-    /* Threads that infer contexts at once (0 or 1: the caller's alone).
-     * Each context's inference is independent and deterministic, so the
-     * result does not depend on it. */
+    /* Threads that infer contexts at once (0 or 1: the caller's alone; at
+     * most PK_IP_MAX_THREADS). Each context's inference is independent and
+     * deterministic, so the result does not depend on it. */
     unsigned threads;
 } pk_ip_infer_opts;
+
+#define PK_IP_MAX_THREADS 64
 
 typedef struct pk_ip_infer_stats {
     uint64_t contexts;           /* contexts inferred */
